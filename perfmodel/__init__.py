@@ -1,0 +1,35 @@
+"""perfmodel: a differentiable scaling model of multi-GPU training, fitted to benchmarks."""
+
+from ._collectives import bus_bandwidth_factor as bus_bandwidth_factor
+from ._collectives import Collective as Collective
+from ._collectives import collective_time as collective_time
+from ._collectives import HierarchicalAllReduce as HierarchicalAllReduce
+from ._config import Config as Config
+from ._data import Benchmarks as Benchmarks
+from ._data import from_arrays as from_arrays
+from ._data import load_benchmarks as load_benchmarks
+from ._datasets import list_datasets as list_datasets
+from ._datasets import load_dataset as load_dataset
+from ._errors import InputError as InputError
+from ._fit import fit as fit
+from ._fit import FitResult as FitResult
+from ._fit import log_squared_error as log_squared_error
+from ._io import load_fit as load_fit
+from ._io import save_fit as save_fit
+from ._model import ScalingModel as ScalingModel
+from ._presets import amdahl as amdahl
+from ._presets import data_parallel as data_parallel
+from ._presets import usl as usl
+from ._presets import usl_coefficients as usl_coefficients
+from ._query import amdahl_bound as amdahl_bound
+from ._query import diminishing_returns as diminishing_returns
+from ._query import DiminishingReturns as DiminishingReturns
+from ._query import optimal_gpus as optimal_gpus
+from ._query import Optimum as Optimum
+from ._select import fit_auto as fit_auto
+from ._select import Selection as Selection
+from ._terms import AbstractCostTerm as AbstractCostTerm
+from ._terms import CoherencyTerm as CoherencyTerm
+from ._terms import ComputeTerm as ComputeTerm
+from ._terms import HostToDeviceTerm as HostToDeviceTerm
+from ._terms import SerialTerm as SerialTerm

@@ -1,0 +1,392 @@
+"""`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
+
+import math
+import sys
+
+from ._cli import format_table, parse_assignments, parse_list, print_json, to_float
+from ._data import load_benchmarks
+from ._datasets import dataset_path, list_datasets, load_dataset
+from ._errors import InputError
+from ._fit import fit, FitResult, LOSSES
+from ._io import fit_to_dict, load_fit, save_fit
+from ._presets import build, FAMILIES
+from ._query import amdahl_bound, diminishing_returns, optimal_gpus
+from ._select import CRITERIA, fit_auto, Selection
+
+DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
+
+
+def register(subparsers, parser_class) -> None:
+    p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
+    p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
+    p.add_argument("-o", "--output", help="write the fit here as JSON")
+    _add_fit_options(p)
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
+    p.set_defaults(run=_run_fit)
+
+    p = subparsers.add_parser("predict", help="predict step time at GPU counts")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
+    p.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    p.set_defaults(run=_run_predict)
+
+    p = subparsers.add_parser("optimal", help="best GPU count and diminishing returns")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    _add_optimal_options(p)
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(run=_run_optimal)
+
+    p = subparsers.add_parser("demo", help="the main job on a dataset shipped with perfmodel")
+    p.add_argument("--dataset", default=DEMO_DATASET, help="a name from `perfmodel datasets`")
+    p.add_argument("--model", default="auto", help="auto or " + ", ".join(FAMILIES))
+    p.set_defaults(run=_run_demo)
+
+    p = subparsers.add_parser("datasets", help="list the datasets shipped with perfmodel")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=_run_datasets)
+
+
+def _add_fit_options(p) -> None:
+    p.add_argument(
+        "--model",
+        default="auto",
+        help="auto (default: every family the data determine, best by "
+        "--criterion) or one of " + ", ".join(FAMILIES),
+    )
+    p.add_argument(
+        "--criterion",
+        default="aicc",
+        choices=CRITERIA,
+        help="model selection criterion for --model auto",
+    )
+    p.add_argument(
+        "--loss",
+        default="log",
+        choices=LOSSES,
+        help="log (relative error, default), squared (least squares on the "
+        "measured quantity) or huber (robust to outliers)",
+    )
+    p.add_argument(
+        "--weak-scaling",
+        action="store_true",
+        help="per-GPU work stays fixed as GPUs are added (time_s data only)",
+    )
+    p.add_argument(
+        "--fix",
+        action="append",
+        metavar="NAME=VALUE",
+        help="hold a parameter at a known value (repeatable)",
+    )
+    p.add_argument(
+        "--bound",
+        action="append",
+        metavar="NAME=LO:HI",
+        help="keep a parameter inside [LO, HI]; leave a side empty (repeatable)",
+    )
+    p.add_argument("--gpus-column", help="name of the GPU-count column")
+    p.add_argument("--time-column", help="name of the time column")
+    p.add_argument(
+        "--time-unit",
+        default="s",
+        choices=("s", "ms", "us"),
+        help="unit of --time-column",
+    )
+    p.add_argument("--throughput-column", help="name of the throughput column (work/s)")
+    p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
+    p.add_argument("--starts", type=int, default=64, help="multi-start points (default 64)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the starting points")
+
+
+def _add_optimal_options(p) -> None:
+    p.add_argument("--max-gpus", type=int, default=4096, help="largest GPU count (4096)")
+    p.add_argument(
+        "--objective",
+        default="time",
+        choices=("time", "cost"),
+        help="time: fastest; cost: fewest GPU-hours per unit of work",
+    )
+    p.add_argument("--price-per-gpu-hour", type=float, help="currency per GPU-hour")
+    p.add_argument("--deadline", type=float, help="with --objective cost: max seconds/step")
+    p.add_argument("--multiple-of", type=int, default=1, help="only multiples (whole nodes)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="diminishing returns once one more GPU adds less speedup (0.5)",
+    )
+    p.add_argument(
+        "--efficiency-floor",
+        type=float,
+        help="diminishing returns once efficiency falls below this",
+    )
+
+
+def _parse_fix(items) -> dict[str, float]:
+    return {k: to_float(v, f"--fix {k}") for k, v in parse_assignments(items, "--fix").items()}
+
+
+def _parse_bounds(items) -> dict[str, tuple[float | None, float | None]]:
+    bounds = {}
+    for name, text in parse_assignments(items, "--bound").items():
+        lo, sep, hi = text.partition(":")
+        if not sep:
+            raise InputError(f"--bound {name}: expected LO:HI, got {text!r}")
+        bounds[name] = (
+            to_float(lo, f"--bound {name} LO") if lo.strip() else None,
+            to_float(hi, f"--bound {name} HI") if hi.strip() else None,
+        )
+    return bounds
+
+
+def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
+    options = dict(
+        loss=args.loss,
+        fix=_parse_fix(args.fix),
+        bounds=_parse_bounds(args.bound),
+        n_starts=args.starts,
+        seed=args.seed,
+    )
+    if args.starts < 1:
+        raise InputError(f"--starts must be ≥ 1, got {args.starts}")
+    if args.model == "auto":
+        selection = fit_auto(data, criterion=args.criterion, weak=args.weak_scaling, **options)
+        return selection.best, selection
+    if args.model not in FAMILIES:
+        raise InputError(f"unknown model {args.model!r}; valid: auto, {', '.join(FAMILIES)}")
+    return fit(build(args.model, weak=args.weak_scaling), data, **options), None
+
+
+def _selection_rows(selection: Selection) -> list[dict]:
+    return [
+        {
+            "family": c.family,
+            "parameters": c.parameters,
+            selection.criterion: c.score if math.isfinite(c.score) else "undefined",
+            "mape_percent": None if c.fit is None else c.fit.mape,
+            "chosen": c.fit is selection.best,
+            "note": c.reason
+            or ("too few points for the criterion" if c.fit and not math.isfinite(c.score) else ""),
+        }
+        for c in selection.candidates
+    ]
+
+
+def _print_fit(result: FitResult, selection: Selection | None) -> None:
+    errors = result.standard_errors()
+    rows = []
+    for name, value in result.parameters().items():
+        spec = result.model.parameter_specs()[name]
+        sd = errors.get(name, math.nan)
+        rows.append(
+            {
+                "parameter": name,
+                "value": value,
+                "unit": spec.unit,
+                "± (x)": "fixed"
+                if name in result.fixed
+                else ("?" if not math.isfinite(sd) else f"{math.exp(min(sd, 50.0)):.3g}"),
+                "meaning": spec.description,
+            }
+        )
+    print(
+        f"{result.data.source}: {len(result.data.gpus)} measurements, "
+        f"{result.data.distinct_configs()} distinct configurations, target {result.target}"
+    )
+    print(
+        f"model {result.family} ({result.loss_kind} loss, {result.precision}): "
+        f"R² {result.r2:.4f}, MAPE {result.mape:.2f}%, {result.message}"
+    )
+    print(format_table(rows))
+    if selection is not None:
+        print(f"\ncandidates (by {selection.criterion}, lower is better):")
+        print(format_table(_selection_rows(selection)))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def _load_csv(args):
+    return load_benchmarks(
+        args.csv,
+        gpus_column=args.gpus_column,
+        time_column=args.time_column,
+        time_unit=args.time_unit,
+        throughput_column=args.throughput_column,
+        series=args.series,
+    )
+
+
+def _run_fit(args) -> int:
+    data = _load_csv(args)
+    result, selection = fit_from_args(args, data)
+    extra = {}
+    if selection is not None:
+        extra["selection"] = {
+            "criterion": selection.criterion,
+            "candidates": _selection_rows(selection),
+        }
+    if args.output:
+        save_fit(result, args.output, extra)
+    if args.json:
+        print_json({**fit_to_dict(result), **extra})
+    else:
+        _print_fit(result, selection)
+        if args.output:
+            print(f"\nwrote {args.output}")
+    return 0
+
+
+def prediction_rows(result: FitResult, gpus) -> list[dict]:
+    predicted = result.predict(gpus)
+    rows = []
+    for i, n in enumerate(gpus):
+        row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
+        if "throughput" in predicted:
+            row["throughput"] = float(predicted["throughput"][i])
+        row["speedup"] = float(predicted["speedup"][i])
+        row["efficiency"] = float(predicted["efficiency"][i])
+        rows.append(row)
+    return rows
+
+
+def _run_predict(args) -> int:
+    result = load_fit(args.fit)
+    gpus = parse_list(args.gpus, "--gpus", cast=int)
+    rows = prediction_rows(result, gpus)
+    if args.json:
+        print_json(rows)
+    else:
+        unit = "s per unit of work" if result.target == "throughput" else "s per step"
+        print(
+            f"{result.family} fit of {result.data.source} (time_s in {unit}, "
+            f"speedup vs 1 GPU, {result.precision})"
+        )
+        print(format_table(rows))
+    return 0
+
+
+def optimal_document(result: FitResult, args) -> dict:
+    if args.max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
+    best = optimal_gpus(
+        result,
+        max_gpus=args.max_gpus,
+        objective=args.objective,
+        price_per_gpu_hour=args.price_per_gpu_hour,
+        deadline_s=args.deadline,
+        multiple_of=args.multiple_of,
+    )
+    knee = diminishing_returns(
+        result,
+        threshold=args.threshold,
+        efficiency_floor=args.efficiency_floor,
+        max_gpus=args.max_gpus,
+    )
+    document = {
+        "gpus": best.gpus,
+        "time_s": best.time_s,
+        "speedup": best.speedup,
+        "efficiency": best.efficiency,
+        "gpu_seconds_per_step": best.gpu_seconds,
+        "cost_per_step": best.cost,
+        "objective": best.objective,
+        "searched_up_to": best.searched,
+        "at_search_limit": best.at_limit,
+        "diminishing_returns": {
+            "gpus": knee.gpus,
+            "criterion": knee.criterion,
+            "marginal_speedup": knee.marginal_speedup,
+            "efficiency": knee.efficiency,
+            "speedup": knee.speedup,
+        },
+        "amdahl_bound": amdahl_bound(result),
+        "family": result.family,
+        "precision": result.precision,
+    }
+    if result.target == "throughput":
+        document["throughput"] = 1.0 / best.time_s
+    return document
+
+
+def _print_optimal(document: dict) -> None:
+    knee = document["diminishing_returns"]
+    limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
+    print(f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}")
+    print(
+        f"  step time {document['time_s']:.4g} s, speedup {document['speedup']:.3g}x, "
+        f"efficiency {document['efficiency']:.1%}"
+    )
+    if document["cost_per_step"] is not None:
+        print(f"  cost per step {document['cost_per_step']:.4g}")
+    if knee["gpus"] is None:
+        print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")
+    else:
+        print(
+            f"diminishing returns from {knee['gpus']} GPUs ({knee['criterion']}): "
+            f"one more GPU adds {knee['marginal_speedup']:.3g}x, "
+            f"efficiency {knee['efficiency']:.1%}"
+        )
+    if document["amdahl_bound"] is not None:
+        print(f"Amdahl bound on speedup: {document['amdahl_bound']:.4g}x")
+
+
+def _run_optimal(args) -> int:
+    document = optimal_document(load_fit(args.fit), args)
+    if args.json:
+        print_json(document)
+    else:
+        _print_optimal(document)
+    return 0
+
+
+def _run_demo(args) -> int:
+    from types import SimpleNamespace
+
+    path = dataset_path(args.dataset)
+    print(f"perfmodel demo: fitting the shipped dataset {args.dataset} ({path.name})\n")
+    fit_args = SimpleNamespace(
+        loss="log",
+        fix=None,
+        bound=None,
+        starts=64,
+        seed=0,
+        model=args.model,
+        criterion="aicc",
+        weak_scaling=False,
+    )
+    data = load_dataset(args.dataset)
+    result, selection = fit_from_args(fit_args, data)
+    _print_fit(result, selection)
+    gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})
+    print("\npredictions:")
+    print(format_table(prediction_rows(result, gpus)))
+    print()
+    options = SimpleNamespace(
+        max_gpus=4096,
+        objective="time",
+        price_per_gpu_hour=None,
+        deadline=None,
+        multiple_of=1,
+        threshold=0.5,
+        efficiency_floor=None,
+    )
+    _print_optimal(optimal_document(result, options))
+    return 0
+
+
+def _run_datasets(args) -> int:
+    infos = list_datasets()
+    rows = [
+        {
+            "name": i.name,
+            "rows": i.rows,
+            "gpu_counts": i.distinct_gpus,
+            "quantity": i.quantity,
+            "scaling": i.scaling,
+        }
+        for i in infos
+    ]
+    if args.json:
+        print_json(rows)
+    else:
+        print(format_table(rows))
+    return 0

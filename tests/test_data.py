@@ -1,0 +1,122 @@
+import numpy as np
+import pytest
+
+import perfmodel as pm
+
+
+def write(tmp_path, text, name="bench.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_time_units_and_carried_config(tmp_path):
+    path = write(tmp_path, "gpus,time_ms,gpus_per_node,note\n1,100,8,a\n2,55,8,b\n2,56,8,c\n")
+    data = pm.load_benchmarks(path)
+    np.testing.assert_allclose(data.time_s, [0.1, 0.055, 0.056])
+    np.testing.assert_array_equal(data.gpus, [1, 2, 2])  # repeats kept
+    assert data.target == "time"
+    assert set(data.config) == {"gpus_per_node"}
+    assert data.distinct_configs() == 2
+
+
+def test_throughput_becomes_seconds_per_unit_of_work(tmp_path):
+    data = pm.load_benchmarks(write(tmp_path, "gpus,throughput\n1,200\n4,700\n"))
+    assert data.target == "throughput"
+    np.testing.assert_allclose(data.time_s, [1 / 200, 1 / 700])
+    np.testing.assert_allclose(data.measured, [200, 700])
+
+
+def test_column_mapping(tmp_path):
+    path = write(tmp_path, "nodes_x,imgs,other\n1,10,x\n2,19,y\n")
+    data = pm.load_benchmarks(path, gpus_column="nodes_x", throughput_column="imgs")
+    np.testing.assert_allclose(data.measured, [10, 19])
+    data = pm.load_benchmarks(path, gpus_column="nodes_x", time_column="imgs", time_unit="us")
+    np.testing.assert_allclose(data.time_s, [1e-5, 1.9e-5])
+
+
+def test_series_selection(tmp_path):
+    path = write(tmp_path, "series,gpus,time_s\na,1,1\na,2,0.6\nb,1,2\nb,2,1.1\n")
+    with pytest.raises(pm.InputError, match="2 series.*--series: a, b"):
+        pm.load_benchmarks(path)
+    data = pm.load_benchmarks(path, series="b")
+    np.testing.assert_allclose(data.time_s, [2, 1.1])
+    np.testing.assert_array_equal(data.lines, [4, 5])
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        (
+            "gpus,time_s\n1,1\n2,abc\n",
+            r"bench.csv row 2 \(line 3\), column 'time_s': expected a finite number, got 'abc'",
+        ),
+        ("gpus,time_s\n1,1\n2,\n", r"row 2 \(line 3\), column 'time_s': empty cell"),
+        (
+            "gpus,time_s\n1,1\n2,-3\n",
+            r"row 2 \(line 3\), column 'time_s': expected a positive number, got '-3'",
+        ),
+        (
+            "gpus,time_s\n1,1\n2,0\n",
+            r"column 'time_s': expected a positive number, got '0'",
+        ),
+        (
+            "gpus,time_s\n1,1\n2,nan\n",
+            r"column 'time_s': expected a finite number, got 'nan'",
+        ),
+        (
+            "gpus,time_s\n0,1\n",
+            r"row 1 \(line 2\), column 'gpus': expected a GPU count ≥ 1, got '0'",
+        ),
+        (
+            "gpus,time_s\n1.5,1\n",
+            r"column 'gpus': expected a whole number ≥ 1, got '1.5'",
+        ),
+        ("gpus,time_s\n", r"header but no data rows"),
+        ("", r"empty file"),
+        ("n,time_s\n1,1\n", r"missing column 'gpus'.*columns found: n, time_s"),
+        ("gpus,speed\n1,1\n", r"missing a time or throughput column"),
+        ("gpus,time_s,throughput\n1,1,1\n", r"several measured columns"),
+        (
+            "gpus,time_s,gpus_per_node\n1,1,x\n",
+            r"column 'gpus_per_node': expected a finite number",
+        ),
+        ('gpus,time_s\n1,"1\n', r"not readable as CSV text"),
+    ],
+)
+def test_bad_csv_names_file_row_and_column(tmp_path, text, pattern):
+    path = write(tmp_path, text)
+    with pytest.raises(pm.InputError, match=pattern):
+        pm.load_benchmarks(path)
+
+
+def test_binary_file_is_refused(tmp_path):
+    path = tmp_path / "bench.csv"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\x00")
+    with pytest.raises(pm.InputError, match="bench.csv"):
+        pm.load_benchmarks(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(pm.InputError, match="nope.csv: no such file"):
+        pm.load_benchmarks(tmp_path / "nope.csv")
+
+
+def test_unknown_mapped_column(tmp_path):
+    path = write(tmp_path, "gpus,time_s\n1,1\n")
+    with pytest.raises(pm.InputError, match="no column 'n'; columns found: gpus, time_s"):
+        pm.load_benchmarks(path, gpus_column="n")
+
+
+def test_shipped_datasets_all_load():
+    infos = pm.list_datasets()
+    assert len(infos) >= 20
+    for info in infos:
+        data = pm.load_dataset(info.name)
+        assert data.gpus.size == info.rows
+        assert len(np.unique(data.gpus)) == info.distinct_gpus
+
+
+def test_unknown_dataset_name():
+    with pytest.raises(pm.InputError, match="no shipped dataset 'usl_nope'"):
+        pm.load_dataset("usl_nope")

@@ -1,0 +1,69 @@
+import json
+
+import numpy as np
+import pytest
+
+import perfmodel as pm
+
+
+@pytest.fixture(scope="module")
+def usl_fit():
+    data = pm.from_arrays(
+        [1, 2, 4, 8, 16, 1, 2, 4, 8, 16],
+        [1.0, 0.55, 0.31, 0.2, 0.17, 1.02, 0.56, 0.3, 0.21, 0.16],
+        gpus_per_node=[8] * 10,
+    )
+    return pm.fit("usl", data)
+
+
+def test_save_load_round_trip(usl_fit, tmp_path):
+    path = tmp_path / "fit.json"
+    pm.save_fit(usl_fit, path)
+    loaded = pm.load_fit(path)
+    assert loaded.parameters() == pytest.approx(usl_fit.parameters(), rel=1e-12)
+    assert loaded.family == "usl" and loaded.target == "time"
+    assert loaded.config_defaults == {"gpus_per_node": 8.0}
+    np.testing.assert_allclose(loaded.residuals, usl_fit.residuals, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        loaded.predict([1, 64])["time_s"],
+        usl_fit.predict([1, 64])["time_s"],
+        rtol=1e-12,
+    )
+    document = json.loads(path.read_text())
+    assert document["schema_version"] == 1 and document["precision"] == "float64"
+    assert document["parameters"]["serial.time"]["unit"] == "s"
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("{not json", "not a JSON fit file"),
+        ('{"format": "other"}', "not a perfmodel fit file"),
+        ('{"format": "perfmodel.fit", "schema_version": 99}', "schema version 99"),
+        ('{"format": "perfmodel.fit", "schema_version": 1}', "malformed fit file"),
+    ],
+)
+def test_bad_fit_files(tmp_path, text, pattern):
+    path = tmp_path / "fit.json"
+    path.write_text(text)
+    with pytest.raises(pm.InputError, match=pattern):
+        pm.load_fit(path)
+
+
+def test_missing_fit_file(tmp_path):
+    with pytest.raises(pm.InputError, match="no such file"):
+        pm.load_fit(tmp_path / "nope.json")
+
+
+def test_failed_write_leaves_no_file(usl_fit, tmp_path, monkeypatch):
+    from perfmodel import _io
+
+    path = tmp_path / "fit.json"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(_io.json, "dump", broken)
+    with pytest.raises(RuntimeError):
+        pm.save_fit(usl_fit, path)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,106 @@
+import numpy as np
+import pytest
+
+import perfmodel as pm
+
+
+def fitted(model, data=None):
+    """A FitResult around a known model (no fitting), for exact closed-form checks."""
+    import jax
+
+    data = data or pm.from_arrays([1, 2, 4, 8], [1.0, 0.6, 0.4, 0.3])
+    with jax.enable_x64(True):
+        residuals = np.zeros(data.gpus.size)
+    return pm.FitResult(
+        model=model,
+        data=data,
+        loss_kind="log",
+        loss=0.0,
+        converged=True,
+        message="",
+        num_steps=0,
+        r2=1.0,
+        mape=0.0,
+        residuals=residuals,
+        free=(),
+        fixed={},
+        bounds={},
+        raw_covariance=None,
+        warnings=(),
+        config_defaults={},
+    )
+
+
+@pytest.fixture(scope="module")
+def usl_model():
+    return pm.usl().with_parameters(
+        {"serial.time": 0.02, "compute.time": 0.98, "coherency.time": 1e-4}
+    )
+
+
+def test_usl_optimum_is_gunthers_peak(usl_model):
+    result = fitted(usl_model)
+    peak = pm.usl_coefficients(usl_model)["peak_n"]  # sqrt((1 − σ)/κ) ≈ 99
+    best = pm.optimal_gpus(result, max_gpus=1000)
+    assert best.gpus in (int(np.floor(peak)), int(np.ceil(peak)))
+    assert not best.at_limit
+    times = result.predict(np.arange(1, 1001))["time_s"]
+    assert best.time_s == pytest.approx(times.min())
+
+
+def test_amdahl_optimum_is_the_search_limit_and_bound_is_one_over_s():
+    result = fitted(pm.amdahl().with_parameters({"serial.time": 0.2, "compute.time": 0.8}))
+    best = pm.optimal_gpus(result, max_gpus=64)
+    assert best.gpus == 64 and best.at_limit
+    assert pm.amdahl_bound(result) == pytest.approx(5.0)
+
+
+def test_cost_objective_and_deadline(usl_model):
+    result = fitted(usl_model)
+    cheapest = pm.optimal_gpus(result, max_gpus=256, objective="cost", price_per_gpu_hour=2.0)
+    assert cheapest.gpus == 1  # N·T(N) only grows: one GPU wastes nothing
+    assert cheapest.cost == pytest.approx(cheapest.gpu_seconds * 2.0 / 3600)
+    deadline = float(result.predict([10])["time_s"][0])
+    best = pm.optimal_gpus(result, max_gpus=256, objective="cost", deadline_s=deadline)
+    assert best.gpus == 10
+    with pytest.raises(pm.InputError, match="meets the deadline"):
+        pm.optimal_gpus(result, objective="cost", deadline_s=1e-9)
+
+
+def test_multiple_of_whole_nodes(usl_model):
+    best = pm.optimal_gpus(fitted(usl_model), max_gpus=1000, multiple_of=8)
+    assert best.gpus % 8 == 0
+
+
+def test_diminishing_returns_matches_amdahl_derivative():
+    s, c = 0.05, 0.95
+    result = fitted(pm.amdahl().with_parameters({"serial.time": s, "compute.time": c}))
+    knee = pm.diminishing_returns(result, threshold=0.5, max_gpus=1000)
+    n = np.arange(1, 1001)
+    marginal = c / (s * n + c) ** 2  # d/dN of 1 / (s + c/N), with T(1) = 1
+    expected = int(n[np.argmax(marginal < 0.5)])
+    assert knee.gpus == expected
+    assert knee.marginal_speedup == pytest.approx(marginal[expected - 1], rel=1e-9)
+
+
+def test_efficiency_floor_criterion():
+    result = fitted(pm.amdahl().with_parameters({"serial.time": 0.05, "compute.time": 0.95}))
+    knee = pm.diminishing_returns(result, threshold=1e-6, efficiency_floor=0.5, max_gpus=1000)
+    assert knee.criterion.startswith("efficiency")
+    assert knee.efficiency < 0.5
+    n = knee.gpus - 1
+    assert 1 / (0.05 + 0.95 / n) / n >= 0.5
+
+
+def test_no_knee_reported_as_none():
+    result = fitted(pm.amdahl().with_parameters({"serial.time": 1e-9, "compute.time": 1.0}))
+    knee = pm.diminishing_returns(result, max_gpus=64)
+    assert knee.gpus is None
+
+
+def test_bad_query_arguments():
+    result = fitted(pm.amdahl())
+    with pytest.raises(pm.InputError, match="max_gpus must be ≥ 1"):
+        pm.optimal_gpus(result, max_gpus=0)
+    with pytest.raises(pm.InputError, match="unknown objective"):
+        pm.optimal_gpus(result, objective="energy")
