@@ -19,6 +19,7 @@ from ._config import Config
 from ._data import Benchmarks
 from ._errors import InputError
 from ._model import ScalingModel
+from ._optimise import multistart_adam, project, refine_lbfgs
 from ._presets import build
 
 LOSSES = ("log", "squared", "huber")
@@ -33,70 +34,24 @@ def log_squared_error(
     return jnp.mean((jnp.log(predicted) - jnp.log(measured)) ** 2)
 
 
-def _loss(params, static, config, time_s, kind: str, target: str) -> Float[Array, ""]:
+def objective(params, static, config, time_s, weights, kind: str, target: str) -> Float[Array, ""]:
+    """The fitting loss of stored parameters `params` (combined with `static`).
+
+    A weighted mean over measurements (weights are 1 for a plain fit, resample counts
+    for a bootstrap): ``(log t_pred − log t)²`` for ``"log"``, its Huber version for
+    ``"huber"``, and for ``"squared"`` the squared error of the measured quantity
+    (time, or throughput = 1/t) scaled by its mean, which leaves the minimiser unchanged.
+    """
     predicted = eqx.combine(params, static)(config)
     if kind == "squared":
-        # Least squares on the measured quantity, scaled by its mean for conditioning.
         if target == "throughput":
             predicted, time_s = 1.0 / predicted, 1.0 / time_s
-        return jnp.mean(((predicted - time_s) / jnp.mean(time_s)) ** 2)
-    if kind == "huber":
-        residual = jnp.log(predicted) - jnp.log(time_s)
-        return jnp.mean(optax.huber_loss(residual, delta=HUBER_DELTA))
-    return log_squared_error(predicted, time_s)
-
-
-def _project(params, lower, upper):
-    return jax.tree_util.tree_map(jnp.clip, params, lower, upper)
-
-
-@eqx.filter_jit
-def _multistart_adam(starts, static, config, time_s, lower, upper, kind, target, steps):
-    def loss(p):
-        return _loss(p, static, config, time_s, kind, target)
-
-    schedule = optax.cosine_decay_schedule(0.1, steps, alpha=0.01)
-    optimiser = optax.chain(optax.zero_nans(), optax.clip_by_global_norm(1.0), optax.adam(schedule))
-
-    def run(start):
-        def step(carry, _):
-            p, state = carry
-            updates, state = optimiser.update(jax.grad(loss)(p), state, p)
-            return (
-                _project(optax.apply_updates(p, updates), lower, upper),
-                state,
-            ), None
-
-        (p, _), _ = jax.lax.scan(step, (start, optimiser.init(start)), length=steps)
-        value = loss(p)
-        return p, jnp.where(jnp.isfinite(value), value, jnp.inf)
-
-    return jax.vmap(run)(starts)
-
-
-@eqx.filter_jit
-def _refine_lbfgs(start, static, config, time_s, lower, upper, kind, target, steps):
-    def loss(p):
-        return _loss(p, static, config, time_s, kind, target)
-
-    optimiser = optax.lbfgs()
-
-    def grad_norm(state):
-        return optax.tree_utils.tree_norm(optax.tree_utils.tree_get(state, "grad"))
-
-    def keep_going(carry):
-        _, state, count = carry
-        return (count == 0) | ((count < steps) & (grad_norm(state) > 1e-12))
-
-    def step(carry):
-        p, state, count = carry
-        value, grad = jax.value_and_grad(loss)(p)
-        updates, state = optimiser.update(grad, state, p, value=value, grad=grad, value_fn=loss)
-        return _project(optax.apply_updates(p, updates), lower, upper), state, count + 1
-
-    p, _, count = jax.lax.while_loop(keep_going, step, (start, optimiser.init(start), 0))
-    value, grad = jax.value_and_grad(loss)(p)
-    return p, value, optax.tree_utils.tree_norm(grad), count
+        per_point = ((predicted - time_s) / jnp.mean(time_s)) ** 2
+    elif kind == "huber":
+        per_point = optax.huber_loss(jnp.log(predicted) - jnp.log(time_s), delta=HUBER_DELTA)
+    else:
+        per_point = (jnp.log(predicted) - jnp.log(time_s)) ** 2
+    return jnp.sum(weights * per_point) / jnp.sum(weights)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -333,17 +288,15 @@ def _fit_float64(
     starts, _ = eqx.partition(batched, mask)
     _, static = eqx.partition(model, mask)
     lower, upper, raw_lo, raw_hi = _raw_bounds(model, free, bounds, model)
-    starts = _project(starts, lower, upper)
-
-    ends, values = _multistart_adam(
-        starts, static, config, time_s, lower, upper, loss, data.target, adam_steps
-    )
+    starts = project(starts, lower, upper)
+    args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target)
+    ends, values = multistart_adam(objective, starts, lower, upper, adam_steps, args)
     best = int(jnp.argmin(values))
     if not np.isfinite(float(values[best])):
         raise InputError(f"{data.source}: every start gave a non-finite loss")
     start = jax.tree_util.tree_map(lambda x: x[best], ends)
-    params, value, gnorm, iterations = _refine_lbfgs(
-        start, static, config, time_s, lower, upper, loss, data.target, lbfgs_steps
+    params, value, gnorm, iterations = refine_lbfgs(
+        objective, start, lower, upper, lbfgs_steps, args
     )
     if not float(value) <= float(values[best]):
         params, value = start, values[best]
