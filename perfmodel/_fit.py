@@ -169,7 +169,12 @@ def _start_values(model, names, data: Benchmarks, n_starts: int, seed: int):
     return starts
 
 
-def _raw_bounds(model, names, bounds, batch_like):
+def _raw_bounds(model, names, bounds):
+    """Bounds of the stored parameters as two pytrees shaped like the free leaves.
+
+    Unbounded sides get wide default limits (e.g. e^±50 for positive values), which keep
+    exp() finite; a parameter that ends on one of those limits is reported unidentifiable.
+    """
     specs = model.parameter_specs()
     lower, upper = {}, {}
     for name in names:
@@ -178,10 +183,8 @@ def _raw_bounds(model, names, bounds, batch_like):
         lo, hi = bounds.get(name, (None, None))
         lower[name] = -limit if lo is None else float(spec.to_raw(lo))
         upper[name] = limit if hi is None else float(spec.to_raw(hi))
-    mask = batch_like.raw_leaf_mask(set(names))
-    lower_tree = eqx.filter(_set_raw(batch_like, lower), mask)
-    upper_tree = eqx.filter(_set_raw(batch_like, upper), mask)
-    return lower_tree, upper_tree, lower, upper
+    mask = model.raw_leaf_mask(set(names))
+    return eqx.filter(_set_raw(model, lower), mask), eqx.filter(_set_raw(model, upper), mask)
 
 
 def _set_raw(model: ScalingModel, raw: dict[str, float]) -> ScalingModel:
@@ -287,7 +290,7 @@ def _fit_float64(
     batched = model.with_parameters(starts_physical)
     starts, _ = eqx.partition(batched, mask)
     _, static = eqx.partition(model, mask)
-    lower, upper, raw_lo, raw_hi = _raw_bounds(model, free, bounds, model)
+    lower, upper = _raw_bounds(model, free, bounds)
     starts = project(starts, lower, upper)
     args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target)
     ends, values = multistart_adam(objective, starts, lower, upper, adam_steps, args)
@@ -300,24 +303,8 @@ def _fit_float64(
     )
     if not float(value) <= float(values[best]):
         params, value = start, values[best]
-    fitted = eqx.combine(params, static)
-    return _result(
-        fitted,
-        data,
-        loss,
-        float(value),
-        float(gnorm),
-        adam_steps + int(iterations),
-        free,
-        fix,
-        bounds,
-        raw_lo,
-        raw_hi,
-        params,
-        static,
-        config,
-        time_s,
-    )
+    steps = adam_steps + int(iterations)
+    return _result(params, static, data, loss, float(value), float(gnorm), steps, fix, bounds)
 
 
 def _raw_covariance(params, static, config, time_s, target, loss) -> np.ndarray | None:
@@ -353,23 +340,10 @@ def _raw_covariance(params, static, config, time_s, target, loss) -> np.ndarray 
     return cov
 
 
-def _result(
-    fitted,
-    data,
-    loss,
-    value,
-    gnorm,
-    steps,
-    free,
-    fix,
-    bounds,
-    raw_lo,
-    raw_hi,
-    params,
-    static,
-    config,
-    time_s,
-) -> FitResult:
+def _result(params, static, data, loss, value, gnorm, steps, fix, bounds) -> FitResult:
+    fitted = eqx.combine(params, static)
+    config, time_s = data.to_config(), jnp.asarray(data.time_s)
+    free = [name for name in fitted.parameter_specs() if name not in fix]
     predicted = np.asarray(fitted(config))
     measured = data.measured
     predicted_q = 1.0 / predicted if data.target == "throughput" else predicted
