@@ -1,0 +1,411 @@
+import dataclasses
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_query import fitted
+
+import perfmodel as pm
+from perfmodel._cli import main
+
+# A small GPT on 8-GPU nodes with 30 GB GPUs: the grid has valid, invalid and
+# out-of-memory layouts, and GPU counts with none feasible.
+FIXED = dict(
+    layers=8.0,
+    hidden=4096.0,
+    seq_len=2048.0,
+    parameters=7e9,
+    flops_per_sample=6 * 7e9 * 2048,
+    sample_bytes=8192.0,
+    gpu_memory_bytes=30e9,
+    price_per_gpu_hour=2.0,
+)
+AXES = {
+    "gpus": [4, 8, 12, 16, 24, 32, 40, 64],
+    "tp": [1, 2, 4, 8],
+    "pp": [1, 2, 4],
+    "microbatches": [1, 2, 4, 8],
+    "global_batch": [64, 128, 192],
+    "allreduce.bandwidth_inter": [12.5e9, 25e9, 50e9],
+}
+OPTIONS = dict(network_bandwidth=4e10, flops=3e14)
+TOP = 7
+
+
+@pytest.fixture(scope="module")
+def model():
+    return pm.hybrid(**OPTIONS)
+
+
+@pytest.fixture(scope="module")
+def reference(model):
+    """The whole grid evaluated at once in float64, and its reductions by brute force."""
+    grid = np.array(list(itertools.product(*AXES.values())), dtype=float)
+    values = {name: grid[:, i] for i, name in enumerate(AXES)}
+    bandwidth = values["allreduce.bandwidth_inter"]
+    evaluated = model.with_parameters({"allreduce.bandwidth_inter": bandwidth})
+    fields = {n: v for n, v in values.items() if n != "allreduce.bandwidth_inter"}
+    config = pm.Config(**FIXED, **fields)
+    time_s = np.asarray(evaluated(config))
+    code = np.asarray(pm.layout_status(config))
+    memory = np.asarray(pm.memory_per_gpu(config)["total"])
+    score = np.where(code == 0, time_s / values["global_batch"], np.inf)
+    return dict(values=values, time_s=time_s, code=code, memory=memory, score=score)
+
+
+@pytest.fixture(scope="module")
+def result(model):
+    return pm.sweep(model, AXES, fixed=FIXED, top_k=TOP, precision="float64", progress=False)
+
+
+def _configs(frame) -> list[tuple]:
+    return [tuple(row) for row in frame[list(AXES)].to_numpy()]
+
+
+def _reference_configs(reference, index) -> list[tuple]:
+    return [tuple(reference["values"][n][i] for n in AXES) for i in index]
+
+
+def test_counts_equal_brute_force(result, reference):
+    code = reference["code"]
+    assert result.evaluated == len(code) == np.prod([len(v) for v in AXES.values()])
+    assert result.valid == int(((code == 0) | (code == len(pm.REASONS) - 1)).sum())
+    assert result.feasible == int((code == 0).sum())
+    assert 0 < result.feasible < result.valid < result.evaluated
+
+
+def test_top_k_equals_brute_force(result, reference):
+    score = reference["score"]
+    order = np.lexsort((np.arange(len(score)), score))[:TOP]
+    assert _configs(result.top) == _reference_configs(reference, order)
+    np.testing.assert_allclose(result.top["step_time_s"], reference["time_s"][order], rtol=1e-12)
+    assert result.top["feasible"].all() and (result.top["reason"] == "").all()
+    assert _configs(result.best) != [] and result.precision == "float64"
+
+
+def test_best_per_gpu_count_equals_brute_force_and_marks_the_rest(result, reference):
+    values, score = reference["values"], reference["score"]
+    best = result.per_axis["gpus"]
+    assert list(best["gpus"]) == AXES["gpus"]  # one row per value, in axis order
+    pd.testing.assert_frame_equal(best, result.best)
+    for gpus, row in zip(AXES["gpus"], best.itertuples(index=False)):
+        mine = values["gpus"] == gpus
+        if np.isfinite(score[mine]).any():
+            i = np.flatnonzero(mine)[np.argmin(score[mine])]
+            assert _configs(best[best.gpus == gpus]) == _reference_configs(reference, [i])
+            continue
+        assert not row.feasible
+        valid = mine & ((reference["code"] == 0) | (reference["code"] == len(pm.REASONS) - 1))
+        if valid.any():
+            need = reference["memory"][valid].min() / 1e9
+            assert row.valid and row.reason == (
+                f"out of memory: every valid layout needs ≥ {need:.4g} GB per GPU"
+            )
+        else:
+            assert not row.valid and row.reason == "no valid layout"
+    reasons = set(best["reason"])
+    assert "" in reasons and "no valid layout" in reasons
+    assert any(r.startswith("out of memory") for r in reasons)
+
+
+def test_pareto_front_equals_brute_force(result, reference):
+    values, score = reference["values"], reference["score"]
+    cost = score * values["gpus"] * FIXED["price_per_gpu_hour"] / 3600
+    ranked = np.flatnonzero(np.isfinite(score))
+    front, lowest = [], np.inf
+    for i in ranked[np.lexsort((ranked, cost[ranked], score[ranked]))]:
+        if cost[i] < lowest:
+            front.append(i)
+            lowest = cost[i]
+    assert _configs(result.pareto) == _reference_configs(reference, front)
+    assert len(front) >= 2
+    sample_cost = result.pareto["cost_per_sample"].to_numpy()
+    assert (np.diff(result.pareto["step_time_s"] / result.pareto["global_batch"]) > 0).all()
+    assert (np.diff(sample_cost) < 0).all()
+
+
+def test_cost_objective_ranks_by_cost_per_sample():
+    # USL per unit of work on GPUs at three prices: cost = N·price·T/3600 by brute force.
+    model = pm.usl().with_parameters(
+        {"serial.time": 0.01, "compute.time": 1.0, "coherency.time": 1e-4}
+    )
+    gpus, price = np.arange(1.0, 129.0), np.array([1.0, 2.5, 4.0])
+    axes = {"price_per_gpu_hour": price, "gpus": gpus}
+    cheap = pm.sweep(
+        model,
+        axes,
+        objective="cost",
+        per=["price_per_gpu_hour"],
+        top_k=5,
+        fixed={"global_batch": 32.0},
+        precision="float64",
+        progress=False,
+    )
+    n, p = np.meshgrid(gpus, price)
+    time_s = 0.01 + 1.0 / n + 1e-4 * (n - 1)
+    cost = (n * p * time_s / 3600 / 32).ravel()
+    order = np.lexsort((np.arange(cost.size), cost))[:5]
+    assert list(zip(cheap.top["price_per_gpu_hour"], cheap.top["gpus"])) == list(
+        zip(p.ravel()[order], n.ravel()[order])
+    )
+    np.testing.assert_allclose(cheap.top["cost_per_sample"], cost[order], rtol=1e-12)
+    # The cheapest GPU count does not depend on the price; the fastest is Gunther's peak.
+    assert cheap.best["gpus"].nunique() == 1 and len(cheap.best) == 3
+    assert cheap.pareto["gpus"].iloc[0] == n.ravel()[np.argmin(time_s)]
+    assert cheap.pareto["price_per_gpu_hour"].eq(1.0).all()
+
+
+def test_chunked_equals_unchunked(model, result):
+    # Five configurations per chunk: many chunks, padding and ties across boundaries.
+    small = pm.sweep(
+        model, AXES, fixed=FIXED, top_k=TOP, precision="float64", chunk_size=5, progress=False
+    )
+    for name in ("best", "top", "pareto"):
+        pd.testing.assert_frame_equal(getattr(small, name), getattr(result, name))
+    assert (small.valid, small.feasible) == (result.valid, result.feasible)
+
+
+def test_float32_agrees_with_float64(model, result):
+    fast = pm.sweep(model, AXES, fixed=FIXED, top_k=TOP, progress=False)
+    assert fast.precision == "float32"
+    assert (fast.valid, fast.feasible) == (result.valid, result.feasible)
+    assert list(fast.best["feasible"]) == list(result.best["feasible"])
+    # float32 carries ~7 digits: the times agree to that, and so do the winners.
+    np.testing.assert_allclose(fast.best["step_time_s"], result.best["step_time_s"], rtol=1e-5)
+    np.testing.assert_allclose(fast.top["step_time_s"], result.top["step_time_s"], rtol=1e-5)
+    assert _configs(fast.best.dropna(subset=["tp"])) == _configs(result.best.dropna(subset=["tp"]))
+
+
+def test_sharded_over_four_devices_equals_one(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import jax, pandas as pd, perfmodel as pm
+        assert len(jax.devices()) == 4, jax.devices()
+        model = pm.hybrid(**{OPTIONS!r})
+        kw = dict(fixed={FIXED!r}, top_k={TOP}, precision="float64", progress=False,
+                  chunk_size=64)
+        four = pm.sweep(model, {AXES!r}, **kw)
+        one = pm.sweep(model, {AXES!r}, devices=jax.devices()[:1], **kw)
+        assert len(four.devices) == 4 and len(one.devices) == 1
+        for name in ("best", "top", "pareto"):
+            pd.testing.assert_frame_equal(getattr(four, name), getattr(one, name))
+        assert (four.valid, four.feasible) == (one.valid, one.feasible)
+        four.top.to_json({str(tmp_path / "top.json")!r})
+        print("sharded ok", four.devices)
+        """
+    )
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    env["JAX_PLATFORMS"] = "cpu"
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sharded ok" in done.stdout
+
+
+def test_sweep_of_a_fit_on_real_data_matches_optimal_gpus():
+    # A model with known parameters around a real dataset: the sweep takes the data's
+    # configuration (global batch, per-GPU throughput) and finds optimal_gpus' answer.
+    data = pm.load_dataset("tf_dgx1_p100_vgg16_real")
+    usl = pm.usl().with_parameters(
+        {"serial.time": 3e-4, "compute.time": 6e-3, "coherency.time": 2e-6}
+    )
+    defaults = {k: float(v[-1]) for k, v in data.config.items()}
+    fit = dataclasses.replace(fitted(usl, data), config_defaults=defaults)
+    found = pm.sweep(fit, {"gpus": np.arange(1, 257)}, precision="float64", progress=False)
+    best = pm.optimal_gpus(fit, max_gpus=256)
+    assert int(found.top["gpus"].iloc[0]) == best.gpus
+    assert found.top["step_time_s"].iloc[0] == pytest.approx(best.time_s, rel=1e-12)
+    # Throughput fits are per unit of work already: no division by the global batch.
+    assert found.top["samples_per_s"].iloc[0] == pytest.approx(1 / best.time_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            dict(axes={"tpp": [1, 2]}),
+            "unknown axis 'tpp'; valid: .*gpus, .*serial.time, compute.time",
+        ),
+        (dict(axes={}), "axes: expected a non-empty mapping"),
+        (dict(axes={"gpus": []}), "axis 'gpus': no values"),
+        (dict(axes={"gpus": [8, 0]}), "axis 'gpus': expected positive values, got 0"),
+        (dict(axes={"gpus": [8, -2]}), "axis 'gpus': expected positive values, got -2"),
+        (dict(axes={"tp": [1.5]}), "axis 'tp': expected whole numbers ≥ 1, got 1.5"),
+        (dict(axes={"gpus": [8, 8]}), "axis 'gpus': values repeat"),
+        (dict(axes={"gpus": [8, float("nan")]}), "NaN is not a value"),
+        (dict(axes={"gpus": ["a"]}), "axis 'gpus': expected numbers"),
+        (dict(axes={"zero": [3]}), "ZeRO stages 0, 1 or 2"),
+        (dict(axes={"overlap": [1.5]}), "unknown axis 'overlap'"),
+        (dict(axes={"tp": [1, 2]}), "gpus: give it as an axis or a fixed value"),
+        (dict(fixed={"gpus": 8, "tp": 2}, axes={"tp": [1]}), "'tp' is both an axis"),
+        (dict(fixed={"serial.time": -1.0}), "fixed value 'serial.time': expected positive"),
+        (dict(per=["tp"]), "per: 'tp' is not an axis"),
+        (dict(objective="speed"), "unknown objective 'speed'"),
+        (dict(precision="float16"), "unknown precision 'float16'"),
+        (dict(top_k=0), "top_k: expected a whole number ≥ 1"),
+        (dict(chunk_size=0), "chunk_size: expected a whole number ≥ 1"),
+        (dict(max_configs=2), "the space has 3 configurations, more than the maximum 2"),
+    ],
+)
+def test_bad_input_is_an_input_error_naming_the_key(kwargs, message):
+    kwargs = {"axes": {"gpus": [1, 2, 4]}, **kwargs}
+    with pytest.raises(pm.InputError, match=message):
+        pm.sweep(pm.amdahl(), progress=False, **kwargs)
+
+
+# The command line ----------------------------------------------------------------------
+
+
+def _space(tmp_path, body: str, name: str = "space.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+SPACE = f"""
+[model]
+family = "hybrid"
+options = {{ network_bandwidth = 4e10, flops = 3e14 }}
+
+[fixed]
+{chr(10).join(f"{k} = {v!r}" for k, v in FIXED.items())}
+
+[axes]
+gpus = [4, 8, 12, 16, 24, 32, 40, 64]
+tp = {{ start = 1, stop = 8, num = 4, scale = "log" }}
+pp = [1, 2, 4]
+microbatches = [1, 2, 4, 8]
+global_batch = {{ start = 64, stop = 192, step = 64 }}
+"allreduce.bandwidth_inter" = [12.5e9, 25e9, 50e9]
+
+[sweep]
+top_k = {TOP}
+precision = "float64"
+"""
+
+
+def test_cli_round_trip_equals_python(tmp_path, capsys, result):
+    path = _space(tmp_path, SPACE)
+    out = tmp_path / "result.json"
+    assert main(["sweep", path, "--json", "-o", str(out), "--no-progress"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document == json.loads(out.read_text())
+    assert document["evaluated"] == result.evaluated and document["valid"] == result.valid
+    assert [tuple(row[n] for n in AXES) for row in document["top"]] == _configs(result.top)
+    times = [row["step_time_s"] for row in document["per_axis"]["gpus"]]
+    expected = result.per_axis["gpus"]["step_time_s"].to_numpy()
+    np.testing.assert_allclose(np.array(times, dtype=float), expected, rtol=1e-12)
+    assert document["axes"]["tp"] == [1, 2, 4, 8]  # the log range, snapped to integers
+    assert document["axes"]["global_batch"] == [64, 128, 192]
+
+    assert main(["sweep", path, "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "best per gpus (by seconds per sample)" in text and f"top {TOP}" in text
+    assert "Pareto front" in text and "not ranked, gpus:" in text
+
+
+BAD_SPACES = [
+    ("[axes\ngpus = [1]", "malformed TOML"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ntpp = [1, 2]\ngpus = [8]", "unknown axis 'tpp'; valid:"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\n", r"\[axes\]: no axes"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = []", "axes.gpus: empty list"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8, -8]", "axis 'gpus': expected positive"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = 'many'", "axes.gpus: expected a list or a range"),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8, 'x']", r"axes.gpus\[1\]: expected a number"),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = { start = 8, stop = 4, step = 1 }",
+        "axes.gpus: stop 4 is below start 8",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = { start = 8, stop = 64, step = 8, num = 3 }",
+        "axes.gpus: give exactly one of step and num",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\n"
+        "gpus = { start = 0, stop = 64, num = 3, scale = 'log' }",
+        "axes.gpus.start: a log range needs start > 0",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\n"
+        "gpus = { start = 1, stop = 64, num = 3, scale = 'ln' }",
+        "axes.gpus.scale: expected 'linear' or 'log'",
+    ),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = { stop = 64, step = 8 }", "a range needs 'start'"),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ntp = { start = 1, stop = 10, num = 3 }",
+        "axis 'tp': expected whole",
+    ),
+    ("[model]\nfamily = 'transformer'\n[axes]\ngpus = [8]", "model.family: unknown 'transformer'"),
+    ("[model]\nfamily = 'hybrid'\nfit = 'f.json'\n[axes]\ngpus = [8]", "model: give either family"),
+    ("[model]\nfit = 'missing.json'\n[axes]\ngpus = [8]", "missing.json: no such file"),
+    ("[model]\nfamily = 'hybrid'\noptions = { speed = 1 }\n[axes]\ngpus = [8]", "model.options:"),
+    (
+        "[model]\nfamily = 'hybrid'\n[fixed]\nlayers = 'many'\n[axes]\ngpus = [8]",
+        "fixed.layers: expected a number",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\nfast = true",
+        "sweep.fast: unknown option",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\ntop_k = 'ten'",
+        "sweep.top_k: got 'ten'",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\nper = ['tp']",
+        "per: 'tp' is not an axis",
+    ),
+    ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[plot]\nx = 1", r"unknown table \[plot\]"),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = { start = 1, stop = 5000, step = 1 }\n"
+        "tp = [1, 2, 4, 8]\n[sweep]\nmax_configs = 1000",
+        "the space has 2e\\+04 configurations, more than the maximum 1000; pass --yes",
+    ),
+]
+
+
+@pytest.mark.parametrize("body, message", BAD_SPACES)
+def test_cli_bad_space_exits_2_with_one_line(tmp_path, capsys, body, message):
+    import re
+
+    path = _space(tmp_path, body)
+    out = tmp_path / "out.json"
+    assert main(["sweep", path, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"perfmodel: error: {path}") or "no such file" in err
+    assert re.search(message, err), err
+    assert not out.exists()
+
+
+def test_cli_max_configs_and_yes(tmp_path, capsys):
+    body = "[model]\nfamily = 'amdahl'\n[axes]\ngpus = { start = 1, stop = 64, step = 1 }\n"
+    path = _space(tmp_path, body)
+    assert main(["sweep", path, "--max-configs", "10"]) == 2
+    assert "64 configurations, more than the maximum 10; pass --yes" in capsys.readouterr().err
+    assert (
+        main(["sweep", path, "--max-configs", "10", "--yes", "--json", "--top", "2", "--progress"])
+        == 0
+    )
+    captured = capsys.readouterr()
+    assert [row["gpus"] for row in json.loads(captured.out)["top"]] == [64, 63]
+    assert "sweep:" in captured.err and "100.0%" in captured.err  # the progress line
+    assert main(["sweep", str(tmp_path / "nope.toml")]) == 2
+    assert "nope.toml: no such file" in capsys.readouterr().err
+
+
+def test_shipped_example_space_parses():
+    from perfmodel._cli_sweep import load_space
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    space = load_space(os.path.join(here, "..", "benchmarks", "spaces", "gpt3_175b_dgx_h100.toml"))
+    assert space.model.family == "hybrid"
+    assert max(space.axes["gpus"]) == 4096 and space.axes["microbatches"][-1] == 128
+    assert np.prod([len(v) for v in space.axes.values()]) > 1e7
