@@ -1,0 +1,101 @@
+"""Weak scaling measured as throughput: each GPU keeps its batch, the work grows with N.
+
+A throughput fit models seconds per unit of work, ``T(N) = step(N) / (b·N)`` for a
+per-GPU batch of b samples. With a data-parallel step of compute plus a ring all-reduce
+of the gradient, ``step(N) = t + 2(N−1)α + 2(N−1)/N · S/β``, that is
+
+``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²``
+
+with ``t_c = t/b``, ``t_lat = 2α/b`` and ``t_bw = 2S/(β·b)``, all seconds per unit of
+work. The per-GPU throughput falls when the all-reduce appears (N = 2) and then levels
+off, as in most published data-parallel tables, instead of falling on like Amdahl's
+law; the latency term keeps Amdahl's law as the special case ``t_bw = 0``. With a tree
+all-reduce (``2·log2(N)·α`` latency) the latency term is ``t_lat·log2(N)/N`` instead.
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ._config import Config
+from ._errors import InputError
+from ._model import ScalingModel
+from ._terms import _positive, AbstractCostTerm, ComputeTerm, ParamSpec, Role
+
+
+class WeakAllReduceTerm(AbstractCostTerm):
+    """A weak-scaled step's all-reduce, in seconds per unit of work.
+
+    Ring: ``t_lat·(N−1)/N + t_bw·(N−1)/N²``, the all-reduce of one step,
+    ``2(N−1)α + 2(N−1)/N · S/β``, shared by the ``b·N`` units of work the N GPUs do.
+    Tree: the latency part is ``2·log2(N)·α`` per step, ``t_lat·log2(N)/N`` per unit.
+
+    Fields:
+        log_latency: log t_lat = log(2α/b), seconds per unit of work.
+        log_transfer: log t_bw = log(2S/(β·b)), seconds per unit of work.
+        algorithm: ``"ring"`` or ``"tree"``.
+    """
+
+    log_latency: Float[Array, ""]
+    log_transfer: Float[Array, ""]
+    algorithm: str = eqx.field(static=True, default="ring")
+    name: str = eqx.field(static=True, default="allreduce")
+    role: ClassVar[Role] = "communication"
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "latency": ParamSpec(
+            "log_latency", "s", "time", "all-reduce latency per unit of work, 2α/b"
+        ),
+        "transfer": ParamSpec(
+            "log_transfer", "s", "time", "gradient transfer per unit of work, 2S/(β·b)"
+        ),
+    }
+
+    def __init__(
+        self,
+        latency: float = 1.0,
+        transfer: float = 1.0,
+        algorithm: str = "ring",
+        name: str = "allreduce",
+    ):
+        self.log_latency = _positive(latency)
+        self.log_transfer = _positive(transfer)
+        self.algorithm = algorithm
+        self.name = name
+
+    def __check_init__(self):
+        if self.algorithm not in ("ring", "tree"):
+            raise ValueError(f"algorithm must be 'ring' or 'tree', got {self.algorithm!r}")
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        n = config.gpus
+        hops = (n - 1.0) if self.algorithm == "ring" else jnp.log2(n)
+        return self.value("latency") * hops / n + self.value("transfer") * (n - 1.0) / n**2
+
+
+def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch, fitted to throughput.
+
+    ``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²`` seconds per unit of work (ring);
+    see the module docstring. Parameters ``compute.time``, ``allreduce.latency`` and
+    ``allreduce.transfer`` (seconds per unit of work).
+
+    Args:
+        algorithm: ``"ring"`` (default) or ``"tree"`` for the all-reduce latency.
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> model = weak_data_parallel()
+        >>> sorted(model.parameter_specs())
+        ['allreduce.latency', 'allreduce.transfer', 'compute.time']
+    """
+    del weak
+    if algorithm not in ("ring", "tree"):
+        raise InputError(f"algorithm must be 'ring' or 'tree', got {algorithm!r}")
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakAllReduceTerm(algorithm=algorithm)),
+        family="weak_data_parallel",
+        options=(("algorithm", algorithm),),
+    )

@@ -1,0 +1,147 @@
+import math
+
+import jax
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+
+import perfmodel as pm
+from perfmodel._cli import main
+from perfmodel._select import candidate_models, information_criterion, leave_one_out
+
+# The same shape as tests/test_fit.py (8 counts × 3 repeats), so compiled fits are shared.
+COUNTS = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=float)
+GPUS = np.repeat(COUNTS, 3)
+
+
+def synthetic(model, seed=0, noise=0.01, throughput=False):
+    with jax.enable_x64(True):
+        clean = np.asarray(model(pm.Config(gpus=GPUS)))
+    noisy = clean * np.exp(np.random.default_rng(seed).normal(0.0, noise, GPUS.shape))
+    if throughput:
+        return pm.from_arrays(GPUS, throughput=1.0 / noisy)
+    return pm.from_arrays(GPUS, noisy)
+
+
+AMDAHL = pm.amdahl().with_parameters({"serial.time": 0.02, "compute.time": 1.0})
+USL = pm.usl().with_parameters({"serial.time": 0.05, "compute.time": 2.0, "coherency.time": 2e-4})
+WEAK = pm.weak_data_parallel().with_parameters(
+    {"compute.time": 1e-3, "allreduce.latency": 2e-6, "allreduce.transfer": 1e-4}
+)
+LOG_SQUARED = pm.pmnf(0, 2).with_parameters({"constant.time": 0.5, "scaling.time": 0.01})
+
+
+def test_information_criteria_match_hand_computation():
+    r = np.array([0.01, -0.02, 0.015, 0.0, -0.01, 0.005])
+    n, rss = 6, float(np.sum(r**2))
+    aicc = n * math.log(rss / n) + 2 * 2 + 2 * 2 * 3 / (n - 2 - 1)
+    bic = n * math.log(rss / n) + 2 * math.log(n)
+    assert information_criterion(r, 2, "aicc") == pytest.approx(aicc, rel=1e-12)
+    assert information_criterion(r, 2, "bic") == pytest.approx(bic, rel=1e-12)
+    # Undefined where the fit interpolates (BIC) or the small-sample term blows up (AICc).
+    assert information_criterion(r[:4], 3, "aicc") == math.inf
+    assert information_criterion(r[:3], 3, "bic") == math.inf
+    assert math.isfinite(information_criterion(r[:4], 3, "bic"))
+
+
+def test_leave_one_out_matches_refits_by_hand():
+    data = synthetic(AMDAHL, seed=3, noise=0.02)
+
+    def fit_log(n, t):
+        def residuals(p):
+            return np.log(np.exp(p[0]) + np.exp(p[1]) / n) - np.log(t)
+
+        return least_squares(residuals, np.log([0.02, 1.0]), xtol=1e-14, ftol=1e-14).x
+
+    errors = []
+    for count in COUNTS:
+        held = data.gpus == count
+        p = fit_log(data.gpus[~held], data.time_s[~held])
+        predicted = np.exp(p[0]) + np.exp(p[1]) / count
+        errors.append(np.log(predicted / data.time_s[held]) ** 2)
+    by_hand = float(np.mean(np.concatenate(errors)))
+    # Fold fits are Adam only (no L-BFGS polish): agreement to a fraction of a percent.
+    assert leave_one_out(pm.amdahl(), data) == pytest.approx(by_hand, rel=5e-3)
+
+
+@pytest.mark.parametrize(
+    "truth,family",
+    [(AMDAHL, "amdahl"), (USL, "usl"), (LOG_SQUARED, "pmnf")],
+    ids=["amdahl", "usl", "pmnf"],
+)
+def test_auto_picks_the_family_the_data_came_from(truth, family):
+    selection = pm.fit_auto(synthetic(truth, seed=1, noise=0.01))
+    assert selection.criterion == "bic"
+    assert selection.best.family == family
+    assert [c.family for c in selection.candidates if c.fit is None] == []
+    assert {c.family for c in selection.candidates} == {"amdahl", "usl", "pmnf"}
+    assert selection.candidates[0].fit is selection.best
+    if family == "pmnf":
+        assert dict(selection.best.model.options) == {"exponent": 0, "log_exponent": 2}
+
+
+def test_throughput_prefers_weak_data_parallel_and_evidence_finds_it():
+    data = synthetic(WEAK, seed=1, noise=0.01, throughput=True)
+    families = [m.family for m in candidate_models(data)]
+    assert families == ["weak_data_parallel", "amdahl", "usl", "pmnf"]
+    assert [m.family for m in candidate_models(synthetic(AMDAHL))] == ["amdahl", "usl", "pmnf"]
+    # Even listed second, behind Amdahl's law, the family the data came from wins.
+    selection = pm.fit_auto(data, models=[pm.amdahl(), pm.weak_data_parallel()])
+    assert selection.best.family == "weak_data_parallel"
+
+
+def test_leave_one_out_criterion_picks_the_true_family():
+    selection = pm.fit_auto(synthetic(USL, seed=4), criterion="loo", models=[pm.amdahl(), pm.usl()])
+    assert selection.best.family == "usl"
+    assert all(c.score > 0 for c in selection.candidates)
+
+
+def test_the_preferred_family_stays_unless_another_is_clearly_better():
+    data = synthetic(AMDAHL, seed=2)
+    # pmnf(−1, 0) is Amdahl's law: equal scores keep whichever comes first.
+    for first, second in [(pm.pmnf(-1, 0), pm.amdahl()), (pm.amdahl(), pm.pmnf(-1, 0))]:
+        selection = pm.fit_auto(data, models=[first, second])
+        assert selection.best.family == first.family
+    # With a real coherency term the USL wins although Amdahl is preferred.
+    usl_data = synthetic(USL, seed=2)
+    assert pm.fit_auto(usl_data, models=[pm.amdahl(), pm.usl()]).best.family == "usl"
+
+
+def test_auto_skips_families_with_too_few_counts_and_says_why():
+    gpus = np.repeat([1.0, 8.0], 12)
+    data = pm.from_arrays(gpus, np.linspace(0.95, 1.0, 24) / gpus)
+    selection = pm.fit_auto(data)
+    skipped = {c.family: c.reason for c in selection.candidates if c.fit is None}
+    assert set(skipped) == {"usl"}
+    assert all("needs 3 distinct configurations, data have 2" in r for r in skipped.values())
+    assert selection.best.family in {"amdahl", "pmnf"}
+
+
+def test_explicit_family_with_too_few_counts_is_an_error(tmp_path, capsys):
+    data = pm.from_arrays([1, 1, 8, 8], [1.0, 1.01, 0.2, 0.21])
+    with pytest.raises(pm.InputError, match="3 free parameters.*only 2 distinct"):
+        pm.fit("usl", data)
+    csv = tmp_path / "two.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n1,1.01\n8,0.2\n8,0.21\n")
+    assert main(["fit", str(csv), "--model", "usl"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "only 2 distinct configurations" in err[0]
+
+
+def test_unknown_criterion():
+    with pytest.raises(pm.InputError, match="unknown criterion 'aic'"):
+        pm.fit_auto(synthetic(AMDAHL), criterion="aic")
+
+
+def test_cli_fit_reports_every_candidate(tmp_path, capsys):
+    data = synthetic(USL, seed=5)
+    csv = tmp_path / "bench.csv"
+    csv.write_text(
+        "gpus,time_s\n" + "".join(f"{g:g},{float(t)!r}\n" for g, t in zip(GPUS, data.time_s))
+    )
+    assert main(["fit", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "candidates (by bic, lower is better;" in out
+    for family in ("usl", "amdahl", "pmnf"):
+        assert family in out
+    assert "hypotheses" in out  # the chosen PMNF exponents are shown with the candidate
