@@ -1,0 +1,215 @@
+import dataclasses
+import json
+import math
+import re
+
+from helpers import ring_allreduce
+import pytest
+from test_query import fitted
+
+import perfmodel as pm
+from perfmodel._cli import main
+from perfmodel._inverse import solve_bracketed
+
+S, C = 0.05, 1.3  # Amdahl: serial and one-GPU compute seconds
+RING = {"serial.time": 0.01, "compute.time": 1.0, "allreduce.latency": 1e-5}
+BANDWIDTH, SIZE = 1e10, 1e9  # ring bandwidth (B/s) and gradient bytes
+
+
+@pytest.fixture(scope="module")
+def amdahl_fit():
+    return fitted(pm.amdahl().with_parameters({"serial.time": S, "compute.time": C}))
+
+
+@pytest.fixture(scope="module")
+def ring_fit():
+    model = pm.data_parallel(overlap=True).with_parameters(
+        {**RING, "allreduce.bandwidth": BANDWIDTH, "overlap": 0.3}
+    )
+    return dataclasses.replace(fitted(model), config_defaults={"message_bytes": SIZE})
+
+
+def ring_time(n, bandwidth, overlap=0.3):
+    s, c, a = RING["serial.time"], RING["compute.time"], RING["allreduce.latency"]
+    comm = ring_allreduce(n, SIZE, a, bandwidth)
+    return s + c / n + comm - overlap * min(c / n, comm)
+
+
+def test_gpus_until_the_serial_part_is_half_the_step_is_tc_over_ts(amdahl_fit):
+    answer = pm.require(amdahl_fit, parameter="gpus", target=("serial_share", 0.5))
+    assert answer.reachable and answer.side == "≤"
+    assert answer.exact == pytest.approx(C / S, rel=1e-10)  # 26 GPUs
+    assert answer.value == 26 and answer.achieved == pytest.approx(0.5)
+    assert answer.iterations < 20  # Newton, not plain bisection (≈ 45 halvings)
+
+
+@pytest.mark.parametrize("kind, goal", [("speedup", 12.0), ("time", 0.1), ("throughput", 8.0)])
+def test_fewest_gpus_for_a_speedup_time_or_throughput(amdahl_fit, kind, goal):
+    step = {"speedup": (S + C) / goal, "time": goal, "throughput": 1 / goal}[kind]
+    exact = C / (step - S)  # solve S + C/N = step
+    answer = pm.require(amdahl_fit, parameter="gpus", target={kind: goal})
+    assert answer.exact == pytest.approx(exact, rel=1e-9)
+    assert answer.value == math.ceil(exact) and answer.side == "≥"
+
+
+def test_serial_time_for_an_efficiency_by_hand(amdahl_fit):
+    # E = (s + c)/(N s + c)  ⇒  s = c (1 − E)/(E N − 1).
+    n, e = 16, 0.8
+    answer = pm.require(amdahl_fit, parameter="serial.time", target=("efficiency", e), gpus=n)
+    assert answer.value == pytest.approx(C * (1 - e) / (e * n - 1), rel=1e-10)
+    assert answer.side == "≤" and answer.current == pytest.approx(S)
+    assert answer.current_quantity == pytest.approx((S + C) / (n * S + C))
+    assert answer.feasible[0][0] == 0.0 and answer.feasible[0][1] == pytest.approx(answer.value)
+    assert "needs serial.time ≤" in answer.message
+
+
+def test_ring_bandwidth_for_an_efficiency_by_hand(ring_fit):
+    n, e = 64, 0.3
+    t1 = RING["serial.time"] + RING["compute.time"]
+    # Below the crossing comm > compute/N, so min() picks compute/N: solve for comm, then β.
+    c_n = RING["compute.time"] / n
+    comm = (t1 / (n * e) - RING["serial.time"] - c_n + 0.3 * c_n) / 1.0
+    latency = 2 * (n - 1) * RING["allreduce.latency"]
+    beta = 2 * (n - 1) / n * SIZE / (comm - latency)
+    answer = pm.require(ring_fit, parameter="allreduce.bandwidth", target=("efficiency", e), gpus=n)
+    assert answer.reachable and answer.side == "≥"
+    assert answer.value == pytest.approx(beta, rel=1e-9)
+    assert t1 / (n * ring_time(n, answer.value)) == pytest.approx(e, rel=1e-9)
+
+
+def test_an_unreachable_efficiency_names_the_blocking_term(ring_fit):
+    n = 64
+    answer = pm.require(
+        ring_fit, parameter="allreduce.bandwidth", target=("efficiency", 0.95), gpus=n
+    )
+    assert not answer.reachable and answer.value is None and answer.feasible == ()
+    assert math.isinf(answer.best_at)
+    # Infinite bandwidth leaves the latency part of the ring, overlapped.
+    t1 = RING["serial.time"] + RING["compute.time"]
+    best = t1 / (n * ring_time(n, math.inf))
+    assert answer.best == pytest.approx(best, rel=1e-6)
+    assert answer.limiting == "serial"
+    assert "out of reach" in answer.message and "→ ∞" in answer.message
+    assert "held back by serial" in answer.message
+
+
+def test_overlap_for_a_step_time_by_hand(ring_fit):
+    n, goal = 16, 0.22  # T runs from 0.26 s (no overlap) to 0.198 s (full overlap)
+    c_n = RING["compute.time"] / n
+    comm = ring_allreduce(n, SIZE, RING["allreduce.latency"], BANDWIDTH)
+    overlap = (RING["serial.time"] + c_n + comm - goal) / min(c_n, comm)
+    answer = pm.require(ring_fit, parameter="overlap", target=("time", goal), gpus=n)
+    assert answer.value == pytest.approx(overlap, rel=1e-9) and answer.side == "≥"
+    assert answer.feasible[-1][1] == 1.0
+
+
+def test_a_target_met_for_every_value(amdahl_fit):
+    # At 2 GPUs Amdahl's efficiency is (s + c)/(2s + c) ≥ 1/2 whatever t_c is.
+    answer = pm.require(amdahl_fit, parameter="compute.time", target=("efficiency", 0.5), gpus=2)
+    assert answer.reachable and answer.value is None
+    assert answer.feasible == ((0.0, math.inf),)
+    assert "holds for every compute.time" in answer.message
+
+
+def test_speedup_limited_by_amdahl_bound(amdahl_fit):
+    answer = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 30.0), max_gpus=1e5)
+    assert not answer.reachable
+    assert answer.best == pytest.approx((S + C) / (S + C / 1e5), rel=1e-9)
+    assert answer.best_at == pytest.approx(1e5)
+
+
+def test_a_speedup_that_is_lost_again_past_the_peak():
+    usl = pm.usl().with_parameters(
+        {"serial.time": 0.02, "compute.time": 0.98, "coherency.time": 1e-4}
+    )
+    answer = pm.require(fitted(usl), parameter="gpus", target=("speedup", 10.0), max_gpus=1e4)
+    ((lo, hi),) = answer.feasible
+    assert answer.value == math.ceil(lo) and 99 < hi < 1e4
+    speedup = fitted(usl).predict([answer.value, answer.value - 1, math.floor(hi)])["speedup"]
+    assert speedup[0] >= 10 > speedup[1] and speedup[2] >= 10
+    assert "past which it is lost again" in answer.message
+
+
+def test_solve_bracketed_newton_and_errors():
+    root, iterations = solve_bracketed(lambda u: (u**3 - 2.0, 3 * u**2), 0.0, 4.0)
+    assert root == pytest.approx(2.0 ** (1 / 3), rel=1e-12) and iterations < 15
+    with pytest.raises(ValueError, match="no sign change"):
+        solve_bracketed(lambda u: (u**2 + 1.0, 2 * u), -1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(parameter="bogus", target=("efficiency", 0.8), gpus=8), "valid: serial.time"),
+        (dict(parameter="serial.time", target=("fast", 0.8), gpus=8), "unknown target 'fast'"),
+        (dict(parameter="serial.time", target=("efficiency", -1), gpus=8), "positive"),
+        (dict(parameter="serial.time", target=("efficiency", "x"), gpus=8), "kind, value"),
+        (dict(parameter="serial.time", target=("serial_share", 1.5), gpus=8), r"\(0, 1\)"),
+        (dict(parameter="serial.time", target=("efficiency", 0.8)), "gpus=N"),
+        (dict(parameter="serial.time", target=("efficiency", 0.8), gpus=0), "GPU count"),
+        (dict(parameter="gpus", target=("speedup", 2), max_gpus=0.5), "max_gpus"),
+        (dict(parameter="gpus", target={"speedup": 2, "time": 1}), "one of"),
+    ],
+)
+def test_bad_requests(amdahl_fit, kwargs, match):
+    with pytest.raises(pm.InputError, match=match):
+        pm.require(amdahl_fit, **kwargs)
+
+
+def test_serial_share_needs_a_serial_term():
+    model = pm.ScalingModel(terms=(pm.ComputeTerm(1.0), pm.CoherencyTerm(1e-3)))
+    with pytest.raises(pm.InputError, match="no serial term"):
+        pm.require(fitted(model), parameter="gpus", target=("serial_share", 0.5))
+
+
+@pytest.fixture(scope="module")
+def amdahl_file(amdahl_fit, tmp_path_factory):
+    path = tmp_path_factory.mktemp("inverse") / "fit.json"
+    pm.save_fit(amdahl_fit, path)
+    return str(path)
+
+
+def test_cli_require_round_trip(capsys, amdahl_file):
+    assert main(["require", amdahl_file, "--param", "gpus", "--serial-share", "0.5"]) == 0
+    assert "holds up to 26 GPUs" in capsys.readouterr().out
+    argv = ["require", amdahl_file, "--param", "serial.time", "--efficiency", "0.8"]
+    assert main([*argv, "--gpus", "16", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["value"] == pytest.approx(C * 0.2 / (0.8 * 16 - 1))
+    assert document["feasible"][0][0] == 0.0
+
+
+def test_cli_require_unreachable_exits_2_with_the_reason(capsys, amdahl_file):
+    argv = ["require", amdahl_file, "--param", "compute.time", "--time", "0.01", "--gpus", "8"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("perfmodel: error: time ≤ 10 ms at 8 GPUs is out of reach")
+    assert "held back by serial" in err and "Traceback" not in err
+    assert main([*argv, "--json"]) == 2
+    document = json.loads(capsys.readouterr().out)
+    assert document["reachable"] is False and document["best_at"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--param", "bogus", "--efficiency", "0.8", "--gpus", "8"], "valid: serial.time"),
+        (["--param", "serial.time", "--efficiency", "0.8"], "--gpus N"),
+        (["--param", "gpus", "--speedup", "2", "--gpus", "8"], "leave it out"),
+        (["--param", "gpus", "--serial-share", "2"], r"\(0, 1\)"),
+        (["--param", "gpus", "--speedup", "2", "--set", "serial.time"], "name=value"),
+    ],
+)
+def test_cli_require_bad_input(capsys, amdahl_file, argv, match):
+    assert main(["require", amdahl_file, *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert re.search(match, err), err
+
+
+def test_cli_require_needs_exactly_one_target(capsys, amdahl_file):
+    for extra in ([], ["--speedup", "2", "--efficiency", "0.5"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["require", amdahl_file, "--param", "gpus", *extra])
+        assert exit_.value.code == 2
+        assert "--efficiency" in capsys.readouterr().err

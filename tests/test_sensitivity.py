@@ -1,0 +1,161 @@
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from test_query import fitted
+from test_whatif import HIER
+
+import perfmodel as pm
+from perfmodel._cli import main
+from perfmodel._sensitivity import _times
+
+S, C = 0.05, 2.0  # Amdahl: serial and one-GPU compute seconds
+
+
+@pytest.fixture(scope="module")
+def amdahl_fit():
+    return fitted(pm.amdahl().with_parameters({"serial.time": S, "compute.time": C}))
+
+
+@pytest.fixture(scope="module")
+def dp_fit():
+    """Hierarchical all-reduce with overlap: every kind of parameter (time, bandwidth, fraction)."""
+    model = pm.data_parallel(hierarchical=True, overlap=True).with_parameters(
+        {**HIER, "overlap": 0.4}
+    )
+    return dataclasses.replace(
+        fitted(model), config_defaults={"gpus_per_node": 8.0, "message_bytes": 1e9}
+    )
+
+
+@pytest.mark.parametrize("n", [1, 16, 1000])
+def test_amdahl_elasticities_are_shares_of_the_step(amdahl_fit, n):
+    report = pm.sensitivity(amdahl_fit, n)
+    t = S + C / n
+    by_name = {p.name: p for p in report.parameters}
+    # d log T / d log t_s = t_s / T; d log T / d log t_c = (t_c/N) / T.
+    assert by_name["serial.time"].elasticity == pytest.approx(S / t, rel=1e-10)
+    assert by_name["compute.time"].elasticity == pytest.approx(C / n / t, rel=1e-10)
+    # d log S / d log t_s = t_s/T(1) − t_s/T(N).
+    assert by_name["serial.time"].speedup_elasticity == pytest.approx(S / (S + C) - S / t)
+    assert report.time_s == pytest.approx(t)
+    assert report.speedup == pytest.approx((S + C) / t)
+    assert sum(report.breakdown.values()) == pytest.approx(t)
+    assert report.limiting == "serial"
+    elasticities = [abs(p.elasticity) for p in report.parameters]
+    assert elasticities == sorted(elasticities, reverse=True)
+
+
+def test_halving_the_serial_time_is_evaluated_exactly(amdahl_fit):
+    n = 64
+    change = {p.name: p.change for p in pm.sensitivity(amdahl_fit, n).parameters}["serial.time"]
+    t, t_new = S + C / n, S / 2 + C / n
+    assert change.label == "½"
+    assert change.value == pytest.approx(S / 2)
+    assert change.time_s == pytest.approx(t_new)
+    assert change.time_change == pytest.approx(t_new / t - 1.0)
+    assert change.speedup == pytest.approx((S / 2 + C) / t_new)
+    assert change.efficiency == pytest.approx((S / 2 + C) / t_new / n)
+
+
+def test_autodiff_elasticities_match_finite_differences(dp_fit):
+    n, h = 64, 1e-6
+    report = pm.sensitivity(dp_fit, n)
+    values = dp_fit.parameters()
+
+    config = dp_fit.config(float(n))
+
+    def log_time(name, factor):
+        model = dp_fit.model.with_parameters({name: values[name] * factor})
+        return np.log(float(_times(model, config)[0]))  # jitted once, plain evaluation
+
+    assert {p.name for p in report.parameters} == set(values)
+    for p in report.parameters:
+        numeric = (log_time(p.name, np.exp(h)) - log_time(p.name, np.exp(-h))) / (2 * h)
+        assert p.elasticity == pytest.approx(numeric, rel=1e-5, abs=1e-9), p.name
+
+
+def test_bandwidths_double_times_halve_and_overlap_hides_half_the_rest(dp_fit):
+    report = pm.sensitivity(dp_fit, 64)
+    values, config = dp_fit.parameters(), dp_fit.config(64.0)
+    for p in report.parameters:
+        if p.kind == "bandwidth":
+            assert p.change.value == pytest.approx(2 * values[p.name])
+            assert p.elasticity < 0 and p.change.time_change < 0
+        elif p.kind == "time":
+            assert p.change.value == pytest.approx(values[p.name] / 2)
+        else:
+            assert p.change.value == pytest.approx(1 - (1 - 0.4) / 2)
+        exact = float(_times(dp_fit.model.with_parameters({p.name: p.change.value}), config)[0])
+        assert p.change.time_s == pytest.approx(exact, rel=1e-10)
+    assert "overlap" in report.breakdown and report.breakdown["overlap"] <= 0
+    assert sum(report.breakdown.values()) == pytest.approx(report.time_s)
+    assert report.limiting == "allreduce"
+    sentences = report.sentences()
+    assert (
+        sentences[0].startswith("2× allreduce.bandwidth_inter")
+        and "cuts the step by" in sentences[0]
+    )
+
+
+@pytest.mark.parametrize(
+    "gpus, factor, match",
+    [
+        (0, 2.0, "GPU count"),
+        ("x", 2.0, "GPU count"),
+        (8, 1.0, "factor"),
+        (8, float("nan"), "factor"),
+    ],
+)
+def test_bad_arguments(amdahl_fit, gpus, factor, match):
+    with pytest.raises(pm.InputError, match=match):
+        pm.sensitivity(amdahl_fit, gpus, factor=factor)
+
+
+@pytest.fixture(scope="module")
+def dp_file(dp_fit, tmp_path_factory):
+    path = tmp_path_factory.mktemp("sensitivity") / "fit.json"
+    pm.save_fit(dp_fit, path)
+    return path
+
+
+def test_cli_explain_prints_breakdown_and_sentences(capsys, dp_file):
+    assert main(["explain", str(dp_file), "--gpus", "8,512"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("largest term besides parallel compute") == 2
+    assert "overlap" in out and "total" in out
+    assert "2× allreduce.bandwidth_inter (1e+10 → 2e+10 B/s) cuts the step by" in out
+
+
+def test_cli_explain_json(capsys, dp_file, dp_fit):
+    assert main(["explain", str(dp_file), "--gpus", "512", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    (result,) = document["results"]
+    expected = pm.sensitivity(dp_fit, 512)
+    assert result["time_s"] == pytest.approx(expected.time_s)
+    assert [p["name"] for p in result["parameters"]] == [p.name for p in expected.parameters]
+    assert len(result["sentences"]) == len(expected.parameters)
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--gpus", "0"], "--gpus"),
+        (["--gpus", "8", "--set", "bogus=1"], "cannot set 'bogus'"),
+        (["--gpus", "8", "--factor", "0.5"], "factor"),
+    ],
+)
+def test_cli_explain_bad_input(capsys, dp_file, argv, match):
+    assert main(["explain", str(dp_file), *argv]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err
+
+
+def test_cli_explain_refuses_an_older_schema(capsys, dp_file, tmp_path):
+    document = json.loads(dp_file.read_text())
+    document["schema_version"] = 0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document))
+    assert main(["explain", str(old), "--gpus", "8"]) == 2
+    assert "schema version 0" in capsys.readouterr().err

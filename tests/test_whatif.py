@@ -1,0 +1,202 @@
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_query import fitted
+
+import perfmodel as pm
+from perfmodel._cli import main
+
+S, C = 0.05, 0.95
+HIER = {
+    "serial.time": 0.01,
+    "compute.time": 1.0,
+    "allreduce.latency_intra": 1e-5,
+    "allreduce.bandwidth_intra": 1e11,
+    "allreduce.latency_inter": 3e-5,
+    "allreduce.bandwidth_inter": 1e10,
+}
+
+
+@pytest.fixture(scope="module")
+def amdahl_fit():
+    return fitted(pm.amdahl().with_parameters({"serial.time": S, "compute.time": C}))
+
+
+@pytest.fixture(scope="module")
+def hier_fit():
+    model = pm.data_parallel(hierarchical=True).with_parameters(HIER)
+    names = tuple(HIER)
+    covariance = np.diag(np.arange(1.0, 7.0)) * 1e-3 + 1e-4  # distinct entries to track
+    return dataclasses.replace(
+        fitted(model),
+        free=names,
+        raw_covariance=covariance,
+        config_defaults={"gpus_per_node": 8.0, "message_bytes": 1e9},
+    )
+
+
+def test_set_a_parameter_and_a_config_value(hier_fit):
+    changed = pm.what_if(hier_fit, {"allreduce.bandwidth_inter": 5e10, "gpus_per_node": "16"})
+    expected = hier_fit.model.with_parameters({"allreduce.bandwidth_inter": 5e10})
+    gpus = np.array([1.0, 8, 16, 64, 512])
+    predicted = changed.predict(gpus)["time_s"]
+    reference = dataclasses.replace(hier_fit, model=expected).predict(gpus, gpus_per_node=16.0)
+    np.testing.assert_allclose(predicted, reference["time_s"], rtol=1e-12)
+    assert changed.parameters()["allreduce.bandwidth_inter"] == pytest.approx(5e10)
+    assert changed.config_defaults == {"gpus_per_node": 16.0, "message_bytes": 1e9}
+    assert changed.fixed["allreduce.bandwidth_inter"] == 5e10
+    assert "what-if: allreduce.bandwidth_inter=5e+10, gpus_per_node=16" in changed.message
+    # The original is untouched.
+    assert hier_fit.parameters()["allreduce.bandwidth_inter"] == pytest.approx(1e10)
+
+
+def test_a_set_parameter_leaves_the_covariance(hier_fit):
+    changed = pm.what_if(hier_fit, {"serial.time": 0.02, "allreduce.latency_inter": 1e-6})
+    keep = [1, 2, 3, 5]
+    assert changed.free == tuple(np.array(hier_fit.free)[keep])
+    np.testing.assert_array_equal(
+        changed.raw_covariance, hier_fit.raw_covariance[np.ix_(keep, keep)]
+    )
+    assert set(changed.standard_errors()) == set(changed.free)
+
+
+@pytest.mark.parametrize("text", ["x0.5", "*0.5", "×0.5", " x 0.5"])
+def test_relative_changes(amdahl_fit, text):
+    changed = pm.what_if(amdahl_fit, {"serial.time": text, "message_bytes": "x4"})
+    assert changed.parameters()["serial.time"] == pytest.approx(S / 2)
+    assert changed.config_defaults["message_bytes"] == 4.0  # Config's default is 1
+
+
+def test_overlap_at_its_ends_stays_finite():
+    fit = fitted(pm.data_parallel(overlap=True))
+    for value in (0.0, 1.0):
+        changed = pm.what_if(fit, {"overlap": value})
+        assert changed.parameters()["overlap"] == pytest.approx(value, abs=1e-11)
+        assert np.isfinite(changed.predict([1, 64])["time_s"]).all()
+
+
+def test_compare_amdahl_halving_the_serial_time(amdahl_fit):
+    after = pm.what_if(amdahl_fit, {"serial.time": "x0.5"})
+    comparison = pm.compare_fits(amdahl_fit, after, max_gpus=256)
+    assert comparison.gpus.tolist() == [2.0**k for k in range(9)]
+    n = comparison.gpus
+    np.testing.assert_allclose(comparison.time_ratio, (S / 2 + C / n) / (S + C / n), rtol=1e-12)
+    assert comparison.amdahl_before == pytest.approx((S + C) / S)
+    assert comparison.amdahl_after == pytest.approx((S / 2 + C) / (S / 2))
+    assert comparison.optimum_before.at_limit and comparison.optimum_after.at_limit
+
+    # Knee where dS/dN = c(s + c)/(sN + c)² falls under 0.5 moves out with s halved.
+    def knee(s):
+        counts = np.arange(1, 257)
+        return int(counts[C * (s + C) / (s * counts + C) ** 2 < 0.5][0])
+
+    assert comparison.knee_before.gpus == knee(S)
+    assert comparison.knee_after.gpus == knee(S / 2)
+    assert comparison.changes == {"serial.time": (pytest.approx(S), pytest.approx(S / 2))}
+
+
+def test_compare_usl_optimum_moves_with_coherency():
+    usl = fitted(
+        pm.usl().with_parameters(
+            {"serial.time": 0.02, "compute.time": 0.98, "coherency.time": 1e-4}
+        )
+    )
+    after = pm.what_if(usl, {"coherency.time": "x0.25"})
+    comparison = pm.compare_fits(usl, after, gpus=[1, 100], max_gpus=1000)
+    # The USL peak sqrt(t_c/t_k) doubles when t_k is quartered.
+    assert comparison.optimum_before.gpus in (98, 99)
+    assert comparison.optimum_after.gpus in (197, 198)
+
+
+@pytest.mark.parametrize(
+    "changes, match",
+    [
+        ({"bogus": 1}, "not a parameter of model 'amdahl' \\(serial.time, compute.time\\)"),
+        ({"serial.time": "abc"}, "expected a number"),
+        ({"serial.time": "x"}, "expected a number"),
+        ({"serial.time": "inf"}, "finite"),
+        ({"serial.time": -1}, "positive"),
+        ({"serial.time": "x0"}, "positive"),
+        ({"gpus_per_node": -2}, "≥ 0"),
+        ({"gpus": 8}, "--gpus"),
+    ],
+)
+def test_bad_changes(amdahl_fit, changes, match):
+    with pytest.raises(pm.InputError, match=match):
+        pm.what_if(amdahl_fit, changes)
+
+
+def test_overlap_out_of_range():
+    with pytest.raises(pm.InputError, match=r"fraction in \[0, 1\]"):
+        pm.what_if(fitted(pm.data_parallel(overlap=True)), {"overlap": 1.5})
+
+
+def test_compare_bad_gpus(amdahl_fit):
+    with pytest.raises(pm.InputError, match="GPU counts"):
+        pm.compare_fits(amdahl_fit, amdahl_fit, gpus=[0, 4])
+
+
+@pytest.fixture(scope="module")
+def hier_file(hier_fit, tmp_path_factory):
+    path = tmp_path_factory.mktemp("whatif") / "fit.json"
+    pm.save_fit(hier_fit, path)
+    return str(path)
+
+
+def test_cli_whatif_text_json_and_output(capsys, hier_file, tmp_path):
+    out = tmp_path / "faster.json"
+    argv = ["whatif", hier_file, "--set", "allreduce.bandwidth_inter=x5", "--gpus", "8,64"]
+    assert main([*argv, "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "what-if: allreduce.bandwidth_inter 1e+10 → 5e+10" in text
+    assert "optimal GPU count:" in text and "diminishing returns from:" in text
+    saved = pm.load_fit(out)
+    assert saved.parameters()["allreduce.bandwidth_inter"] == pytest.approx(5e10)
+    assert "allreduce.bandwidth_inter" not in saved.free
+    assert main([*argv, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["gpus"] == [8.0, 64.0]
+    assert document["time_ratio"][0] == pytest.approx(1.0)  # one node: no inter-node traffic
+    assert document["time_ratio"][1] < 1.0
+
+
+def test_cli_predict_and_optimal_accept_set(capsys, hier_file, hier_fit):
+    argv = ["predict", hier_file, "--gpus", "64", "--json"]
+    assert main([*argv, "--set", "gpus_per_node=16", "--set", "serial.time=x2"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    model = hier_fit.model.with_parameters({"serial.time": 0.02})
+    expected = dataclasses.replace(hier_fit, model=model).predict([64], gpus_per_node=16.0)
+    assert row["time_s"] == pytest.approx(expected["time_s"][0], rel=1e-12)
+    assert main(["optimal", hier_file, "--json", "--set", "serial.time=x2"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    changed = pm.what_if(hier_fit, {"serial.time": 0.02})
+    assert document["gpus"] == pm.optimal_gpus(changed).gpus
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["whatif", "--set", "serial.time"], "expected name=value"),
+        (["whatif", "--set", "nope=1"], "cannot set 'nope'"),
+        (["whatif", "--set", "serial.time=fast"], "expected a number"),
+        (["predict", "--gpus", "8", "--set", "overlap=0.5"], "(serial.time, compute.time,"),
+        (["optimal", "--set", "serial.time=-1"], "positive"),
+    ],
+)
+def test_cli_bad_set(capsys, hier_file, argv, match):
+    command, *rest = argv
+    assert main([command, hier_file, *rest]) == 2
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_whatif_refuses_an_older_schema(capsys, hier_file, tmp_path):
+    document = json.loads(Path(hier_file).read_text())
+    document["schema_version"] = 0
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document))
+    assert main(["whatif", str(old), "--set", "serial.time=x2"]) == 2
+    assert "schema version 0" in capsys.readouterr().err
