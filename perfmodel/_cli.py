@@ -13,7 +13,13 @@ import sys
 
 from ._errors import InputError
 
-COMMAND_MODULES = ("._cli_fit",)
+COMMAND_MODULES = (
+    "._cli_fit",
+    "._cli_plot",
+    "._cli_analysis",
+    "._cli_collective",
+    "._cli_sweep",
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -4,14 +4,23 @@ import math
 import sys
 
 from ._cli import format_table, parse_assignments, parse_list, print_json, to_float
+from ._cli_analysis import load_with_changes, SET_HELP
+from ._cli_collective import (
+    add_collective_options,
+    fit_with_collectives,
+    print_collective_extra,
+    uses_collectives,
+)
+from ._cli_plot import check_report_path
 from ._data import load_benchmarks
 from ._datasets import dataset_path, list_datasets, load_dataset
 from ._errors import InputError
 from ._fit import fit, FitResult, LOSSES
-from ._io import fit_to_dict, load_fit, save_fit
+from ._io import fit_to_dict, save_fit
 from ._presets import build, FAMILIES
 from ._query import amdahl_bound, diminishing_returns, optimal_gpus
-from ._select import CRITERIA, fit_auto, Selection
+from ._select import CRITERIA, DEFAULT_CRITERION, fit_auto, MARGIN, Selection
+from ._uncertainty import METHODS, predict_interval
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
@@ -21,18 +30,26 @@ def register(subparsers, parser_class) -> None:
     p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
+    add_collective_options(p)
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
+    p.add_argument(
+        "--report", metavar="PATH", help="also write a report: .html (self-contained) or .md"
+    )
     p.set_defaults(run=_run_fit)
 
     p = subparsers.add_parser("predict", help="predict step time at GPU counts")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
+    _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
     p.set_defaults(run=_run_predict)
 
     p = subparsers.add_parser("optimal", help="best GPU count and diminishing returns")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     _add_optimal_options(p)
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
+    _add_interval_options(p, "adds an interval on both GPU counts")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_optimal)
 
@@ -55,9 +72,10 @@ def _add_fit_options(p) -> None:
     )
     p.add_argument(
         "--criterion",
-        default="aicc",
+        default=DEFAULT_CRITERION,
         choices=CRITERIA,
-        help="model selection criterion for --model auto",
+        help=f"model selection criterion for --model auto (default {DEFAULT_CRITERION}); "
+        "the first candidate is kept unless another scores clearly better",
     )
     p.add_argument(
         "--loss",
@@ -118,6 +136,21 @@ def _add_optimal_options(p) -> None:
         "--efficiency-floor",
         type=float,
         help="diminishing returns once efficiency falls below this",
+    )
+
+
+def _add_interval_options(p, what: str) -> None:
+    p.add_argument(
+        "--interval",
+        type=float,
+        metavar="LEVEL",
+        help=f"probability of a central interval, e.g. 0.9; {what}",
+    )
+    p.add_argument(
+        "--method",
+        default="laplace",
+        choices=METHODS,
+        help="interval by the Laplace approximation (default) or a vmapped bootstrap",
     )
 
 
@@ -198,7 +231,11 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
     )
     print(format_table(rows))
     if selection is not None:
-        print(f"\ncandidates (by {selection.criterion}, lower is better):")
+        print(
+            f"\ncandidates (by {selection.criterion}, lower is better; the first, physical "
+            "family is kept unless another is lower by more than "
+            f"{MARGIN[selection.criterion]:g}):"
+        )
         print(format_table(_selection_rows(selection)))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -216,9 +253,16 @@ def _load_csv(args):
 
 
 def _run_fit(args) -> int:
+    if args.report:
+        check_report_path(args.report)
     data = _load_csv(args)
-    result, selection = fit_from_args(args, data)
     extra = {}
+    if uses_collectives(args):
+        selection = None
+        fix, bounds = _parse_fix(args.fix), _parse_bounds(args.bound)
+        result, extra = fit_with_collectives(args, data, fix, bounds)
+    else:
+        result, selection = fit_from_args(args, data)
     if selection is not None:
         extra["selection"] = {
             "criterion": selection.criterion,
@@ -226,22 +270,42 @@ def _run_fit(args) -> int:
         }
     if args.output:
         save_fit(result, args.output, extra)
+    if args.report:
+        from ._report import write_report
+
+        written = write_report(result, args.report, selection=selection)
+        print("wrote " + ", ".join(written), file=sys.stderr)
     if args.json:
         print_json({**fit_to_dict(result), **extra})
     else:
         _print_fit(result, selection)
+        print_collective_extra(extra)
         if args.output:
             print(f"\nwrote {args.output}")
     return 0
 
 
-def prediction_rows(result: FitResult, gpus) -> list[dict]:
+def _bound(value) -> float | None:
+    # JSON has no inf: an unbounded end (parameters the data leave open) is null.
+    return float(value) if math.isfinite(value) else None
+
+
+def prediction_rows(
+    result: FitResult, gpus, interval: float | None = None, method: str = "laplace"
+) -> list[dict]:
     predicted = result.predict(gpus)
+    band = None if interval is None else predict_interval(result, gpus, interval, method)
     rows = []
     for i, n in enumerate(gpus):
         row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
+        if band is not None:
+            row["time_s_lo"] = _bound(band["time_s_lo"][i])
+            row["time_s_hi"] = _bound(band["time_s_hi"][i])
         if "throughput" in predicted:
             row["throughput"] = float(predicted["throughput"][i])
+            if band is not None:
+                row["throughput_lo"] = _bound(band["throughput_lo"][i])
+                row["throughput_hi"] = _bound(band["throughput_hi"][i])
         row["speedup"] = float(predicted["speedup"][i])
         row["efficiency"] = float(predicted["efficiency"][i])
         rows.append(row)
@@ -249,9 +313,9 @@ def prediction_rows(result: FitResult, gpus) -> list[dict]:
 
 
 def _run_predict(args) -> int:
-    result = load_fit(args.fit)
+    result = load_with_changes(args.fit, args.set)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
-    rows = prediction_rows(result, gpus)
+    rows = prediction_rows(result, gpus, args.interval, args.method)
     if args.json:
         print_json(rows)
     else:
@@ -260,6 +324,11 @@ def _run_predict(args) -> int:
             f"{result.family} fit of {result.data.source} (time_s in {unit}, "
             f"speedup vs 1 GPU, {result.precision})"
         )
+        if args.interval is not None:
+            print(
+                f"_lo/_hi: {args.interval:.0%} prediction interval for a new measurement "
+                f"({args.method}; empty: unbounded)"
+            )
         print(format_table(rows))
     return 0
 
@@ -267,6 +336,9 @@ def _run_predict(args) -> int:
 def optimal_document(result: FitResult, args) -> dict:
     if args.max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
+    interval = dict(
+        interval=getattr(args, "interval", None), method=getattr(args, "method", "laplace")
+    )
     best = optimal_gpus(
         result,
         max_gpus=args.max_gpus,
@@ -274,12 +346,14 @@ def optimal_document(result: FitResult, args) -> dict:
         price_per_gpu_hour=args.price_per_gpu_hour,
         deadline_s=args.deadline,
         multiple_of=args.multiple_of,
+        **interval,
     )
     knee = diminishing_returns(
         result,
         threshold=args.threshold,
         efficiency_floor=args.efficiency_floor,
         max_gpus=args.max_gpus,
+        **interval,
     )
     document = {
         "gpus": best.gpus,
@@ -304,24 +378,39 @@ def optimal_document(result: FitResult, args) -> dict:
     }
     if result.target == "throughput":
         document["throughput"] = 1.0 / best.time_s
+    if interval["interval"] is not None:
+        document["interval"] = {"level": interval["interval"], "method": interval["method"]}
+        document["gpus_interval"] = list(best.gpus_interval)
+        document["diminishing_returns"]["gpus_interval"] = list(knee.gpus_interval)
     return document
+
+
+def _interval_text(document: dict, counts) -> str:
+    if counts is None:
+        return ""
+    lo, hi = counts
+    upper = "beyond the search" if hi is None else str(hi)
+    lower = "none" if lo is None else str(lo)
+    return f" ({document['interval']['level']:.0%} interval {lower} to {upper})"
 
 
 def _print_optimal(document: dict) -> None:
     knee = document["diminishing_returns"]
     limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
-    print(f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}")
+    spread = _interval_text(document, document.get("gpus_interval"))
+    print(f"optimal ({document['objective']}): {document['gpus']} GPUs{spread}{limit}")
     print(
         f"  step time {document['time_s']:.4g} s, speedup {document['speedup']:.3g}x, "
         f"efficiency {document['efficiency']:.1%}"
     )
     if document["cost_per_step"] is not None:
         print(f"  cost per step {document['cost_per_step']:.4g}")
+    spread = _interval_text(document, knee.get("gpus_interval"))
     if knee["gpus"] is None:
-        print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")
+        print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs{spread}")
     else:
         print(
-            f"diminishing returns from {knee['gpus']} GPUs ({knee['criterion']}): "
+            f"diminishing returns from {knee['gpus']} GPUs{spread} ({knee['criterion']}): "
             f"one more GPU adds {knee['marginal_speedup']:.3g}x, "
             f"efficiency {knee['efficiency']:.1%}"
         )
@@ -330,7 +419,7 @@ def _print_optimal(document: dict) -> None:
 
 
 def _run_optimal(args) -> int:
-    document = optimal_document(load_fit(args.fit), args)
+    document = optimal_document(load_with_changes(args.fit, args.set), args)
     if args.json:
         print_json(document)
     else:
@@ -350,7 +439,7 @@ def _run_demo(args) -> int:
         starts=64,
         seed=0,
         model=args.model,
-        criterion="aicc",
+        criterion=DEFAULT_CRITERION,
         weak_scaling=False,
     )
     data = load_dataset(args.dataset)

@@ -58,3 +58,47 @@ def load_dataset(name: str) -> Benchmarks:
     path = dataset_path(name)
     data = load_benchmarks(path)
     return dataclasses.replace(data, source=os.path.basename(path))
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclLogInfo:
+    """One shipped nccl-tests log (``datasets/nccl/``), from its row in SOURCES.md."""
+
+    name: str
+    collective: str
+    n_ranks: int
+    rows: int
+    hardware: str
+    source: str
+
+
+def list_nccl_logs() -> list[NcclLogInfo]:
+    """Every shipped nccl-tests log, in the order of its table in ``datasets/SOURCES.md``."""
+    infos = []
+    for line in (datasets_dir() / "SOURCES.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].endswith(".log"):
+            name = cells[0].removesuffix(".log")
+            infos.append(NcclLogInfo(name, cells[1], int(cells[2]), int(cells[3]), *cells[4:]))
+    return infos
+
+
+def nccl_log_info(name: str) -> NcclLogInfo:
+    """The shipped log `name` (with or without ``.log``); a clear error for others."""
+    infos = {i.name: i for i in list_nccl_logs()}
+    info = infos.get(name.removesuffix(".log"))
+    if info is None or not (datasets_dir() / "nccl" / f"{info.name}.log").is_file():
+        raise InputError(f"no shipped nccl-tests log {name!r}; shipped: {', '.join(infos)}")
+    return info
+
+
+def load_nccl_log(name: str):
+    """Parse a shipped nccl-tests log with its collective and rank count (a DataFrame as
+    `parse_nccl_tests` returns), e.g. ``load_nccl_log("nccl_tests_44_2x2080ti")``."""
+    from ._nccl import parse_nccl_tests
+
+    info = nccl_log_info(name)
+    path = datasets_dir() / "nccl" / f"{info.name}.log"
+    frame = parse_nccl_tests(path, collective=info.collective, n_ranks=info.n_ranks)
+    frame.attrs["source"] = path.name
+    return frame

@@ -260,6 +260,13 @@ def fit(
     fix, bounds = dict(fix or {}), dict(bounds or {})
     if isinstance(model, str):
         model = build(model)
+    if model.family == "pmnf":
+        from ._empirical import is_searched
+        from ._search import fit_pmnf  # imports this module
+
+        if is_searched(model):
+            options = dict(n_starts=n_starts, adam_steps=adam_steps, lbfgs_steps=lbfgs_steps)
+            return fit_pmnf(model, data, loss=loss, fix=fix, bounds=bounds, seed=seed, **options)
     free = _check_options(model, data, loss, fix, bounds)
     with jax.enable_x64(True):
         return _fit_float64(
@@ -340,6 +347,18 @@ def _raw_covariance(params, static, config, time_s, target, loss) -> np.ndarray 
     return cov
 
 
+def _negligible(model, name, config, predicted) -> bool:
+    """True when moving `name` to either edge of its default range changes no prediction
+    (1e-9 relative): its term contributes nothing, like a time the fit drove towards 0
+    but whose gradient vanished before it reached the edge."""
+    limit = _RAW_LIMIT[model.parameter_specs()[name].kind]
+    for edge in (-limit, limit):
+        moved = np.asarray(_set_raw(model, {name: edge})(config))
+        if np.all(np.abs(moved / predicted - 1.0) < 1e-9):
+            return True
+    return False
+
+
 def _result(params, static, data, loss, value, gnorm, steps, fix, bounds) -> FitResult:
     fitted = eqx.combine(params, static)
     config, time_s = data.to_config(), jnp.asarray(data.time_s)
@@ -358,6 +377,7 @@ def _result(params, static, data, loss, value, gnorm, steps, fix, bounds) -> Fit
         raw = float(specs[name].to_raw(fitted.parameters()[name]))
         spec = specs[name]
         at_default_limit = abs(raw) >= _RAW_LIMIT[spec.kind] - 1e-6
+        at_default_limit = at_default_limit or _negligible(fitted, name, config, predicted)
         if at_default_limit and name not in bounds:
             warnings.append(
                 f"{name} is not identifiable: the fit pushed it to the edge of its "

@@ -41,6 +41,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
     try:
         with os.fdopen(handle, mode) as stream:
             yield stream
+        # mkstemp makes the file private (0600); give it the permissions open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,4 +1,5 @@
-"""Named model families users pick from: `amdahl`, `usl`, `data_parallel`."""
+"""Named model families users pick from: `amdahl`, `usl`, `data_parallel`, `hybrid`,
+`pmnf`."""
 
 from collections.abc import Callable
 import math
@@ -6,9 +7,12 @@ import math
 import jax
 
 from ._collectives import Collective, HierarchicalAllReduce
+from ._empirical import pmnf
 from ._errors import InputError
+from ._hybrid import hybrid
 from ._model import OVERLAP, ScalingModel
 from ._terms import CoherencyTerm, ComputeTerm, HostToDeviceTerm, SerialTerm
+from ._weak import weak_data_parallel
 
 
 def amdahl(*, weak: bool = False) -> ScalingModel:
@@ -77,6 +81,9 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "amdahl": amdahl,
     "usl": usl,
     "data_parallel": data_parallel,
+    "hybrid": hybrid,
+    "pmnf": pmnf,
+    "weak_data_parallel": weak_data_parallel,
 }
 
 

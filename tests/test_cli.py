@@ -55,7 +55,7 @@ def test_fit_auto_json(capsys, tmp_path):
     assert status == 0
     document = json.loads(out)
     families = {c["family"] for c in document["selection"]["candidates"]}
-    assert families == {"usl", "amdahl"}
+    assert families == {"usl", "amdahl", "pmnf"}
     assert document["model"]["family"] in families
 
 

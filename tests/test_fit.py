@@ -147,7 +147,7 @@ def test_fit_works_with_x64_disabled_and_keeps_float64(usl_truth):
 def test_auto_selection_reports_every_candidate(usl_fit):
     selection = pm.fit_auto(usl_fit.data)
     families = [c.family for c in selection.candidates]
-    assert set(families) == {"usl", "amdahl"}
+    assert set(families) == {"usl", "amdahl", "pmnf"}
     assert selection.best.family == "usl"  # the coherency term is real in this data
 
 

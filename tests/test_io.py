@@ -67,3 +67,16 @@ def test_failed_write_leaves_no_file(usl_fit, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         pm.save_fit(usl_fit, path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_written_files_follow_the_umask(usl_fit, tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "fit.json"
+    old = os.umask(0o022)
+    try:
+        pm.save_fit(usl_fit, path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
