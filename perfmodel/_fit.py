@@ -19,7 +19,7 @@ from ._config import Config
 from ._data import Benchmarks
 from ._errors import InputError
 from ._model import ScalingModel
-from ._optimise import multistart_adam, project, refine_lbfgs
+from ._optimise import minimise, project
 from ._presets import build
 
 LOSSES = ("log", "squared", "huber")
@@ -300,18 +300,11 @@ def _fit_float64(
     lower, upper = _raw_bounds(model, free, bounds)
     starts = project(starts, lower, upper)
     args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target)
-    ends, values = multistart_adam(objective, starts, lower, upper, adam_steps, args)
-    best = int(jnp.argmin(values))
-    if not np.isfinite(float(values[best])):
+    found = minimise(objective, starts, lower, upper, adam_steps, lbfgs_steps, args)
+    if found is None:
         raise InputError(f"{data.source}: every start gave a non-finite loss")
-    start = jax.tree_util.tree_map(lambda x: x[best], ends)
-    params, value, gnorm, iterations = refine_lbfgs(
-        objective, start, lower, upper, lbfgs_steps, args
-    )
-    if not float(value) <= float(values[best]):
-        params, value = start, values[best]
-    steps = adam_steps + int(iterations)
-    return _result(params, static, data, loss, float(value), float(gnorm), steps, fix, bounds)
+    params, value, gnorm, steps = found
+    return _result(params, static, data, loss, value, gnorm, steps, fix, bounds)
 
 
 def _raw_covariance(params, static, config, time_s, target, loss) -> np.ndarray | None:

@@ -25,7 +25,7 @@ from ._errors import InputError
 from ._fit import _raw_bounds, _RAW_LIMIT, _result, _start_values, FitResult, LOSSES, objective
 from ._links import collective_term, term_collective
 from ._model import ScalingModel
-from ._optimise import multistart_adam, project, refine_lbfgs
+from ._optimise import minimise, project
 from ._presets import build
 
 
@@ -214,19 +214,12 @@ def _fit_float64(
     scale = means[group]
     args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target, index,
             coll_config, coll_time, jnp.asarray(scale), weight)  # fmt: skip
-    ends, values = multistart_adam(joint_objective, starts, lower, upper, adam_steps, args)
-    best = int(jnp.argmin(values))
-    if not np.isfinite(float(values[best])):
+    found = minimise(joint_objective, starts, lower, upper, adam_steps, lbfgs_steps, args)
+    if found is None:
         raise InputError(f"{data.source}: every start gave a non-finite loss")
-    start = jax.tree_util.tree_map(lambda x: x[best], ends)
-    params, value, gnorm, iterations = refine_lbfgs(
-        joint_objective, start, lower, upper, lbfgs_steps, args
-    )
-    if not float(value) <= float(values[best]):
-        params, value = start, values[best]
+    params, value, gnorm, steps = found
     fitted = eqx.combine(params, static)
-    steps = adam_steps + int(iterations)
-    result = _result(params, static, data, loss, float(value), float(gnorm), steps, fix, bounds)
+    result = _result(params, static, data, loss, value, gnorm, steps, fix, bounds)
     predicted = np.asarray(fitted.terms[index](coll_config), dtype=np.float64)
     result = _joint_uncertainty(
         result, fitted, params, static, config, time_s, data.target, loss, index,

@@ -73,3 +73,25 @@ def refine_lbfgs(objective, start, lower, upper, steps: int, args: tuple):
     p, _, count = jax.lax.while_loop(keep_going, step, (start, optimiser.init(start), 0))
     value, grad = jax.value_and_grad(loss)(p)
     return p, value, optax.tree_utils.tree_norm(grad), count
+
+
+def minimise(objective, starts, lower, upper, adam_steps: int, lbfgs_steps: int, args: tuple):
+    """Multi-start Adam, then L-BFGS from the best end point.
+
+    The refinement is kept only if it does not raise the objective.
+
+    Returns:
+        ``(params, value, gradient_norm, steps)``, or None when every start gave a
+        non-finite objective.
+    """
+    ends, values = multistart_adam(objective, starts, lower, upper, adam_steps, args)
+    best = int(jnp.argmin(values))
+    if not jnp.isfinite(values[best]):
+        return None
+    start = jax.tree_util.tree_map(lambda x: x[best], ends)
+    params, value, gnorm, iterations = refine_lbfgs(
+        objective, start, lower, upper, lbfgs_steps, args
+    )
+    if not float(value) <= float(values[best]):
+        params, value = start, values[best]
+    return params, float(value), float(gnorm), adam_steps + int(iterations)
