@@ -26,7 +26,7 @@ import optax
 from ._collective_data import group_keys, measurements
 from ._collectives import collective_time
 from ._errors import InputError
-from ._fit import HUBER_DELTA, LOSSES
+from ._fit import convergence, HUBER_DELTA, LOSSES
 from ._optimise import multistart_adam, project, refine_lbfgs
 
 FACTORS = ("nominal", "fitted")
@@ -452,15 +452,7 @@ def _result(
         _group_fit(i, op, n, rows, group == i, physical, free, at_edge, factor, loss, warnings)
         for i, (op, n) in enumerate(keys)
     )
-    tolerance = 1e-6 * max(1.0, value)
-    converged = gnorm <= tolerance
-    message = (
-        "converged"
-        if converged
-        else f"not converged: gradient norm {gnorm:.3g} > {tolerance:.3g} after {steps} steps"
-    )
-    if warnings:
-        message += "; " + "; ".join(warnings)
+    converged, message = convergence(value, gnorm, steps, warnings)
     return CollectiveFit(
         groups=groups,
         factor=factor,

@@ -352,6 +352,20 @@ def _negligible(model, name, config, predicted) -> bool:
     return False
 
 
+def convergence(value: float, gnorm: float, steps: int, warnings) -> tuple[bool, str]:
+    """Whether a fit reached a stationary point, and a readable message with its warnings."""
+    tolerance = 1e-6 * max(1.0, value)
+    converged = gnorm <= tolerance
+    message = (
+        "converged"
+        if converged
+        else f"not converged: gradient norm {gnorm:.3g} > {tolerance:.3g} after {steps} steps"
+    )
+    if warnings:
+        message += "; " + "; ".join(warnings)
+    return converged, message
+
+
 def _result(params, static, data, loss, value, gnorm, steps, fix, bounds) -> FitResult:
     fitted = eqx.combine(params, static)
     config, time_s = data.to_config(), jnp.asarray(data.time_s)
@@ -393,15 +407,7 @@ def _result(params, static, data, loss, value, gnorm, steps, fix, bounds) -> Fit
                     f"{name} is poorly determined: its Laplace standard error is a "
                     f"factor of {math.exp(min(s, 50.0)):.3g} on its value"
                 )
-    tolerance = 1e-6 * max(1.0, value)
-    converged = gnorm <= tolerance
-    message = (
-        "converged"
-        if converged
-        else f"not converged: gradient norm {gnorm:.3g} > {tolerance:.3g} after {steps} steps"
-    )
-    if warnings:
-        message += "; " + "; ".join(warnings)
+    converged, message = convergence(value, gnorm, steps, warnings)
     return FitResult(
         model=_to_numpy_leaves(fitted),
         data=data,
