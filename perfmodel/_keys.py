@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 import dataclasses
 import functools
+import math
 
 import equinox as eqx
 import jax
@@ -20,12 +21,14 @@ import numpy as np
 from ._config import Config
 from ._hybrid import layout_checks, memory_per_gpu
 from ._model import ScalingModel
-from ._stream import outer_digits, Plan
+from ._stream import chunk_indices, outer_digits, Plan
 
 INT_DTYPE = {"float32": "int32", "float64": "int64"}
 # Subtracted from a score's bits: 0 maps to −OFFSET, +inf to −1.
 OFFSET = {"float32": 0x7F800001, "float64": 0x7FF0000000000001}
 _COMPILER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfmodel-compile")
+# Primitives that move or repeat values without computing (XLA fuses them away).
+_MOVES = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,31 +96,56 @@ def keys(walk: Walk, leaves, fixed, values):
 
 @functools.lru_cache(maxsize=32)
 def evaluator(walk: Walk):
-    """``(args, rows) → keys (P, R)``: the rows decoded from their index, evaluated.
+    """``(args, indices, shape) → keys``: the configurations at `indices`, evaluated.
 
-    `args` is ``(model leaves, fixed values, outer axis values, inner axis values)``.
-    Each inner axis gets its own dimension and the rows the last one: outer values have
-    shape (1, …, 1, R), the i-th inner axis (1, …, n_i, …, 1). A quantity is then
-    computed on the sub-grid of the axes it depends on (XLA keeps those intermediates
-    small), and the full-size work vectorises along the rows. Column j of a row is the
-    C-order index over the inner axes.
+    `args` is ``(model leaves, fixed values, outer axis values, inner axis values)``;
+    `indices` holds the index of each outer, then inner, axis: integer arrays that
+    broadcast to `shape`, the shape of the keys returned. A chunk gives each axis a
+    dimension of its own (`_stream.chunk_indices`), so every quantity is computed on the
+    sub-grid of the axes it depends on, and only the few that depend on all of them on
+    the whole block.
     """
-    plan = walk.plan
 
-    def evaluate(args, rows):
+    def evaluate(args, indices, shape):
         leaves, fixed, outer_values, inner_values = args
-        k = len(walk.inner)
-        digits = outer_digits(plan, rows)
-        values = {
-            n: t[d].reshape((1,) * k + (-1,)) for n, t, d in zip(walk.outer, outer_values, digits)
-        }
-        for i, (n, t) in enumerate(zip(walk.inner, inner_values)):
-            values[n] = t.reshape((1,) * i + (-1,) + (1,) * (k - i))
-        out = keys(walk, leaves, fixed, values)
-        shape = tuple(len(t) for t in inner_values) + (rows.shape[0],)
-        return jnp.broadcast_to(out, shape).reshape(plan.inner_width, rows.shape[0])
+        tables = (*outer_values, *inner_values)
+        values = {n: t[i] for n, t, i in zip((*walk.outer, *walk.inner), tables, indices)}
+        return jnp.broadcast_to(keys(walk, leaves, fixed, values), shape)
 
     return evaluate
+
+
+def operations(walk: Walk, args) -> dict[tuple[bool, ...], int]:
+    """The operations of a chunk's evaluation, counted by the `Plan.dims` they vary along.
+
+    Read from the traced evaluation (`jax.make_jaxpr`, no compilation) with every
+    dimension of the chunk in its own place, where an operation's shape says which
+    dimensions it varies along.
+    """
+    plan = dataclasses.replace(walk.plan, order=None, merged=0)
+    evaluate = evaluator(walk)
+    traced = jax.make_jaxpr(lambda a: evaluate(a, chunk_indices(plan, jnp.int32(0))[0], plan.shape))
+    counts: dict[tuple[bool, ...], int] = {}
+
+    def visit(jaxpr):
+        for equation in jaxpr.eqns:
+            calls = [  # the jaxprs of nested calls (jit, custom derivatives, …)
+                p
+                for value in equation.params.values()
+                for p in (value if isinstance(value, (tuple, list)) else (value,))
+                if hasattr(p, "eqns") or hasattr(getattr(p, "jaxpr", None), "eqns")
+            ]
+            for sub in calls:
+                visit(sub if hasattr(sub, "eqns") else sub.jaxpr)
+            moves = equation.primitive.name in _MOVES
+            for var in equation.outvars if not calls and not moves else ():
+                shape = getattr(var.aval, "shape", ())
+                if len(shape) == len(plan.dims):
+                    mask = tuple(n > 1 for n in shape)
+                    counts[mask] = counts.get(mask, 0) + 1
+
+    visit(traced(args).jaxpr)
+    return counts
 
 
 def score_of(keys_: np.ndarray, precision: str) -> np.ndarray:
@@ -147,11 +175,16 @@ class _Signature:
 
 @functools.lru_cache(maxsize=32)
 def _compile_ranker(walk: Walk, signature: _Signature) -> Future:
-    evaluate = evaluator(walk)
-    k = min(walk.plan.top_k, walk.plan.inner_width)
+    plan, evaluate = walk.plan, evaluator(walk)
+    k = min(plan.top_k, plan.inner_width)
+    columns = np.arange(plan.inner_width, dtype=np.int32)
+    strides = [math.prod(plan.inner_sizes[i + 1 :]) for i in range(len(plan.inner_sizes))]
+    inner = [(columns // s % n)[None, :] for s, n in zip(strides, plan.inner_sizes)]
 
     def rank(args, rows):
-        negated, cols = jax.lax.top_k(-evaluate(args, rows).T, k)
+        outer = [d[:, None] for d in outer_digits(plan, rows)]
+        found = evaluate(args, [*outer, *inner], (rows.shape[0], plan.inner_width))
+        negated, cols = jax.lax.top_k(-found, k)
         return -negated, cols
 
     def compile_():
@@ -187,10 +220,19 @@ def best_in_rows(walk: Walk, args, rows: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def flops_per_config(walk: Walk, args) -> float | None:
-    """XLA's count of element-wise operations per configuration (from the ranker)."""
+    """XLA's count of element-wise operations per configuration evaluating a chunk.
+
+    From the cost analysis of one chunk's evaluation, lowered (not compiled): each
+    operation counts the entries of the sub-grid it is computed on.
+    """
+    plan, evaluate = walk.plan, evaluator(walk)
+
+    def chunk(args, index):
+        return evaluate(args, chunk_indices(plan, index)[0], plan.shape)
+
     try:
-        cost = ranker(walk, args).result().cost_analysis()
+        cost = jax.jit(chunk).lower(args, np.int32(0)).cost_analysis()
         cost = cost[0] if isinstance(cost, (list, tuple)) else cost
-        return float(cost["flops"]) / (walk.plan.rows_per_chunk * walk.plan.inner_width)
+        return float(cost["flops"]) / (plan.rows_per_chunk * plan.inner_width)
     except Exception:  # backend dependent: not every backend reports costs
         return None

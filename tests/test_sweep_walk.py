@@ -1,0 +1,238 @@
+"""The factorised walk of `sweep`'s stream: chunk boxes, ragged ends, layouts, folds.
+
+Synthetic keys (a random table over the grid, so every configuration is known) are
+streamed through `_stream.stream` with walks chosen for their edge cases and with
+several layouts of the chunk, and the reductions are compared with brute force.
+"""
+
+import dataclasses
+import functools
+import itertools
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_sweep import FIXED, OPTIONS
+
+import perfmodel as pm
+from perfmodel import _keys, _stream, _sweep
+
+BIG = np.iinfo(np.int32).max
+
+
+def _table(outer, inner, seed: int = 0) -> np.ndarray:
+    """Distinct keys (feasible < 0 ≤ out of memory), a fifth invalid, C order."""
+    total = math.prod((*outer, *inner))
+    rng = np.random.default_rng(seed)
+    keys = rng.permutation(np.arange(total, dtype=np.int64) - total // 3).astype(np.int32)
+    keys[rng.random(total) < 0.2] = BIG
+    return keys
+
+
+@functools.cache
+def _evaluator(sizes: tuple[int, ...]):
+    strides = [math.prod(sizes[i + 1 :]) for i in range(len(sizes))]
+
+    def evaluate(args, indices, shape):
+        (table,) = args
+        flat = sum(jnp.asarray(i, jnp.int32) * s for i, s in zip(indices, strides))
+        return jnp.broadcast_to(table[flat], shape)
+
+    return evaluate
+
+
+def _plan(outer, inner, limit, group_axes=1, top_k=4, **layout) -> _stream.Plan:
+    block_axes, span = _stream.walk_shape(outer, math.prod(inner), limit)
+    plan = _stream.Plan(
+        outer_sizes=outer,
+        inner_sizes=inner,
+        group_axes=group_axes,
+        block_axes=block_axes,
+        span=span,
+        top_k=top_k,
+        key_dtype="int32",
+        counts=True,
+    )
+    return dataclasses.replace(plan, **layout)
+
+
+def check_stream(plan: _stream.Plan, devices, seed: int = 0) -> None:
+    """The stream's reductions of a random key table equal brute force."""
+    table = _table(plan.outer_sizes, plan.inner_sizes, seed)
+    evaluate = _evaluator((*plan.outer_sizes, *plan.inner_sizes))
+    found = _stream.stream(plan, evaluate, (table,), devices, progress=False)
+    keys = table.reshape(plan.rows, plan.inner_width)
+    assert found.valid == (keys < BIG).sum() and found.feasible == (keys < 0).sum()
+    row_keys, rows = keys.min(axis=1), np.arange(plan.rows)
+    best = np.lexsort((rows, row_keys))[: plan.top_k]
+    np.testing.assert_array_equal(found.top_keys[: len(best)], row_keys[best])
+    np.testing.assert_array_equal(found.top_rows[: len(best)], rows[best])
+    assert (found.top_keys[len(best) :] == BIG).all()  # fewer rows than k
+    per_group = row_keys.reshape(plan.groups, -1)
+    np.testing.assert_array_equal(found.group_keys, per_group.min(axis=1))
+    first = np.argmax(per_group == per_group.min(axis=1, keepdims=True), axis=1)
+    starts = np.arange(plan.groups) * plan.rows_per_group
+    np.testing.assert_array_equal(found.group_rows, starts + first)
+
+
+# (outer sizes, inner sizes, configurations per chunk, group axes): the walks' edge cases.
+WALKS = {
+    # 7 values of the split axis in spans of 3: the last span of each run is ragged.
+    "ragged span": ((5, 7, 3), (2, 3), 60, 1),
+    # One outer axis, T·P above the chunk: no block axis, the axis itself split.
+    "single outer axis": ((11,), (4,), 12, 1),
+    "no outer axes": ((), (3, 4), 64, 0),
+    "all outer axes in one chunk": ((2, 3), (2,), 100, 2),
+    # One row per chunk (span 1, no block axes), groups over two axes.
+    "one row per chunk": ((3, 5), (7,), 10, 2),
+    "no inner axes": ((6, 5), (), 8, 1),
+}
+
+
+def test_walk_shape_cases():
+    assert _stream.walk_shape((5, 7, 3), 6, 60) == (1, 3)  # 7 = 3 + 3 + 1
+    assert _stream.walk_shape((11,), 4, 12) == (0, 3)  # 11 = 3 + 3 + 3 + 2
+    assert _stream.walk_shape((), 12, 64) == (0, 1)
+    assert _stream.walk_shape((2, 3), 2, 100) == (2, 1)
+    assert _stream.walk_shape((3, 5), 7, 10) == (0, 1)
+    assert _stream.walk_shape((7,), 1, 6) == (0, 4)  # 7 = 4 + 3 rather than 6 + 1
+    plan = _plan((5, 7, 3), (2, 3), 60)
+    assert (plan.span, plan.spans, plan.chunks, plan.rows_per_chunk) == (3, 3, 15, 9)
+    assert plan.dims == (3, 3, 2, 3) and plan.shape == plan.dims
+
+
+def _layouts(plan: _stream.Plan):
+    """Natural, columns first, columns last with merged dimensions, and XLA's reduce."""
+    dims = range(len(plan.dims))
+    outer = [d for d in dims if d <= plan.block_axes][::-1]  # reversed: rows transposed
+    inner = [d for d in dims if d > plan.block_axes]
+    yield plan
+    yield dataclasses.replace(plan, order=(*inner, *outer), merged=min(2, len(dims)))
+    yield dataclasses.replace(plan, order=(*outer, *inner[::-1]), merged=min(3, len(dims)))
+    yield dataclasses.replace(plan, pipelined=False)
+
+
+@pytest.mark.parametrize("name", WALKS)
+def test_stream_equals_brute_force(name):
+    outer, inner, limit, groups = WALKS[name]
+    for plan in _layouts(_plan(outer, inner, limit, groups)):
+        check_stream(plan, jax.devices()[:1], seed=len(name))
+
+
+def test_stream_over_three_devices_equals_brute_force():
+    # Chunks not a multiple of the lanes: some lanes walk past the last chunk.
+    script = textwrap.dedent(
+        f"""
+        import sys, jax
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        import test_sweep_walk as t
+        assert len(jax.devices()) == 3
+        for name in ("ragged span", "single outer axis", "one row per chunk"):
+            outer, inner, limit, groups = t.WALKS[name]
+            for plan in list(t._layouts(t._plan(outer, inner, limit, groups)))[:2]:
+                t.check_stream(plan, jax.devices())
+        print("three lanes ok")
+        """
+    )
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=3"}
+    env["JAX_PLATFORMS"] = "cpu"
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "three lanes ok" in done.stdout
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 6, 7, 8, 13])
+def test_fold_equals_reductions(n):
+    x = np.random.default_rng(n).integers(-50, 50, (n, 3)).astype(np.int32)
+    double = lambda v: 2 * v  # noqa: E731
+    for axis, data in ((0, x), (1, x.T)):
+        np.testing.assert_array_equal(_stream._fold(data, jnp.minimum, axis), data.min(axis))
+        np.testing.assert_array_equal(
+            _stream._fold(data, jnp.add, axis, double), 2 * data.sum(axis)
+        )
+
+
+def test_arrange_keeps_columns_together_and_vectorises():
+    # The benchmark's shape: hardware axes outer, the layout's inner but for tp.
+    plan = _plan((10, 3, 4, 4), (2, 8, 8, 5), 2**16)
+    assert plan.dims == (2, 3, 4, 4, 2, 8, 8, 5)
+    # Most operations vary along the layout axes (tp, pp, micro-batches, batch), few
+    # along the hardware ones: the layout goes outermost, the hardware innermost.
+    layout = {3, 5, 6, 7}
+    operations = {}
+    for d in range(8):
+        mask = tuple(i == d or (d in layout and i in layout) for i in range(8))
+        operations[mask] = 20 if d in layout else 2
+    arranged = _stream.arrange(plan, operations)
+    assert sorted(arranged.order) == list(range(8))
+    columns = [d > plan.block_axes for d in arranged.order]
+    assert columns == sorted(columns, reverse=True) or columns == sorted(columns)
+    assert arranged.order[-1] not in layout and arranged.shape[-1] >= _stream._VECTOR
+    assert math.prod(arranged.shape) == math.prod(plan.dims)
+    assert arranged.tallies >= arranged.rows_per_chunk
+    check_stream(arranged, jax.devices()[:1])
+
+
+def test_operations_follow_the_axes_each_quantity_depends_on():
+    # Amdahl's time does not depend on the price: only the price's own lookup (index
+    # wrap-around and gather) varies along its dimension, the whole model along gpus'.
+    model = pm.amdahl().with_parameters({"serial.time": 0.1})
+    axes = {"gpus": np.arange(1.0, 9.0), "price_per_gpu_hour": np.array([1.0, 2.0, 3.0])}
+    request = _sweep._request(
+        model,
+        axes,
+        fixed={},
+        objective="time",
+        per=[],
+        top_k=3,
+        pareto=False,
+        counts=True,
+        chunk_size=None,
+        max_configs=None,
+        precision="float64",
+        devices=None,
+    )
+    _, walk, args = _sweep._run(request, False)
+    plan = dataclasses.replace(walk.plan, order=None, merged=0)
+    operations = _keys.operations(dataclasses.replace(walk, plan=plan), args)
+    assert walk.inner == tuple(axes) and plan.dims == (1, 8, 3)
+
+    def along(dim):
+        return sum(n for mask, n in operations.items() if mask[dim])
+
+    assert 0 < along(2) <= 4 and along(1) > 5 * along(2)
+    assert along(0) == 0  # the span of a grid without outer axes: one value
+
+
+def test_sweep_without_outer_axes_equals_brute_force():
+    # Nothing per axis and no Pareto front: every axis is inner, the grid one row.
+    model = pm.hybrid(**OPTIONS)
+    axes = {"tp": [1, 2, 4, 8], "pp": [1, 2, 4], "microbatches": [1, 2, 4, 8]}
+    fixed = {**FIXED, "gpus": 16.0, "global_batch": 128.0}
+    found = pm.sweep(
+        model,
+        axes,
+        fixed=fixed,
+        per=[],
+        pareto=False,
+        top_k=5,
+        precision="float64",
+        progress=False,
+    )
+    grid = np.array(list(itertools.product(*axes.values())), dtype=float)
+    config = pm.Config(**fixed, **{n: grid[:, i] for i, n in enumerate(axes)})
+    code = np.asarray(pm.layout_status(config))
+    score = np.where(code == 0, np.asarray(model(config)), np.inf)
+    order = np.argsort(score, kind="stable")
+    assert found.valid == ((code == 0) | (code == len(pm.REASONS) - 1)).sum()
+    assert found.feasible == (code == 0).sum() >= 5
+    top = [tuple(row) for row in found.top[list(axes)].to_numpy()]
+    assert top == [tuple(grid[i]) for i in order[:5]]
