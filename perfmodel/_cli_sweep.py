@@ -215,6 +215,17 @@ def register(subparsers, parser_class) -> None:
         action=argparse.BooleanOptionalAction,
         help="show progress on stderr (default: on a terminal, for long sweeps)",
     )
+    p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="join a multi-host JAX cluster first (jax.distributed.initialize: Slurm and "
+        "Open MPI are detected, elsewhere give the three options below); run the same "
+        "command in every process: they sweep together and only process 0 prints and "
+        "writes",
+    )
+    p.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0")
+    p.add_argument("--num-processes", type=int, help="with --distributed: processes in all")
+    p.add_argument("--process-id", type=int, help="with --distributed: this process's index")
     p.set_defaults(run=_run_sweep)
 
 
@@ -318,7 +329,31 @@ def _print(result: SweepResult, space: Space) -> None:
         show("Pareto front (time against cost per sample)", result.pareto)
 
 
+def _join_cluster(args) -> bool:
+    """Initialise `jax.distributed`; True on the process that reports (process 0)."""
+    import jax
+
+    given = {
+        "coordinator_address": args.coordinator,
+        "num_processes": args.num_processes,
+        "process_id": args.process_id,
+    }
+    if not args.distributed:
+        used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        if used:
+            raise InputError(f"{used[0]}: only with --distributed")
+        return True
+    # Collectives between CPU processes (GPUs use NCCL whatever this says).
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    try:
+        jax.distributed.initialize(**{k: v for k, v in given.items() if v is not None})
+    except (RuntimeError, ValueError) as error:
+        raise InputError(f"--distributed: could not join a JAX cluster: {error}")
+    return jax.process_index() == 0
+
+
 def _run_sweep(args) -> int:
+    reporter = _join_cluster(args)
     space = load_space(args.space)
     options = _options(space, args)
     try:
@@ -331,6 +366,8 @@ def _run_sweep(args) -> int:
         )
     except InputError as error:
         raise InputError(f"{space.source}: {error}")
+    if not reporter:
+        return 0
     document = result_document(result, space)
     if args.output:
         with atomic_write(args.output) as stream:
