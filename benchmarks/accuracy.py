@@ -5,7 +5,8 @@ shared with calibration.py), predict the larger counts, and score the mean absol
 percentage error (MAPE) of the measured quantity (throughput, or time) on them. Series
 with fewer than 4 distinct training GPU counts are skipped and listed. A second, broader
 protocol (``--holdout largest``) predicts only the largest GPU count from all the others
-and needs 3 training counts, which most shipped series have.
+and needs 3 training counts, which most shipped series have; ``--holdout largest2``
+predicts the two largest, further ahead.
 
 Methods, all on the same split:
 
@@ -29,7 +30,8 @@ Run from the repository root (about 3 minutes on 2 CPU cores)::
     python benchmarks/accuracy.py
     python benchmarks/accuracy.py --extrap-python /tmp/extrap-venv/bin/python
     python benchmarks/accuracy.py --compare     # also every criterion and family
-    python benchmarks/accuracy.py --holdout largest     # 93 series, about 5 minutes
+    python benchmarks/accuracy.py --holdout largest     # 94 series, about 5 minutes
+    python benchmarks/accuracy.py --holdout largest2    # 21 series, two counts ahead
 """
 
 import argparse
@@ -44,7 +46,7 @@ import warnings
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-MIN_TRAIN_COUNTS = {"half": 4, "largest": 3}
+MIN_TRAIN_COUNTS = {"half": 4, "largest": 3, "largest2": 3}
 FAR_WORSE = 2.0  # "far worse than Amdahl": more than this factor on MAPE ...
 FAR_WORSE_FLOOR = 1.0  # ... and more than this many percentage points
 
@@ -185,6 +187,7 @@ def perfmodel_methods(compare: bool) -> dict:
 
     methods = {"perfmodel": lambda train: pm.fit_auto(train).best}
     if compare:
+        methods["auto/no-average"] = lambda t: pm.fit_auto(t, average=False).best
         for criterion in CRITERIA:
             if criterion != DEFAULT_CRITERION:
                 methods[f"auto/{criterion}"] = lambda t, c=criterion: (
@@ -197,12 +200,13 @@ def perfmodel_methods(compare: bool) -> dict:
 
 def holdout_split(data, holdout: str):
     """``(train, test)``: ``"half"`` is `_split.split` (counts up to half the largest);
-    ``"largest"`` holds out the largest GPU count only."""
+    ``"largest"`` holds out the largest GPU count only, ``"largest2"`` the two largest."""
     from _split import split, subset
 
     if holdout == "half":
         return split(data)
-    keep = data.gpus < data.gpus.max()
+    held = np.unique(data.gpus)[-2:] if holdout == "largest2" else [data.gpus.max()]
+    keep = ~np.isin(data.gpus, held)
     return subset(data, keep), subset(data, ~keep)
 
 
@@ -369,7 +373,11 @@ def report(records, skipped, labels, extrap_note, holdout="half") -> str:
     lines.append("")
     lines.append(f"Extra-P: {extrap_note}.")
     lines.append("")
-    rule = "up to half the largest" if holdout == "half" else "below the largest"
+    rule = {
+        "half": "up to half the largest",
+        "largest": "below the largest",
+        "largest2": "below the two largest",
+    }[holdout]
     lines.append(
         f"Skipped ({len(skipped)} series with fewer than {MIN_TRAIN_COUNTS[holdout]} "
         f"distinct GPU counts {rule}): "
@@ -392,8 +400,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--holdout",
         default="half",
-        choices=("half", "largest"),
-        help="held-out GPU counts: those above half the largest (default), or the largest",
+        choices=("half", "largest", "largest2"),
+        help="held-out GPU counts: those above half the largest (default), the largest, "
+        "or the two largest",
     )
     parser.add_argument("--only", help="comma-separated series names")
     parser.add_argument("--extrap-runner", action="store_true", help=argparse.SUPPRESS)

@@ -3,6 +3,7 @@
 import math
 import sys
 
+from ._average import AVERAGED_FAMILY
 from ._cli import format_table, parse_assignments, parse_list, print_json, to_float
 from ._cli_analysis import load_with_changes, SET_HELP
 from ._cli_collective import (
@@ -76,6 +77,14 @@ def _add_fit_options(p) -> None:
         choices=CRITERIA,
         help=f"model selection criterion for --model auto (default {DEFAULT_CRITERION}); "
         "the first candidate is kept unless another scores clearly better",
+    )
+    p.add_argument(
+        "--no-average",
+        dest="average",
+        action="store_false",
+        help="with --model auto, keep the chosen weak_data_parallel fit instead of its "
+        "average with Amdahl's law (both least squares on throughput), which "
+        "extrapolates more safely from few GPU counts",
     )
     p.add_argument(
         "--loss",
@@ -182,7 +191,13 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
     if args.starts < 1:
         raise InputError(f"--starts must be ≥ 1, got {args.starts}")
     if args.model == "auto":
-        selection = fit_auto(data, criterion=args.criterion, weak=args.weak_scaling, **options)
+        selection = fit_auto(
+            data,
+            criterion=args.criterion,
+            weak=args.weak_scaling,
+            average=args.average,
+            **options,
+        )
         return selection.best, selection
     if args.model not in FAMILIES:
         raise InputError(f"unknown model {args.model!r}; valid: auto, {', '.join(FAMILIES)}")
@@ -202,6 +217,10 @@ def _selection_rows(selection: Selection) -> list[dict]:
         }
         for c in selection.candidates
     ]
+
+
+def _averaged(selection: Selection) -> bool:
+    return selection.candidates[0].family == AVERAGED_FAMILY
 
 
 def _print_fit(result: FitResult, selection: Selection | None) -> None:
@@ -234,7 +253,9 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
         print(
             f"\ncandidates (by {selection.criterion}, lower is better; the first, physical "
             "family is kept unless another is lower by more than "
-            f"{MARGIN[selection.criterion]:g}):"
+            f"{MARGIN[selection.criterion]:g}"
+            + ("; the chosen one is then averaged with amdahl" if _averaged(selection) else "")
+            + "):"
         )
         print(format_table(_selection_rows(selection)))
     for warning in result.warnings:
@@ -441,6 +462,7 @@ def _run_demo(args) -> int:
         model=args.model,
         criterion=DEFAULT_CRITERION,
         weak_scaling=False,
+        average=True,
     )
     data = load_dataset(args.dataset)
     result, selection = fit_from_args(fit_args, data)

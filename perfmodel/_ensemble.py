@@ -36,6 +36,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 import numpy as np
 
+from ._average import averaged_parameters, nested_fit
 from ._config import Config
 from ._errors import InputError
 from ._fit import _raw_bounds, FitResult, objective
@@ -331,18 +332,43 @@ def _origins(problem: _Problem) -> list[tuple[np.ndarray, np.ndarray, float]]:
 
 
 def _refit_rows(problem: _Problem, times, weights) -> tuple[np.ndarray, np.ndarray]:
-    """Flat stored parameters and losses of refits to each row of `times`/`weights`."""
+    """Flat stored parameters and losses of refits to each row of `times`/`weights`.
+
+    An averaged fit (`_average`) is refitted the way it was made: both of its fits are
+    refitted to every row and their step times averaged.
+    """
+    flat, values = _refits_of(problem.fit, problem.config, times, weights)
+    if not problem.fit.averaged_with:
+        return flat, values
+    nested = nested_fit(problem.fit)
+    nested_flat, nested_values = _refits_of(nested, problem.config, times, weights)
+    specs, nested_specs = problem.fit.model.parameter_specs(), nested.model.parameter_specs()
+    full = {n: np.exp(flat[:, i]) for i, n in enumerate(problem.names)}
+    part = {n: np.exp(nested_flat[:, i]) for i, n in enumerate(_flat_names(nested))}
+    if any(specs[n].kind != "time" for n in full) or any(
+        nested_specs[n].kind != "time" for n in part
+    ):
+        raise InputError(f"{problem.fit.data.source}: only averages of times can be refitted")
+    averaged = averaged_parameters(full, part)
+    flat = np.log(np.stack([averaged[n] for n in problem.names], axis=1))
+    return flat, np.where(np.isfinite(nested_values), values, np.inf)
+
+
+def _refits_of(fit: FitResult, config, times, weights) -> tuple[np.ndarray, np.ndarray]:
+    """Refits of `fit`'s free parameters from its optimum, flat stored values and losses."""
+    params, static, _ = _partition(fit)
+    lower, upper = _raw_bounds(eqx.combine(params, static), list(fit.free), fit.bounds)
     ends, values = _refits(
-        problem.params,
-        problem.lower,
-        problem.upper,
+        params,
+        lower,
+        upper,
         500,
-        problem.static,
-        problem.config,
+        static,
+        config,
         jnp.asarray(times),
         jnp.asarray(weights),
-        problem.fit.loss_kind,
-        problem.fit.target,
+        fit.loss_kind,
+        fit.target,
     )
     return np.asarray(jax.vmap(lambda p: ravel_pytree(p)[0])(ends)), np.asarray(values)
 

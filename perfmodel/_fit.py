@@ -77,6 +77,8 @@ class FitResult:
         warnings: identifiability and convergence warnings.
         config_defaults: config values used for predictions at new GPU counts.
         precision: floating-point precision the fit ran in.
+        averaged_with: the family whose fit this one averages in (`_average`: the
+            mean step time of two fits, refitted together by the bootstrap), or "".
     """
 
     model: ScalingModel
@@ -96,6 +98,7 @@ class FitResult:
     warnings: tuple[str, ...]
     config_defaults: dict[str, float]
     precision: str = "float64"
+    averaged_with: str = ""
 
     @property
     def family(self) -> str:
@@ -281,6 +284,26 @@ def fit(
             lbfgs_steps,
             seed,
         )
+
+
+def fit_at(model: ScalingModel, data: Benchmarks, loss: str = "log") -> FitResult:
+    """A `FitResult` for `model` exactly as given, without optimising it.
+
+    Residuals, R², MAPE and the Gauss-Newton covariance are evaluated at the model's
+    parameters (a point built from other fits, such as an average of two of them).
+    `converged` and the message report whether that point is stationary for `loss`.
+    """
+    free = _check_options(model, data, loss, {}, {})
+    with jax.enable_x64(True):
+        model = jax.tree_util.tree_map(
+            lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, model
+        )
+        params, static = eqx.partition(model, model.raw_leaf_mask(set(free)))
+        time_s = jnp.asarray(data.time_s)
+        args = (static, data.to_config(), time_s, jnp.ones_like(time_s), loss, data.target)
+        value, gradient = jax.value_and_grad(objective)(params, *args)
+        gnorm = optax.tree_utils.tree_norm(gradient)
+        return _result(params, static, data, loss, float(value), float(gnorm), 0, {}, {})
 
 
 def _fit_float64(

@@ -82,7 +82,11 @@ def fit_to_dict(fit: FitResult) -> dict:
         "perfmodel_version": package_version(),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "precision": fit.precision,
-        "model": {"family": fit.family, "options": dict(fit.model.options)},
+        "model": {
+            "family": fit.family,
+            "options": dict(fit.model.options),
+            "averaged_with": fit.averaged_with,
+        },
         "target": fit.target,
         "parameters": parameters,
         "free": list(fit.free),
@@ -187,4 +191,5 @@ def _from_dict(document: dict, source: str) -> FitResult:
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],
+        averaged_with=spec.get("averaged_with", ""),
     )

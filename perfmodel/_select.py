@@ -6,6 +6,7 @@ import math
 import jax
 import numpy as np
 
+from ._average import average_with_amdahl, AVERAGED_FAMILY, can_average, DESCRIPTION
 from ._data import Benchmarks
 from ._empirical import hypotheses_of, is_searched, pmnf, with_exponents
 from ._errors import InputError
@@ -141,6 +142,7 @@ def fit_auto(
     criterion: str = DEFAULT_CRITERION,
     weak: bool = False,
     models: list[ScalingModel] | None = None,
+    average: bool = True,
     **fit_options,
 ) -> Selection:
     """Fit each candidate family and keep the best by `criterion`.
@@ -156,6 +158,10 @@ def fit_auto(
             cross-validation, in mean squared log error).
         weak: weak scaling for every family.
         models: candidates to try instead of `candidate_models(data)`, preferred first.
+        average: when `weak_data_parallel` is chosen for throughput data with the
+            default log loss and nothing fixed or bounded, return instead its average
+            with Amdahl's law (`_average`: both fitted by least squares on throughput),
+            listed first among the candidates.
         fit_options: passed to `fit` (loss, fix, bounds, ...).
     """
     if criterion not in CRITERIA:
@@ -201,4 +207,11 @@ def fit_auto(
         if challenger.score < best.score - 1e-9 * max(1.0, abs(best.score)):
             best = challenger
     ordered = sorted(candidates, key=lambda c: (c.fit is None, c is not best, c.score))
+    customised = fit_options.get("fix") or fit_options.get("bounds")
+    if average and not customised and fit_options.get("loss", "log") == "log":
+        if can_average(best.fit.model, data):
+            options = {k: fit_options[k] for k in ("n_starts", "seed") if k in fit_options}
+            averaged = average_with_amdahl(data, **options)
+            chosen = Candidate(AVERAGED_FAMILY, best.parameters, averaged, math.nan, DESCRIPTION)
+            return Selection(averaged, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))
