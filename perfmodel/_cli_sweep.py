@@ -226,6 +226,14 @@ def register(subparsers, parser_class) -> None:
     p.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0")
     p.add_argument("--num-processes", type=int, help="with --distributed: processes in all")
     p.add_argument("--process-id", type=int, help="with --distributed: this process's index")
+    p.add_argument(
+        "--init-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="with --distributed: how long to wait for every process to join (JAX aborts "
+        "the process when they do not; default 120)",
+    )
     p.set_defaults(run=_run_sweep)
 
 
@@ -343,11 +351,24 @@ def _join_cluster(args) -> bool:
         if used:
             raise InputError(f"{used[0]}: only with --distributed")
         return True
-    # Collectives between CPU processes (GPUs use NCCL whatever this says).
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    address = args.coordinator
+    if address is not None:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise InputError(f"--coordinator: expected HOST:PORT, got {address!r}")
+    if args.init_timeout <= 0:
+        raise InputError(f"--init-timeout: expected seconds > 0, got {args.init_timeout:g}")
     try:
-        jax.distributed.initialize(**{k: v for k, v in given.items() if v is not None})
-    except (RuntimeError, ValueError) as error:
+        # Collectives between CPU processes (GPUs use NCCL whatever this says).
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except AttributeError:  # a JAX without the option: GPU and TPU clusters still work
+        pass
+    try:
+        jax.distributed.initialize(
+            **{k: v for k, v in given.items() if v is not None},
+            initialization_timeout=int(math.ceil(args.init_timeout)),
+        )
+    except Exception as error:  # JAX's own errors, whatever their class
         raise InputError(f"--distributed: could not join a JAX cluster: {error}")
     return jax.process_index() == 0
 
@@ -361,7 +382,7 @@ def _run_sweep(args) -> int:
             space.model,
             space.axes,
             fixed=space.fixed,
-            progress=args.progress,
+            progress=args.progress if reporter else False,
             **options,
         )
     except InputError as error:

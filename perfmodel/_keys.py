@@ -81,6 +81,7 @@ def keys(walk: Walk, leaves, fixed, values):
     model = set_raw(model, {n: v for n, v in values.items() if n in walk.params})
     config = Config(**fixed, **{n: v for n, v in values.items() if n not in walk.params})
     scores = score(walk, model(config), config)
+    scores = jnp.where(scores == 0.0, 0.0, scores)  # −0.0 would rank as the worst bits
     checks = layout_checks(config, walk.hybrid)
     valid = checks[0] & checks[1] & checks[2] & checks[3]
     finite = (scores >= 0.0) & (scores < jnp.inf)

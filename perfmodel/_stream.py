@@ -535,12 +535,16 @@ def stream(
     chunks = plan.chunks
     per_lane = -(-chunks // lanes)
     if (per_lane * lanes + 1) * plan.rows_per_chunk >= _ROW_LIMIT:
-        raise ValueError("too many rows for int32 indices")
+        raise ValueError(
+            f"{plan.rows} rows of {plan.inner_width} configurations (with padding) exceed "
+            f"the {_ROW_LIMIT} rows int32 indices reach; give the last axes more values "
+            "and the first ones fewer, so that more configurations share a row"
+        )
     run = compile_stream(plan, evaluate, tuple(devices))
     show = sys.stderr.isatty() if progress is None else progress
     width = plan.rows * plan.inner_width / chunks  # configurations per chunk, on average
-    # Per-row counters stay below 2**31 within one call.
-    most_steps = max(1, (2**31 - 1) // (plan.inner_width * 2))
+    # Counters stay below 2**31 within one call, summed over every device too.
+    most_steps = max(1, (2**31 - 1) // (plan.inner_width * 2 * lanes))
     done, steps, began, first = 0, 1, time.perf_counter(), 0.0
     merged = None
     valid = feasible = 0

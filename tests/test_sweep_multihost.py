@@ -247,3 +247,6 @@ def test_cluster_options_need_distributed(tmp_path, capsys):
 
     assert main(["sweep", str(tmp_path / "x.toml"), "--process-id", "1"]) == 2
     assert "--process-id: only with --distributed" in capsys.readouterr().err
+    assert main(["sweep", str(tmp_path / "x.toml"), "--distributed", "--coordinator", "h"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["perfmodel: error: --coordinator: expected HOST:PORT, got 'h'"]
