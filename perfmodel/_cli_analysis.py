@@ -100,7 +100,7 @@ def _finite(document):
 
 def _header(result: FitResult) -> str:
     unit = "per unit of work" if result.target == "throughput" else "per step"
-    return f"{result.family} fit of {result.data.source} (times in seconds {unit})"
+    return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
 
 
 # explain ------------------------------------------------------------------------------

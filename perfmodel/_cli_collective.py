@@ -197,7 +197,7 @@ def fit_with_collectives(args, data, fix: dict, bounds: dict):
     if args.starts < 1:
         raise InputError(f"--starts must be ≥ 1, got {args.starts}")
     model = link_model(args, data)
-    options = dict(loss=args.loss, bounds=bounds, n_starts=args.starts, seed=args.seed)
+    options = dict(loss=args.loss or "log", bounds=bounds, n_starts=args.starts, seed=args.seed)
     if args.with_collective:
         try:
             joint = fit_joint(

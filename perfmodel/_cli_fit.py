@@ -88,10 +88,11 @@ def _add_fit_options(p) -> None:
     )
     p.add_argument(
         "--loss",
-        default="log",
+        default=None,
         choices=LOSSES,
         help="log (relative error, default), squared (least squares on the "
-        "measured quantity) or huber (robust to outliers)",
+        "measured quantity) or huber (robust to outliers); giving it turns off "
+        "--model auto's average with Amdahl's law",
     )
     p.add_argument(
         "--weak-scaling",
@@ -201,6 +202,7 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
         return selection.best, selection
     if args.model not in FAMILIES:
         raise InputError(f"unknown model {args.model!r}; valid: auto, {', '.join(FAMILIES)}")
+    options["loss"] = options["loss"] or "log"
     return fit(build(args.model, weak=args.weak_scaling), data, **options), None
 
 
@@ -209,7 +211,9 @@ def _selection_rows(selection: Selection) -> list[dict]:
         {
             "family": c.family,
             "parameters": c.parameters,
-            selection.criterion: c.score if math.isfinite(c.score) else "undefined",
+            selection.criterion: c.score
+            if math.isfinite(c.score)
+            else ("—" if c.family == AVERAGED_FAMILY else "undefined"),
             "mape_percent": None if c.fit is None else c.fit.mape,
             "chosen": c.fit is selection.best,
             "note": c.reason
@@ -342,7 +346,7 @@ def _run_predict(args) -> int:
     else:
         unit = "s per unit of work" if result.target == "throughput" else "s per step"
         print(
-            f"{result.family} fit of {result.data.source} (time_s in {unit}, "
+            f"{result.label} fit of {result.data.source} (time_s in {unit}, "
             f"speedup vs 1 GPU, {result.precision})"
         )
         if args.interval is not None:
@@ -454,7 +458,7 @@ def _run_demo(args) -> int:
     path = dataset_path(args.dataset)
     print(f"perfmodel demo: fitting the shipped dataset {args.dataset} ({path.name})\n")
     fit_args = SimpleNamespace(
-        loss="log",
+        loss=None,
         fix=None,
         bound=None,
         starts=64,

@@ -108,6 +108,13 @@ class FitResult:
     def target(self) -> str:
         return self.data.target
 
+    @property
+    def label(self) -> str:
+        """The family, with the one averaged into it (its parameters then mix both)."""
+        if self.averaged_with:
+            return f"{self.family} averaged with {self.averaged_with}"
+        return self.family
+
     def parameters(self) -> dict[str, float]:
         """Fitted physical parameter values by name (float64)."""
         with jax.enable_x64(True):

@@ -11,6 +11,7 @@ import tempfile
 import jax
 import numpy as np
 
+from ._average import can_average
 from ._data import Benchmarks
 from ._errors import InputError
 from ._fit import _to_numpy_leaves, FitResult
@@ -191,5 +192,17 @@ def _from_dict(document: dict, source: str) -> FitResult:
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],
-        averaged_with=spec.get("averaged_with", ""),
+        averaged_with=_averaged_with(spec.get("averaged_with", ""), model, data, source),
     )
+
+
+def _averaged_with(value, model, data: Benchmarks, source: str) -> str:
+    """The saved `averaged_with`, checked: "" or "amdahl" on a model that can average."""
+    if value in ("", None):
+        return ""
+    if value != "amdahl" or not can_average(model, data):
+        raise InputError(
+            f'{source}: model.averaged_with: expected "" or "amdahl" (with a ring '
+            f"weak_data_parallel model of throughput), got {value!r}"
+        )
+    return value

@@ -219,7 +219,7 @@ def _draw_measurements(ax, c: Curves, *, mark: bool = True) -> None:
     curve = c.predicted["throughput"] if throughput else c.predicted["time_s"]
     if c.band is not None:
         ax.fill_between(c.gpus, *c.band, color="tab:blue", alpha=0.18, lw=0, label=c.band_note)
-    ax.plot(c.gpus, curve, color="tab:blue", lw=2, label=f"{fit.family} fit")
+    ax.plot(c.gpus, curve, color="tab:blue", lw=2, label=f"{fit.label} fit")
     distinct = len(np.unique(data.gpus))
     ax.plot(
         data.gpus,
@@ -432,7 +432,7 @@ def figure(
     _draw_breakdown(axes[1, 1], c, relative=relative_breakdown)
     if title is None:
         title = (
-            f"{os.path.basename(fit.data.source)}: {fit.family} fit ({fit.loss_kind} loss), "
+            f"{os.path.basename(fit.data.source)}: {fit.label} fit ({fit.loss_kind} loss), "
             f"MAPE {fit.mape:.2f}%, R² {fit.r2:.4f}"
         )
     fig.suptitle(title, fontsize=12)

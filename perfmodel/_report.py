@@ -227,7 +227,7 @@ def _sections(fit: FitResult, c: Curves, compared, level: float) -> list[_Table]
     tables = [_Table("Answers", _answer_rows(fit, c)), _sensitivity_table(fit, c)]
     note = "Values in SI units; times are per step"
     note += " (per unit of work: 1/throughput)." if fit.target == "throughput" else "."
-    tables.append(_Table(f"Fitted parameters: {fit.family}", _parameter_rows(fit, level), note))
+    tables.append(_Table(f"Fitted parameters: {fit.label}", _parameter_rows(fit, level), note))
     if compared is not None:
         criterion, rows = compared
         tables.append(_Table(f"Candidate families (by {criterion}, lower is better)", rows))
@@ -242,7 +242,7 @@ def _summary(fit: FitResult) -> list[str]:
     lines = [
         f"{data.gpus.size} measurements of {data.target} at {len(np.unique(data.gpus))} GPU "
         f"counts ({int(data.gpus.min())}–{int(data.gpus.max())}) from {data.source}.",
-        f"Model {fit.family}, {fit.loss_kind} loss, {fit.precision}: R² {fit.r2:.4f}, "
+        f"Model {fit.label}, {fit.loss_kind} loss, {fit.precision}: R² {fit.r2:.4f}, "
         f"MAPE {fit.mape:.2f}%, {fit.message.split(';')[0]}.",
     ]
     return lines + [f"Warning: {w}" for w in fit.warnings]

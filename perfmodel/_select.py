@@ -158,14 +158,16 @@ def fit_auto(
             cross-validation, in mean squared log error).
         weak: weak scaling for every family.
         models: candidates to try instead of `candidate_models(data)`, preferred first.
-        average: when `weak_data_parallel` is chosen for throughput data with the
-            default log loss and nothing fixed or bounded, return instead its average
+        average: when `weak_data_parallel` is chosen for throughput data, no loss is
+            given (log is the default) and nothing is fixed or bounded, return its average
             with Amdahl's law (`_average`: both fitted by least squares on throughput),
             listed first among the candidates.
         fit_options: passed to `fit` (loss, fix, bounds, ...).
     """
     if criterion not in CRITERIA:
         raise InputError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
+    loss_given = fit_options.get("loss") is not None
+    fit_options = {**fit_options, "loss": fit_options.get("loss") or "log"}
     fixed = set(fit_options.get("fix") or ())
     distinct = data.distinct_configs()
     candidates = []
@@ -208,10 +210,11 @@ def fit_auto(
             best = challenger
     ordered = sorted(candidates, key=lambda c: (c.fit is None, c is not best, c.score))
     customised = fit_options.get("fix") or fit_options.get("bounds")
-    if average and not customised and fit_options.get("loss", "log") == "log":
+    if average and not customised and not loss_given:
         if can_average(best.fit.model, data):
-            options = {k: fit_options[k] for k in ("n_starts", "seed") if k in fit_options}
+            options = {k: v for k, v in fit_options.items() if k not in ("loss", "fix", "bounds")}
             averaged = average_with_amdahl(data, **options)
-            chosen = Candidate(AVERAGED_FAMILY, best.parameters, averaged, math.nan, DESCRIPTION)
+            k = best.parameters + len(amdahl().parameter_specs())
+            chosen = Candidate(AVERAGED_FAMILY, k, averaged, math.nan, DESCRIPTION)
             return Selection(averaged, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))

@@ -80,9 +80,13 @@ def test_cli_no_average(tmp_path, capsys):
     assert main(["fit", str(path), "--no-average"]) == 0
     out = capsys.readouterr().out
     assert "model weak_data_parallel (log loss" in out and AVERAGED_FAMILY not in out
-    assert main(["fit", str(path)]) == 0
+    saved = tmp_path / "fit.json"
+    assert main(["fit", str(path), "-o", str(saved)]) == 0
     out = capsys.readouterr().out
     assert "model weak_data_parallel (squared loss" in out and AVERAGED_FAMILY in out
+    assert pm.load_fit(saved).averaged_with == "amdahl"
+    assert main(["fit", str(path), "--loss", "log"]) == 0
+    assert AVERAGED_FAMILY not in capsys.readouterr().out
 
 
 def test_refits_of_an_averaged_fit_average_both_refits(train):
@@ -119,3 +123,30 @@ def test_averaged_fit_round_trips_and_bootstraps(train, tmp_path):
         laplace["time_s_hi"] / laplace["time_s_lo"]
     )
     assert np.all((ratio > 0.5) & (ratio < 2.0))
+
+
+def test_a_changed_parameter_is_no_longer_an_average_and_keeps_its_intervals(train):
+    averaged = average_with_amdahl(train)
+    changed = pm.what_if(averaged, {"allreduce.latency": "x2"})
+    assert changed.averaged_with == "" and changed.label == "weak_data_parallel"
+    assert pm.what_if(averaged, {"global_batch": 32}).averaged_with == "amdahl"
+    for method in ("laplace", "bootstrap"):
+        band = pm.predict_interval(changed, [16.0, 64.0], 0.9, method=method)
+        assert np.all(band["time_s_lo"] < band["time_s"]) and np.all(np.isfinite(band["time_s_hi"]))
+
+
+def test_an_explicit_loss_is_kept(train):
+    selection = pm.fit_auto(train, loss="log")
+    assert selection.best.loss_kind == "log" and selection.best.averaged_with == ""
+
+
+def test_load_rejects_a_bad_averaged_with(train, tmp_path):
+    import json
+
+    path = tmp_path / "fit.json"
+    pm.save_fit(pm.fit("amdahl", train), path)
+    document = json.loads(path.read_text())
+    document["model"]["averaged_with"] = "amdahl"
+    path.write_text(json.dumps(document))
+    with pytest.raises(pm.InputError, match="model.averaged_with: expected"):
+        pm.load_fit(path)
