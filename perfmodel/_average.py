@@ -60,15 +60,18 @@ def _fit_nested(data: Benchmarks, **options) -> FitResult:
     return fit(amdahl(), data, loss=AVERAGED_LOSS, **options)
 
 
-def average_with_amdahl(data: Benchmarks, *, n_starts: int = 64, seed: int = 0) -> FitResult:
+def average_with_amdahl(data: Benchmarks, **fit_options) -> FitResult:
     """The averaged fit described in the module, as one `weak_data_parallel` result.
 
     Its residuals, R² and covariance are those of the averaged model; it counts as
     converged when both fits did, and its message names both.
+
+    Args:
+        data: throughput benchmarks.
+        fit_options: passed to both fits (n_starts, adam_steps, lbfgs_steps, seed).
     """
-    options = dict(loss=AVERAGED_LOSS, n_starts=n_starts, seed=seed)
-    full = fit(weak_data_parallel(), data, **options)
-    nested = _fit_nested(data, n_starts=n_starts, seed=seed)
+    full = fit(weak_data_parallel(), data, loss=AVERAGED_LOSS, **fit_options)
+    nested = _fit_nested(data, **fit_options)
     model = full.model.with_parameters(averaged_parameters(full.parameters(), nested.parameters()))
     result = fit_at(model, data, AVERAGED_LOSS)
     parts = [f"{r.family} {r.message.split(';')[0]}" for r in (full, nested)]

@@ -135,6 +135,16 @@ def test_a_changed_parameter_is_no_longer_an_average_and_keeps_its_intervals(tra
         assert np.all(band["time_s_lo"] < band["time_s"]) and np.all(np.isfinite(band["time_s_hi"]))
 
 
+def test_fit_options_reach_both_fits(train):
+    options = dict(n_starts=8, adam_steps=200, lbfgs_steps=100, seed=1)
+    selection = pm.fit_auto(train, **options)
+    assert selection.best.averaged_with == "amdahl"
+    expected = average_with_amdahl(train, **options)
+    np.testing.assert_allclose(
+        selection.best.predict([64.0])["time_s"], expected.predict([64.0])["time_s"], rtol=1e-12
+    )
+
+
 def test_an_explicit_loss_is_kept(train):
     selection = pm.fit_auto(train, loss="log")
     assert selection.best.loss_kind == "log" and selection.best.averaged_with == ""
