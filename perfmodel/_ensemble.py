@@ -39,7 +39,7 @@ import numpy as np
 from ._average import averaged_parameters, nested_fit
 from ._config import Config
 from ._errors import InputError
-from ._fit import _raw_bounds, FitResult, objective
+from ._fit import _raw_bounds, as_float64, FitResult, objective
 from ._model import ScalingModel
 from ._optimise import refine_lbfgs
 
@@ -194,14 +194,8 @@ class Ensemble:
         return varying, shared
 
 
-def _float64(model):
-    return jax.tree_util.tree_map(
-        lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, model
-    )
-
-
 def _partition(fit: FitResult):
-    model = _float64(fit.model)
+    model = as_float64(fit.model)
     params, static = eqx.partition(model, model.raw_leaf_mask(set(fit.free)))
     _, unravel = ravel_pytree(params)
     return params, static, unravel
@@ -209,7 +203,7 @@ def _partition(fit: FitResult):
 
 def _flat_names(fit: FitResult) -> tuple[str, ...]:
     """The free parameter names in the order `ravel_pytree` lays out their leaves."""
-    model = _float64(fit.model)
+    model = as_float64(fit.model)
     marked = model
     for i, name in enumerate(fit.free):
         marked = eqx.tree_at(model._leaf_getter(name), marked, jnp.asarray(float(i)))

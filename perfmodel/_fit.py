@@ -151,6 +151,13 @@ class FitResult:
         return out
 
 
+def as_float64(tree):
+    """`tree` with every array leaf as a float64 JAX array (call inside x64)."""
+    return jax.tree_util.tree_map(
+        lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, tree
+    )
+
+
 def _to_numpy_leaves(model: ScalingModel) -> ScalingModel:
     # NumPy leaves follow the caller's precision when used later (float32 unless x64).
     return jax.tree_util.tree_map(
@@ -302,9 +309,7 @@ def fit_at(model: ScalingModel, data: Benchmarks, loss: str = "log") -> FitResul
     """
     free = _check_options(model, data, loss, {}, {})
     with jax.enable_x64(True):
-        model = jax.tree_util.tree_map(
-            lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, model
-        )
+        model = as_float64(model)
         params, static = eqx.partition(model, model.raw_leaf_mask(set(free)))
         time_s = jnp.asarray(data.time_s)
         args = (static, data.to_config(), time_s, jnp.ones_like(time_s), loss, data.target)
@@ -316,9 +321,7 @@ def fit_at(model: ScalingModel, data: Benchmarks, loss: str = "log") -> FitResul
 def _fit_float64(
     model, data, loss, fix, bounds, free, n_starts, adam_steps, lbfgs_steps, seed
 ) -> FitResult:
-    model = jax.tree_util.tree_map(
-        lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, model
-    )
+    model = as_float64(model)
     model = model.with_parameters(fix)
     config = data.to_config()
     time_s = jnp.asarray(data.time_s)

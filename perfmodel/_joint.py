@@ -22,7 +22,16 @@ from ._collective_fit import fit_quality, laplace_covariance, point_loss, ring_c
 from ._config import Config
 from ._data import Benchmarks
 from ._errors import InputError
-from ._fit import _raw_bounds, _RAW_LIMIT, _result, _start_values, FitResult, LOSSES, objective
+from ._fit import (
+    _raw_bounds,
+    _RAW_LIMIT,
+    _result,
+    _start_values,
+    as_float64,
+    FitResult,
+    LOSSES,
+    objective,
+)
 from ._links import collective_term, term_collective
 from ._model import ScalingModel
 from ._optimise import minimise, project
@@ -191,9 +200,7 @@ def _fit_float64(
     model, data, rows, notes, index, per_node, weight, loss, fix, bounds, free, n_starts,
     adam_steps, lbfgs_steps, seed,
 ):  # fmt: skip
-    model = jax.tree_util.tree_map(
-        lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, model
-    )
+    model = as_float64(model)
     model = model.with_parameters(fix)
     config, time_s = data.to_config(), jnp.asarray(data.time_s)
     coll_config = Config(

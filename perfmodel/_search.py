@@ -15,7 +15,15 @@ import numpy as np
 from ._data import Benchmarks
 from ._empirical import formula, hypotheses_of, pmnf, with_exponents
 from ._errors import InputError
-from ._fit import _check_options, _raw_bounds, _result, _start_values, FitResult, objective
+from ._fit import (
+    _check_options,
+    _raw_bounds,
+    _result,
+    _start_values,
+    as_float64,
+    FitResult,
+    objective,
+)
 from ._model import ScalingModel
 from ._optimise import multistart_adam, project, refine_lbfgs
 
@@ -23,12 +31,6 @@ SEARCH_STARTS = 16  # starts per PMNF hypothesis: two positive coefficients need
 FIT_DEFAULTS = dict(
     loss="log", fix=None, bounds=None, n_starts=64, adam_steps=600, lbfgs_steps=500, seed=0
 )
-
-
-def _float64(tree):
-    return jax.tree_util.tree_map(
-        lambda x: jnp.asarray(x, dtype=jnp.float64) if eqx.is_array(x) else x, tree
-    )
 
 
 @eqx.filter_jit
@@ -82,7 +84,7 @@ def weighted_fits(
         ``(fitted, values)``: the fitted models stacked on a leading axis of size
         ``len(models)·len(weights)`` (model-major) and their losses.
     """
-    models = [_float64(m).with_parameters(fix) for m in models]
+    models = [as_float64(m).with_parameters(fix) for m in models]
     mask = models[0].raw_leaf_mask(set(free))
     lower, upper = _raw_bounds(models[0], free, bounds)
     starts, statics = [], []
@@ -178,7 +180,7 @@ def fit_pmnf(
         i, j = pairs[best]
         # Polish the chosen hypothesis with L-BFGS in the search's structure (compiled
         # once for all hypotheses), then give it its own exponents as options.
-        chosen = _float64(jax.tree_util.tree_map(lambda x: x[best], fitted))
+        chosen = as_float64(jax.tree_util.tree_map(lambda x: x[best], fitted))
         mask = chosen.raw_leaf_mask(set(free))
         start, static = eqx.partition(chosen, mask)
         lower, upper = _raw_bounds(chosen, free, options["bounds"])
@@ -190,7 +192,7 @@ def fit_pmnf(
         if not float(value) <= float(values[best]):
             params, value = start, values[best]
         polished = eqx.combine(params, static)
-        final = _float64(pmnf(i, j).with_parameters(polished.parameters()))
+        final = as_float64(pmnf(i, j).with_parameters(polished.parameters()))
         params, static = eqx.partition(final, final.raw_leaf_mask(set(free)))
         result = _result(
             params,
