@@ -79,7 +79,9 @@ from ._terms import SerialTerm as SerialTerm
 from ._uncertainty import parameter_intervals as parameter_intervals
 from ._uncertainty import predict_interval as predict_interval
 from ._weak import weak_data_parallel as weak_data_parallel
+from ._weak import weak_hierarchical as weak_hierarchical
 from ._weak import WeakAllReduceTerm as WeakAllReduceTerm
+from ._weak import WeakHierarchicalAllReduceTerm as WeakHierarchicalAllReduceTerm
 from ._whatif import compare_fits as compare_fits
 from ._whatif import Comparison as Comparison
 from ._whatif import what_if as what_if

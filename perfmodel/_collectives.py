@@ -95,6 +95,12 @@ def collective_time(
     raise ValueError(f"no {algorithm!r} algorithm for {op!r} in the α-β model")
 
 
+def node_split(ranks: ArrayLike, gpus_per_node: ArrayLike) -> tuple[Array, Array]:
+    """``(l, m)`` of `ranks` GPUs placed on nodes of `gpus_per_node`: ``l = min(ranks, G)``
+    ranks per node and ``m = max(ranks / G, 1)`` nodes."""
+    return jnp.minimum(ranks, gpus_per_node), jnp.maximum(ranks / gpus_per_node, 1.0)
+
+
 def _latency(scope: str) -> ParamSpec:
     return ParamSpec(f"log_latency{scope}", "s", "time", "latency per step")
 
@@ -201,8 +207,7 @@ class HierarchicalAllReduce(AbstractCostTerm):
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         p = config.dp
-        local = jnp.minimum(p, config.gpus_per_node)
-        nodes = jnp.maximum(p / config.gpus_per_node, 1.0)
+        local, nodes = node_split(p, config.gpus_per_node)
         size = config.message_bytes
         intra = 2.0 * collective_time(
             "reduce_scatter",

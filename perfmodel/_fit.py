@@ -222,6 +222,13 @@ def _check_options(model, data, loss, fix, bounds):
     for name, (lo, hi) in bounds.items():
         if lo is not None and hi is not None and not lo < hi:
             raise InputError(f"bound for {name!r}: expected lo < hi, got {lo}:{hi}")
+    for term in model.terms:
+        for field in term.requires:
+            if field not in data.config:
+                raise InputError(
+                    f"{data.source}: model {model.family!r} needs a {field!r} column; "
+                    f"add it to the CSV (its {term.name} term depends on it)"
+                )
     free = [n for n in specs if n not in fix]
     distinct = data.distinct_configs()
     if len(free) > distinct:

@@ -12,7 +12,7 @@ from ._errors import InputError
 from ._hybrid import hybrid
 from ._model import OVERLAP, ScalingModel
 from ._terms import CoherencyTerm, ComputeTerm, HostToDeviceTerm, SerialTerm
-from ._weak import weak_data_parallel
+from ._weak import weak_data_parallel, weak_hierarchical
 
 
 def amdahl(*, weak: bool = False) -> ScalingModel:
@@ -84,6 +84,7 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "hybrid": hybrid,
     "pmnf": pmnf,
     "weak_data_parallel": weak_data_parallel,
+    "weak_hierarchical": weak_hierarchical,
 }
 
 

@@ -54,12 +54,14 @@ class AbstractCostTerm(eqx.Module):
     """A cost term: seconds per step for one `Config`.
 
     Subclasses declare `name` (a static string, unique inside a model, that prefixes
-    parameter names), `role` (how the model combines the term), `params` and `__call__`.
+    parameter names), `role` (how the model combines the term), `params` and `__call__`,
+    and may list in `requires` the `Config` fields a fit's data must give.
     """
 
     name: eqx.AbstractVar[str]
     role: ClassVar[Role]
     params: ClassVar[dict[str, ParamSpec]]
+    requires: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def __call__(self, config: Config) -> Float[Array, "..."]:

@@ -19,6 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ._collectives import node_split
 from ._config import Config
 from ._errors import InputError
 from ._model import ScalingModel
@@ -74,6 +75,62 @@ class WeakAllReduceTerm(AbstractCostTerm):
         return self.value("latency") * hops / n + self.value("transfer") * (n - 1.0) / n**2
 
 
+class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
+    """A weak-scaled step's two-level all-reduce, in seconds per unit of work.
+
+    With G = gpus_per_node, l = min(N, G) ranks per node and m = max(N/G, 1) nodes, as in
+    `HierarchicalAllReduce`: the reduce-scatter and all-gather inside each node,
+    ``2(l−1)/l · S/β_intra``, and the ring all-reduce of each rank's ``S/l`` share
+    across the nodes, ``2(m−1)/m · S/(l·β_inter)``, shared by the ``b·N`` units of work:
+
+    ``t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)``
+
+    Both parts level off, so per-GPU throughput drops inside the first node, drops again
+    when the all-reduce leaves it, and then stays nearly flat. Latencies are left out:
+    their growth with N is Amdahl's shape, which the ring family already carries.
+
+    Fields:
+        log_transfer_intra: log t_intra = log(2S/(β_intra·b)), seconds per unit of work.
+        log_transfer_inter: log t_inter = log(2S/(β_inter·b)), seconds per unit of work.
+    """
+
+    log_transfer_intra: Float[Array, ""]
+    log_transfer_inter: Float[Array, ""]
+    name: str = eqx.field(static=True, default="allreduce")
+    role: ClassVar[Role] = "communication"
+    # Config fields a fit's data must give: Config's default of 8 GPUs per node would
+    # place the node boundary silently.
+    requires: ClassVar[tuple[str, ...]] = ("gpus_per_node",)
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "transfer_intra": ParamSpec(
+            "log_transfer_intra",
+            "s",
+            "time",
+            "gradient transfer inside a node per unit of work, 2S/(β_intra·b)",
+        ),
+        "transfer_inter": ParamSpec(
+            "log_transfer_inter",
+            "s",
+            "time",
+            "gradient transfer between nodes per unit of work, 2S/(β_inter·b)",
+        ),
+    }
+
+    def __init__(
+        self, transfer_intra: float = 1.0, transfer_inter: float = 1.0, name: str = "allreduce"
+    ):
+        self.log_transfer_intra = _positive(transfer_intra)
+        self.log_transfer_inter = _positive(transfer_inter)
+        self.name = name
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        n = config.gpus
+        local, nodes = node_split(n, config.gpus_per_node)
+        intra = self.value("transfer_intra") * (local - 1.0) / local
+        inter = self.value("transfer_inter") * (nodes - 1.0) / (nodes * local)
+        return (intra + inter) / n
+
+
 def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> ScalingModel:
     """Data-parallel training with a fixed per-GPU batch, fitted to throughput.
 
@@ -98,4 +155,30 @@ def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> Scaling
         terms=(ComputeTerm(), WeakAllReduceTerm(algorithm=algorithm)),
         family="weak_data_parallel",
         options=(("algorithm", algorithm),),
+    )
+
+
+def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch across nodes, fitted to throughput.
+
+    ``T(N) = t_c/N + t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)`` seconds per unit of
+    work, with l = min(N, G) GPUs per node and m = max(N/G, 1) nodes for G =
+    ``gpus_per_node`` (a CSV column; 8 when absent): a step of compute plus a two-level
+    all-reduce (`WeakHierarchicalAllReduceTerm`). Parameters ``compute.time``,
+    ``allreduce.transfer_intra`` and ``allreduce.transfer_inter`` (seconds per unit of
+    work). Use it when the measurements cross the node boundary: inside one node
+    ``transfer_inter`` has no effect, and when every count fills whole nodes
+    ``transfer_intra`` cannot be told apart from ``compute.time``.
+
+    Args:
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> sorted(weak_hierarchical().parameter_specs())
+        ['allreduce.transfer_inter', 'allreduce.transfer_intra', 'compute.time']
+    """
+    del weak
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakHierarchicalAllReduceTerm()), family="weak_hierarchical"
     )

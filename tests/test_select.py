@@ -90,6 +90,36 @@ def test_throughput_prefers_weak_data_parallel_and_evidence_finds_it():
     assert selection.best.family == "weak_data_parallel"
 
 
+def test_throughput_across_nodes_adds_the_hierarchical_families_and_evidence_finds_it():
+    truth = pm.weak_hierarchical().with_parameters(
+        {
+            "compute.time": 2.5e-3,
+            "allreduce.transfer_intra": 1.6e-4,
+            "allreduce.transfer_inter": 2.4e-3,
+        }
+    )
+    with jax.enable_x64(True):
+        clean = np.asarray(truth(pm.Config(gpus=GPUS, gpus_per_node=8.0)))
+    noisy = clean * np.exp(np.random.default_rng(5).normal(0.0, 0.01, GPUS.shape))
+    data = pm.from_arrays(GPUS, throughput=1.0 / noisy, gpus_per_node=8)
+    families = [m.family for m in candidate_models(data)]
+    assert families == [
+        "weak_data_parallel",
+        "amdahl",
+        "usl",
+        "pmnf",
+        "weak_hierarchical",
+        "data_parallel",
+    ]
+    # Inside one node it has nothing to add; with whole nodes only, its compute and
+    # intra-node times cannot be told apart.
+    for keep in (GPUS <= 8, GPUS >= 8):
+        part = pm.from_arrays(GPUS[keep], throughput=1.0 / noisy[keep], gpus_per_node=8)
+        assert "weak_hierarchical" not in [m.family for m in candidate_models(part)]
+    selection = pm.fit_auto(data, models=[pm.weak_data_parallel(), pm.weak_hierarchical()])
+    assert selection.best.family == "weak_hierarchical"
+
+
 def test_leave_one_out_criterion_picks_the_true_family():
     selection = pm.fit_auto(synthetic(USL, seed=4), criterion="loo", models=[pm.amdahl(), pm.usl()])
     assert selection.best.family == "usl"
