@@ -32,6 +32,7 @@ Run from the repository root (about 3 minutes on 2 CPU cores)::
     python benchmarks/accuracy.py --compare     # also every criterion and family
     python benchmarks/accuracy.py --holdout largest     # 94 series, about 5 minutes
     python benchmarks/accuracy.py --holdout largest2    # 21 series, two counts ahead
+    python benchmarks/accuracy.py --csv my_series/      # your own CSVs instead
 """
 
 import argparse
@@ -46,6 +47,10 @@ import warnings
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
+
 MIN_TRAIN_COUNTS = {"half": 4, "largest": 3, "largest2": 3}
 FAR_WORSE = 2.0  # "far worse than Amdahl": more than this factor on MAPE ...
 FAR_WORSE_FLOOR = 1.0  # ... and more than this many percentage points
@@ -195,7 +200,18 @@ def perfmodel_methods(compare: bool) -> dict:
                 )
         for family in ("amdahl", "usl", "pmnf", "weak_data_parallel"):
             methods[f"only/{family}"] = lambda t, f=family: pm.fit(f, t)
+        methods["only/weak_hierarchical"] = _fit_across_nodes
     return methods
+
+
+def _fit_across_nodes(train):
+    """`weak_hierarchical` alone, only for training counts that cross `gpus_per_node`."""
+    import perfmodel as pm
+
+    per_node = train.config.get("gpus_per_node")
+    if per_node is None or not np.any(train.gpus > per_node):
+        raise pm.InputError("the training counts do not cross the node boundary")
+    return pm.fit("weak_hierarchical", train)
 
 
 def holdout_split(data, holdout: str):
@@ -210,13 +226,14 @@ def holdout_split(data, holdout: str):
     return subset(data, keep), subset(data, ~keep)
 
 
-def collect(names, methods, holdout="half", verbose=True):
-    """Per usable series: split, measured held-out values and perfmodel's predictions."""
+def collect(series, methods, holdout="half", verbose=True):
+    """Per usable series of `series` (``(name, load)`` pairs): split, measured held-out
+    values and perfmodel's predictions."""
     import perfmodel as pm
 
     records, skipped = [], []
-    for index, name in enumerate(names):
-        data = pm.load_dataset(name)
+    for index, (name, load) in enumerate(series):
+        data = load()
         train, test = holdout_split(data, holdout)
         counts = np.unique(train.gpus)
         if len(counts) < MIN_TRAIN_COUNTS[holdout]:
@@ -256,7 +273,7 @@ def collect(names, methods, holdout="half", verbose=True):
         if verbose:
             chosen = record["family"]["perfmodel"]
             print(
-                f"[{index + 1}/{len(names)}] {name}: {chosen}, "
+                f"[{index + 1}/{len(series)}] {name}: {chosen}, "
                 f"MAPE {record['mape']['perfmodel']:.2f}%",
                 file=sys.stderr,
             )
@@ -317,7 +334,9 @@ def _summary(records, label, groups, statistic=np.median) -> float:
 def far_worse(records, label, groups, floor=FAR_WORSE_FLOOR) -> tuple[int, int]:
     """``(count, series)`` where `label`'s MAPE exceeds FAR_WORSE × Amdahl's (SciPy) and
     Amdahl's plus `floor` percentage points."""
-    chosen = [r for r in records if r["group"] in groups and label in r["mape"]]
+    chosen = [
+        r for r in records if r["group"] in groups and not np.isnan(r["mape"].get(label, np.nan))
+    ]
     bad = 0
     for r in chosen:
         ours, amdahl = r["mape"][label], r["mape"]["amdahl (scipy)"]
@@ -405,6 +424,7 @@ def main(argv=None) -> int:
         "or the two largest",
     )
     parser.add_argument("--only", help="comma-separated series names")
+    add_csv_option(parser)
     parser.add_argument("--extrap-runner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.extrap_runner:
@@ -412,16 +432,19 @@ def main(argv=None) -> int:
         print(json.dumps(_extrap_models(json.load(sys.stdin))))
         return 0
 
-    sys.path.insert(0, str(HERE))
     import perfmodel as pm
 
     warnings.simplefilter("ignore")
-    names = [info.name for info in pm.list_datasets()]
+    try:
+        series = csv_series(args.csv) if args.csv else shipped_series()
+    except pm.InputError as error:
+        print(f"accuracy.py: error: {error}", file=sys.stderr)
+        return 2
     if args.only:
-        names = [n for n in names if n in args.only.split(",")]
+        series = [(name, load) for name, load in series if name in args.only.split(",")]
     started = time.perf_counter()
     methods = perfmodel_methods(args.compare)
-    records, skipped = collect(names, methods, args.holdout)
+    records, skipped = collect(series, methods, args.holdout)
     extrap_note = add_extrap(records, args.extrap_python)
     labels = [*methods, "amdahl (scipy)", "usl (scipy)"]
     labels += [x for x in EXTRAP_LABELS.values() if any(x in r["mape"] for r in records)]

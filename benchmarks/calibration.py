@@ -19,6 +19,7 @@ Run from the repository root (about 15 minutes on 2 CPU cores)::
 
     python benchmarks/calibration.py            # prints the tables (Markdown)
     python benchmarks/calibration.py --quick    # every 4th series, default priors only
+    python benchmarks/calibration.py --csv my_series/   # your own CSVs instead
 """
 
 import argparse
@@ -31,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
 from _split import group, split  # noqa: E402
 
 import perfmodel as pm  # noqa: E402
@@ -82,12 +84,12 @@ def held_out_bands(fit, test, method, resample, prior, seed=0) -> np.ndarray:
     return np.array(bands)
 
 
-def collect(names, all_priors=True):
-    """Per series: group, training counts, log held-out times and the bands per
-    (method label, prior)."""
+def collect(series, all_priors=True):
+    """Per series of `series` (``(name, load)`` pairs): group, training counts, log
+    held-out times and the bands per (method label, prior)."""
     records = []
-    for index, name in enumerate(names):
-        train, test = split(pm.load_dataset(name))
+    for index, (name, load) in enumerate(series):
+        train, test = split(load())
         try:
             fit = pm.fit_auto(train).best
         except pm.InputError as error:
@@ -111,7 +113,7 @@ def collect(names, all_priors=True):
                     break
                 record["bands"][(label, prior)] = bands
         records.append(record)
-        print(f"[{index + 1}/{len(names)}] {name}: {fit.family}", file=sys.stderr)
+        print(f"[{index + 1}/{len(series)}] {name}: {fit.family}", file=sys.stderr)
     return records
 
 
@@ -221,6 +223,8 @@ def report(records) -> str:
         mark = " (default)" if prior == default_prior() else ""
         cells = " | ".join(f"{v:g}" for v in prior)
         lines.append(f"| {cells}{mark} | " + " | ".join(values) + " |")
+    if len(groups) < 2:  # nothing to hold out against
+        return "\n".join(lines)
     lines.append("")
     lines.append(
         "Leave-one-group-out check: the priors chosen on the other groups, by the closest "
@@ -250,13 +254,18 @@ def report(records) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="every 4th series only")
+    add_csv_option(parser)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    names = [info.name for info in pm.list_datasets()]
+    try:
+        series = csv_series(args.csv) if args.csv else shipped_series()
+    except pm.InputError as error:
+        print(f"calibration.py: error: {error}", file=sys.stderr)
+        return 2
     if args.quick:
-        names = names[::4]
+        series = series[::4]
     start = time.perf_counter()
-    records = collect(names, all_priors=not args.quick)
+    records = collect(series, all_priors=not args.quick)
     families = {}
     for r in records:
         families[r["family"]] = families.get(r["family"], 0) + 1
