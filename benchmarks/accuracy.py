@@ -205,12 +205,12 @@ def perfmodel_methods(compare: bool) -> dict:
 
 
 def _fit_across_nodes(train):
-    """`weak_hierarchical` alone, only for training counts that cross `gpus_per_node`."""
+    """`weak_hierarchical` alone, where the training counts lie on both sides of
+    `gpus_per_node` (`perfmodel.straddles_nodes`), which it needs."""
     import perfmodel as pm
 
-    per_node = train.config.get("gpus_per_node")
-    if per_node is None or not np.any(train.gpus > per_node):
-        raise pm.InputError("the training counts do not cross the node boundary")
+    if not pm.straddles_nodes(train):
+        raise pm.InputError("the training counts do not straddle the node boundary")
     return pm.fit("weak_hierarchical", train)
 
 
@@ -441,7 +441,12 @@ def main(argv=None) -> int:
         print(f"accuracy.py: error: {error}", file=sys.stderr)
         return 2
     if args.only:
-        series = [(name, load) for name, load in series if name in args.only.split(",")]
+        wanted = args.only.split(",")
+        unknown = sorted(set(wanted) - {name for name, _ in series})
+        if unknown:
+            print(f"accuracy.py: error: --only: no series {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        series = [(name, load) for name, load in series if name in wanted]
     started = time.perf_counter()
     methods = perfmodel_methods(args.compare)
     records, skipped = collect(series, methods, args.holdout)

@@ -266,6 +266,9 @@ def main(argv=None) -> int:
         series = series[::4]
     start = time.perf_counter()
     records = collect(series, all_priors=not args.quick)
+    if not records:
+        print("calibration.py: error: no series could be fitted", file=sys.stderr)
+        return 2
     families = {}
     for r in records:
         families[r["family"]] = families.get(r["family"], 0) + 1

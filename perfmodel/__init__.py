@@ -78,6 +78,7 @@ from ._terms import HostToDeviceTerm as HostToDeviceTerm
 from ._terms import SerialTerm as SerialTerm
 from ._uncertainty import parameter_intervals as parameter_intervals
 from ._uncertainty import predict_interval as predict_interval
+from ._weak import straddles_nodes as straddles_nodes
 from ._weak import weak_data_parallel as weak_data_parallel
 from ._weak import weak_hierarchical as weak_hierarchical
 from ._weak import WeakAllReduceTerm as WeakAllReduceTerm

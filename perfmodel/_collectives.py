@@ -184,6 +184,7 @@ class HierarchicalAllReduce(AbstractCostTerm):
     log_bandwidth_inter: Float[Array, ""]
     name: str = eqx.field(static=True, default="allreduce")
     role: ClassVar[Role] = "communication"
+    requires: ClassVar[tuple[str, ...]] = ("gpus_per_node",)
     params: ClassVar[dict[str, ParamSpec]] = {
         "latency_intra": _latency("_intra"),
         "bandwidth_intra": _bandwidth("_intra"),

@@ -226,8 +226,9 @@ def _check_options(model, data, loss, fix, bounds):
         for field in term.requires:
             if field not in data.config:
                 raise InputError(
-                    f"{data.source}: model {model.family!r} needs a {field!r} column; "
-                    f"add it to the CSV (its {term.name} term depends on it)"
+                    f"{data.source}: model {model.family!r} needs {field!r} in the data "
+                    f"(a CSV column, or a from_arrays argument): its {term.name} term "
+                    "depends on it"
                 )
     free = [n for n in specs if n not in fix]
     distinct = data.distinct_configs()

@@ -21,7 +21,7 @@ from ._search import (
     SEARCH_STARTS,
     weighted_fits,
 )
-from ._weak import weak_data_parallel, weak_hierarchical
+from ._weak import weak_data_parallel
 
 CRITERIA = ("bic", "aicc", "loo")
 DEFAULT_CRITERION = "bic"
@@ -65,8 +65,10 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     For throughput it is `weak_data_parallel`: published throughput tables of
     data-parallel training keep the per-GPU batch fixed, and that family (which has
     Amdahl's law as a special case) extrapolates them best (`benchmarks/accuracy.py`).
-    For time it is Amdahl's law. Throughput measured on both sides of `gpus_per_node`
-    adds `weak_hierarchical`. The data-parallel family gets the node boundary when
+    For time it is Amdahl's law. `weak_hierarchical` is not offered: its per-GPU
+    throughput never stops levelling off, and on throughput that keeps falling across
+    nodes it fits nearly as well yet extrapolates far too high. The data-parallel
+    family gets the node boundary when
     `gpus_per_node` is known and the measurements cross it; without it (or a varying
     message size) its all-reduce has the shape of the USL's terms and cannot be told
     apart from them. The PMNF family (its exponents searched) covers weak and strong
@@ -78,10 +80,6 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     crosses_nodes = per_node is not None and bool(np.any(data.gpus > per_node))
     varying_message = len(np.unique(data.config.get("message_bytes", [1.0]))) > 1
     if crosses_nodes:
-        # Its compute and intra-node times part only where some count is inside a node.
-        inside_a_node = bool(np.any(data.gpus < per_node))
-        if data.target == "throughput" and not weak and inside_a_node:
-            models.append(weak_hierarchical())
         models.append(data_parallel(weak=weak, hierarchical=True))
     elif varying_message:
         models.append(data_parallel(weak=weak))

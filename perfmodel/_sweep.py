@@ -320,6 +320,13 @@ def _request(
     fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
     if "gpus" not in axes and "gpus" not in fixed:
         raise InputError("gpus: give it as an axis or a fixed value")
+    for term in model.terms:
+        for name in term.requires:
+            if name not in axes and name not in fixed:
+                raise InputError(
+                    f"{name}: the {term.name} term of this model depends on it; give it as "
+                    "an axis or a fixed value"
+                )
     per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
     for name in per:
         if name not in axes:

@@ -11,6 +11,9 @@ work. The per-GPU throughput falls when the all-reduce appears (N = 2) and then 
 off, as in most published data-parallel tables, instead of falling on like Amdahl's
 law; the latency term keeps Amdahl's law as the special case ``t_bw = 0``. With a tree
 all-reduce (``2·log2(N)·α`` latency) the latency term is ``t_lat·log2(N)/N`` instead.
+
+Across nodes, `weak_hierarchical` replaces the ring by a two-level all-reduce (inside
+each node, then between nodes), whose per-GPU throughput levels off twice.
 """
 
 from typing import ClassVar
@@ -18,6 +21,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
+import numpy as np
 
 from ._collectives import node_split
 from ._config import Config
@@ -86,8 +90,10 @@ class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
     ``t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)``
 
     Both parts level off, so per-GPU throughput drops inside the first node, drops again
-    when the all-reduce leaves it, and then stays nearly flat. Latencies are left out:
-    their growth with N is Amdahl's shape, which the ring family already carries.
+    when the all-reduce leaves it, and then stays nearly flat: it never saturates, and
+    the fastest GPU count is always the search limit. Latencies, whose growth with N
+    would make it saturate, are left out (with three or four GPU counts they cannot be
+    told apart from the transfers); `weak_data_parallel` keeps a latency term.
 
     Fields:
         log_transfer_intra: log t_intra = log(2S/(β_intra·b)), seconds per unit of work.
@@ -163,12 +169,17 @@ def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
 
     ``T(N) = t_c/N + t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)`` seconds per unit of
     work, with l = min(N, G) GPUs per node and m = max(N/G, 1) nodes for G =
-    ``gpus_per_node`` (a CSV column; 8 when absent): a step of compute plus a two-level
+    ``gpus_per_node`` (required in the data): a step of compute plus a two-level
     all-reduce (`WeakHierarchicalAllReduceTerm`). Parameters ``compute.time``,
     ``allreduce.transfer_intra`` and ``allreduce.transfer_inter`` (seconds per unit of
-    work). Use it when the measurements cross the node boundary: inside one node
-    ``transfer_inter`` has no effect, and when every count fills whole nodes
-    ``transfer_intra`` cannot be told apart from ``compute.time``.
+    work).
+
+    Use it when the measurements lie on both sides of the node boundary
+    (`straddles_nodes`): inside one node ``transfer_inter`` has no effect, and when
+    every count fills whole nodes ``transfer_intra`` cannot be told apart from
+    ``compute.time``. Its per-GPU throughput levels off and never falls again, so
+    `fit_auto` does not offer it: choose it when you know that scaling across nodes
+    stays flat, as it does where the inter-node all-reduce is bandwidth-bound.
 
     Args:
         weak: accepted for a uniform interface; the family is weak scaling by
@@ -182,3 +193,12 @@ def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
     return ScalingModel(
         terms=(ComputeTerm(), WeakHierarchicalAllReduceTerm()), family="weak_hierarchical"
     )
+
+
+def straddles_nodes(data) -> bool:
+    """Whether `data` (`Benchmarks`) give ``gpus_per_node`` and GPU counts both inside one
+    node and across nodes, which `weak_hierarchical` needs to tell its times apart."""
+    per_node = data.config.get("gpus_per_node")
+    if per_node is None:
+        return False
+    return bool(np.any(data.gpus < per_node) and np.any(data.gpus > per_node))

@@ -6,7 +6,6 @@ between the CPU processes) and must get the whole result, equal to a one-device 
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -30,10 +29,6 @@ CHUNK = 5
 # agreement on the call sizes the processes would walk different chunks per call.
 SKEW = 50.0
 TIMEOUT_S = 240
-GLOO_MESSAGE = (
-    r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. "
-    r"Expected number of connected peer ranks is : "
-)
 
 WORKER = textwrap.dedent(
     """
@@ -235,12 +230,11 @@ def test_cli_distributed_writes_once_the_one_process_result(tmp_path, capsys):
     assert [w.returncode for w in workers] == [0] * PROCESSES, logs
     assert outputs[0].exists() and not outputs[1].exists()
     # Only process 0 reports. Gloo prints its own connection lines, from several threads
-    # at once, so one line may be cut by another: drop each message's text, then the
-    # rank counts that ended them, wherever they landed.
-    messages = [len(re.findall(GLOO_MESSAGE, out)) for out, _ in logs]
-    printed = [re.sub(GLOO_MESSAGE, "", out).split() for out, _ in logs]
-    assert "wrote" in printed[0]
-    assert all(x.isdigit() for x in printed[1]) and len(printed[1]) == messages[1], logs[1]
+    # at once, so they may cut into each other anywhere: check that none of what process 0
+    # printed shows up in process 1's output.
+    reported = [x for x in logs[0][0].splitlines() if x.strip() and "[Gloo]" not in x]
+    assert any("wrote" in x for x in reported)
+    assert not any(x in logs[1][0] for x in reported), logs[1]
     from perfmodel._cli import main
 
     alone = tmp_path / "alone.json"

@@ -177,7 +177,17 @@ def test_weak_hierarchical_from_the_cli_on_a_published_multi_node_table(tmp_path
     assert pm.load_fit(out).family == "weak_hierarchical"
 
 
-def test_weak_hierarchical_needs_the_gpus_per_node_column():
-    data = pm.from_arrays([1, 2, 4, 8, 16], throughput=[10.0, 19.0, 37.0, 70.0, 130.0])
-    with pytest.raises(pm.InputError, match="needs a 'gpus_per_node' column"):
-        pm.fit("weak_hierarchical", data)
+@pytest.mark.parametrize(
+    "model",
+    [pm.weak_hierarchical(), pm.data_parallel(hierarchical=True)],
+    ids=["weak_hierarchical", "data_parallel"],
+)
+def test_a_node_boundary_needs_the_gpus_per_node_column(model):
+    # Config's default of 8 GPUs per node would place the boundary silently.
+    data = pm.from_arrays(
+        [1, 2, 4, 8, 16, 32, 64], throughput=[10.0, 19.0, 37.0, 70.0, 130.0, 250, 480]
+    )
+    with pytest.raises(pm.InputError, match="needs 'gpus_per_node' in the data"):
+        pm.fit(model, data)
+    with pytest.raises(pm.InputError, match="gpus_per_node: the allreduce term"):
+        pm.sweep(model, {"gpus": [8, 16]}, progress=False)
