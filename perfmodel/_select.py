@@ -66,10 +66,10 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     data-parallel training keep the per-GPU batch fixed, and that family (which has
     Amdahl's law as a special case) extrapolates them best (`benchmarks/accuracy.py`).
     For time it is Amdahl's law. `weak_hierarchical` is not offered: its per-GPU
-    throughput never stops levelling off, and on throughput that keeps falling across
-    nodes it fits nearly as well yet extrapolates far too high. The data-parallel
-    family gets the node boundary when
-    `gpus_per_node` is known and the measurements cross it; without it (or a varying
+    throughput levels off and never falls again, so on throughput that keeps falling
+    across nodes it can fit nearly as well yet extrapolates far too high. The
+    data-parallel family gets the node boundary when `gpus_per_node` is known and the
+    measurements cross it; without it (or a varying
     message size) its all-reduce has the shape of the USL's terms and cannot be told
     apart from them. The PMNF family (its exponents searched) covers weak and strong
     scaling alike.
