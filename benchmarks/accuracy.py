@@ -188,7 +188,7 @@ def perfmodel_methods(compare: bool) -> dict:
     """``label → fit function(train)`` for perfmodel: the default, plus with --compare
     every criterion and every family fitted alone."""
     import perfmodel as pm
-    from perfmodel._select import CRITERIA, DEFAULT_CRITERION
+    from perfmodel._fitting.select import CRITERIA, DEFAULT_CRITERION
 
     methods = {"perfmodel": lambda train: pm.fit_auto(train).best}
     if compare:

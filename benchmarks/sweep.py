@@ -108,7 +108,7 @@ def hybrid_formula(v: dict, h: dict, xp):
     """(seconds per sample, valid layout, valid and fits in memory) of the hybrid model.
 
     `v` holds the configuration (NumPy arrays that broadcast with ``xp=_NumPyOps``, or
-    Python floats with ``xp=_MathOps``), `h` the hardware. Mirrors `perfmodel._hybrid`
+    Python floats with ``xp=_MathOps``), `h` the hardware. Mirrors `perfmodel._terms.hybrid`
     term by term.
     """
     g, tp, pp, m, batch = v["gpus"], v["tp"], v["pp"], v["microbatches"], v["global_batch"]

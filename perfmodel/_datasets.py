@@ -95,7 +95,7 @@ def nccl_log_info(name: str) -> NcclLogInfo:
 def load_nccl_log(name: str):
     """Parse a shipped nccl-tests log with its collective and rank count (a DataFrame as
     `parse_nccl_tests` returns), e.g. ``load_nccl_log("nccl_tests_44_2x2080ti")``."""
-    from ._nccl import parse_nccl_tests
+    from ._collective.nccl import parse_nccl_tests
 
     info = nccl_log_info(name)
     path = datasets_dir() / "nccl" / f"{info.name}.log"

@@ -11,10 +11,10 @@ import tempfile
 import jax
 import numpy as np
 
-from ._average import can_average
 from ._data import Benchmarks
 from ._errors import InputError
-from ._fit import _to_numpy_leaves, FitResult
+from ._fitting.average import can_average
+from ._fitting.fit import _to_numpy_leaves, FitResult
 from ._presets import build, FAMILIES
 
 FORMAT = "perfmodel.fit"

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from ._config import Config
-from ._terms import AbstractCostTerm, ParamSpec
+from ._terms.base import AbstractCostTerm, ParamSpec
 
 OVERLAP = ParamSpec(
     "logit_overlap", "1", "fraction", "share of communication hidden behind compute"

@@ -6,13 +6,13 @@ import math
 
 import jax
 
-from ._collectives import Collective, HierarchicalAllReduce
-from ._empirical import pmnf
 from ._errors import InputError
-from ._hybrid import hybrid
 from ._model import OVERLAP, ScalingModel
-from ._terms import CoherencyTerm, ComputeTerm, HostToDeviceTerm, SerialTerm
-from ._weak import weak_data_parallel, weak_hierarchical
+from ._terms.base import CoherencyTerm, ComputeTerm, HostToDeviceTerm, SerialTerm
+from ._terms.collectives import Collective, HierarchicalAllReduce
+from ._terms.empirical import pmnf
+from ._terms.hybrid import hybrid
+from ._terms.weak import weak_data_parallel, weak_hierarchical
 
 
 def amdahl(*, weak: bool = False) -> ScalingModel:

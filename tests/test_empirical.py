@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
-from perfmodel._empirical import formula, hypotheses, is_searched, PowerLogTerm, with_exponents
+from perfmodel._terms.empirical import (
+    formula,
+    hypotheses,
+    is_searched,
+    PowerLogTerm,
+    with_exponents,
+)
 
 COUNTS = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=float)
 

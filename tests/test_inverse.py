@@ -8,8 +8,8 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli import main
-from perfmodel._inverse import solve_bracketed
+from perfmodel._cli.main import main
+from perfmodel._questions.inverse import solve_bracketed
 
 S, C = 0.05, 1.3  # Amdahl: serial and one-GPU compute seconds
 RING = {"serial.time": 0.01, "compute.time": 1.0, "allreduce.latency": 1e-5}

@@ -172,7 +172,7 @@ def test_collective_rejects_tree_all_gather():
 def test_docstring_examples():
     import doctest
 
-    from perfmodel import _collectives
+    from perfmodel._terms import collectives as _collectives
 
     failures, tried = doctest.testmod(_collectives)
     assert tried > 0 and failures == 0

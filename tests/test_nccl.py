@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from perfmodel import bus_bandwidth_factor
+from perfmodel._collective.nccl import COLUMNS, parse_nccl_tests
 from perfmodel._errors import InputError
-from perfmodel._nccl import COLUMNS, parse_nccl_tests
 
 DATA = Path(__file__).parent / "data" / "nccl"
 # Copy of /work/shared/data/nccl_tests_issue_tables.csv (provenance: SOURCES.md).

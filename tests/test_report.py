@@ -9,10 +9,10 @@ from PIL import Image
 import pytest
 
 import perfmodel as pm
-from perfmodel._cli import main
+from perfmodel._cli.main import main
 from perfmodel._datasets import dataset_path
-from perfmodel._report import _html_table, _si, _Table
-from perfmodel._uncertainty import parameter_intervals, predict_interval
+from perfmodel._show.report import _html_table, _si, _Table
+from perfmodel._uncertainty.intervals import parameter_intervals, predict_interval
 
 DATASET = "usl_specsdm91"  # throughput (scripts/hour) at 7 loads, with an interior peak
 CSV = "gpus,time_s\n1,1.0\n2,0.52\n4,0.29\n"

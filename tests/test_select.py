@@ -6,8 +6,8 @@ import pytest
 from scipy.optimize import least_squares
 
 import perfmodel as pm
-from perfmodel._cli import main
-from perfmodel._select import candidate_models, information_criterion, leave_one_out
+from perfmodel._cli.main import main
+from perfmodel._fitting.select import candidate_models, information_criterion, leave_one_out
 
 # The same shape as tests/test_fit.py (8 counts × 3 repeats), so compiled fits are shared.
 COUNTS = np.array([1, 2, 4, 8, 16, 32, 64, 128], dtype=float)

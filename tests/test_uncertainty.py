@@ -11,9 +11,10 @@ import pytest
 from scipy import stats
 
 import perfmodel as pm
-from perfmodel import _ensemble, _uncertainty
-from perfmodel._cli import main
-from perfmodel._fit import objective
+from perfmodel._cli.main import main
+from perfmodel._fitting.fit import objective
+from perfmodel._uncertainty import ensemble as _ensemble
+from perfmodel._uncertainty import intervals as _uncertainty
 
 TRUTH = {"serial.time": 0.02, "compute.time": 1.0}
 COUNTS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])

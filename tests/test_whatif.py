@@ -7,7 +7,7 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli import main
+from perfmodel._cli.main import main
 
 S, C = 0.05, 0.95
 HIER = {

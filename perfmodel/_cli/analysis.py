@@ -1,0 +1,307 @@
+"""`perfmodel explain`, `require`, `whatif` and `next`: why scaling stops, what would move it."""
+
+import dataclasses
+import math
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._io import load_fit, save_fit
+from .._questions.inverse import describe_quantity, require, TARGETS
+from .._questions.next import next_measurements, QUANTITIES
+from .._questions.sensitivity import sensitivity
+from .._questions.whatif import compare_fits, what_if
+from .main import format_table, parse_assignments, parse_list, print_json
+
+SET_HELP = (
+    "change a parameter or config value first: NAME=VALUE, or NAME=xFACTOR for a "
+    "factor on the fitted value (repeatable), e.g. allreduce.bandwidth_inter=50e9, "
+    "gpus_per_node=16, serial.time=x0.5"
+)
+
+
+def register(subparsers, parser_class) -> None:
+    p = subparsers.add_parser("explain", help="time per term and what each parameter buys")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument("--gpus", required=True, help="GPU count(s), comma-separated, e.g. 64,512")
+    p.add_argument("--factor", type=float, default=2.0, help="improvement tried per parameter (2)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(run=_run_explain)
+
+    p = subparsers.add_parser("require", help="the parameter value (or GPU count) a target needs")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument(
+        "--param",
+        required=True,
+        help="the parameter to solve for (e.g. allreduce.bandwidth_inter), or gpus",
+    )
+    goal = p.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--efficiency", type=float, help="efficiency (speedup/N) at least this")
+    goal.add_argument("--speedup", type=float, help="speedup over one GPU at least this")
+    goal.add_argument("--time", type=float, help="seconds per step at most this")
+    goal.add_argument("--throughput", type=float, help="work (or steps) per second at least")
+    goal.add_argument(
+        "--serial-share", type=float, help="serial part at most this fraction of the step"
+    )
+    p.add_argument("--gpus", type=float, help="the GPU count of the target (not with --param gpus)")
+    p.add_argument(
+        "--max-gpus", type=float, default=1e6, help="largest count for --param gpus (1e6)"
+    )
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(run=_run_require)
+
+    p = subparsers.add_parser("whatif", help="change parameters and compare before and after")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", required=True, help=SET_HELP)
+    p.add_argument("--gpus", help="GPU counts to compare (default: powers of 2 to --max-gpus)")
+    p.add_argument("--max-gpus", type=int, default=4096, help="search limit of the optimum")
+    p.add_argument("--threshold", type=float, default=0.5, help="knee: marginal speedup (0.5)")
+    p.add_argument("--efficiency-floor", type=float, help="knee: efficiency floor")
+    p.add_argument("-o", "--output", help="write the changed fit here as JSON")
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(run=_run_whatif)
+
+    p = subparsers.add_parser("next", help="which GPU count to benchmark next")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument(
+        "--candidates", required=True, help="GPU counts you could still benchmark, e.g. 16,32,64"
+    )
+    p.add_argument(
+        "--quantity",
+        default="auto",
+        choices=QUANTITIES,
+        help="what to pin down: the optimum, the knee, or the time at --max-gpus "
+        "(auto: the optimum if it is a turning point, else the knee)",
+    )
+    p.add_argument("--level", type=float, default=0.9, help="interval probability (0.9)")
+    p.add_argument("--max-gpus", type=int, default=4096, help="search limit (4096)")
+    p.add_argument("--threshold", type=float, default=0.5, help="knee: marginal speedup (0.5)")
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.set_defaults(run=_run_next)
+
+
+def load_with_changes(path: str, items) -> FitResult:
+    """The fit at `path`, with the ``--set NAME=VALUE`` changes applied."""
+    result = load_fit(path)
+    return what_if(result, parse_assignments(items, "--set")) if items else result
+
+
+def _finite(document):
+    """`document` with non-finite floats as None (JSON has no inf or NaN)."""
+    if isinstance(document, dict):
+        return {k: _finite(v) for k, v in document.items()}
+    if isinstance(document, (list, tuple)):
+        return [_finite(v) for v in document]
+    if isinstance(document, float) and not math.isfinite(document):
+        return None
+    return document
+
+
+def _header(result: FitResult) -> str:
+    unit = "per unit of work" if result.target == "throughput" else "per step"
+    return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
+
+
+# explain ------------------------------------------------------------------------------
+
+
+def _run_explain(args) -> int:
+    result = load_with_changes(args.fit, args.set)
+    reports = [
+        sensitivity(result, n, factor=args.factor)
+        for n in parse_list(args.gpus, "--gpus", cast=int)
+    ]
+    if args.json:
+        print_json(
+            _finite(
+                {
+                    "family": result.family,
+                    "target": result.target,
+                    "elasticity": "d log T / d log θ (the overlap fraction too)",
+                    "results": [
+                        {**dataclasses.asdict(r), "sentences": r.sentences()} for r in reports
+                    ],
+                }
+            )
+        )
+        return 0
+    print(_header(result))
+    for report in reports:
+        print()
+        _print_explain(report)
+    return 0
+
+
+def _print_explain(report) -> None:
+    n = f"{report.gpus:g}"
+    print(
+        f"at {n} GPUs: {describe_quantity('time', report.time_s)}, speedup "
+        f"{report.speedup:.3g}×, efficiency {report.efficiency:.1%}"
+    )
+    rows = [
+        {"term": name, "seconds": seconds, "share": f"{seconds / report.time_s:.1%}"}
+        for name, seconds in report.breakdown.items()
+    ]
+    rows.append({"term": "total", "seconds": report.time_s, "share": "100.0%"})
+    print(format_table(rows))
+    if report.limiting is not None:
+        share = report.breakdown[report.limiting] / report.time_s
+        print(f"largest term besides parallel compute: {report.limiting} ({share:.1%})")
+    print(
+        "\nsensitivity: elasticity d log T / d log θ (% change of the time per % change "
+        "of θ; d log S for the speedup):"
+    )
+    rows = [
+        {
+            "parameter": p.name,
+            "value": p.value,
+            "unit": p.unit,
+            "elasticity": p.elasticity,
+            "d log S": p.speedup_elasticity,
+            "tried": p.change.label,
+            "time after": p.change.time_s,
+            "change": f"{p.change.time_change:+.1%}",
+        }
+        for p in report.parameters
+    ]
+    print(format_table(rows))
+    print("\nwhat would move it:")
+    for sentence in report.sentences():
+        print(f"  {sentence}")
+
+
+# require ------------------------------------------------------------------------------
+
+
+def _target(args) -> tuple[str, float]:
+    for kind in TARGETS:
+        value = getattr(args, kind)
+        if value is not None:
+            return kind, value
+    raise InputError(
+        "give one target: --efficiency, --speedup, --time, --throughput or --serial-share"
+    )
+
+
+def _run_require(args) -> int:
+    result = load_with_changes(args.fit, args.set)
+    if args.param == "gpus" and args.gpus is not None:
+        raise InputError("--gpus is the unknown with --param gpus; leave it out")
+    if args.param != "gpus" and args.gpus is None:
+        raise InputError(f"--param {args.param}: give the GPU count of the target with --gpus N")
+    answer = require(
+        result,
+        parameter=args.param,
+        target=_target(args),
+        gpus=args.gpus,
+        max_gpus=args.max_gpus,
+    )
+    if args.json:
+        print_json(_finite(dataclasses.asdict(answer)))
+        return 0 if answer.reachable else 2
+    if not answer.reachable:
+        raise InputError(answer.message)
+    print(answer.message)
+    if answer.feasible and answer.parameter != "gpus":
+        spans = ", ".join(f"{lo:.4g}–{hi:.4g}" for lo, hi in answer.feasible)
+        print(f"values of {answer.parameter} that meet it ({answer.unit}): {spans}")
+    return 0
+
+
+# whatif -------------------------------------------------------------------------------
+
+
+def _run_whatif(args) -> int:
+    before = load_fit(args.fit)
+    after = what_if(before, parse_assignments(args.set, "--set"))
+    gpus = None if args.gpus is None else parse_list(args.gpus, "--gpus", cast=int)
+    if args.max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
+    comparison = compare_fits(
+        before,
+        after,
+        gpus=gpus,
+        max_gpus=args.max_gpus,
+        threshold=args.threshold,
+        efficiency_floor=args.efficiency_floor,
+    )
+    if args.output:
+        save_fit(after, args.output)
+    if args.json:
+        print_json(_finite(dataclasses.asdict(comparison)))
+        return 0
+    print(_header(before))
+    for name, (old, new) in comparison.changes.items():
+        print(f"what-if: {name} {old:.4g} → {new:.4g}")
+    rows = [
+        {
+            "gpus": int(n),
+            "time before": comparison.before["time_s"][i],
+            "time after": comparison.after["time_s"][i],
+            "change": f"{comparison.time_ratio[i] - 1.0:+.1%}",
+            "speedup before": comparison.before["speedup"][i],
+            "speedup after": comparison.after["speedup"][i],
+            "eff. before": f"{comparison.before['efficiency'][i]:.1%}",
+            "eff. after": f"{comparison.after['efficiency'][i]:.1%}",
+        }
+        for i, n in enumerate(comparison.gpus)
+    ]
+    print(format_table(rows))
+    a, b = comparison.optimum_before, comparison.optimum_after
+    limit = " (search limit)"
+    print(
+        f"optimal GPU count: {a.gpus}{limit if a.at_limit else ''} → "
+        f"{b.gpus}{limit if b.at_limit else ''} "
+        f"(time there {describe_quantity('time', a.time_s)} → "
+        f"{describe_quantity('time', b.time_s)})"
+    )
+    k1, k2 = comparison.knee_before, comparison.knee_after
+    print(
+        f"diminishing returns from: {k1.gpus or 'not reached'} → {k2.gpus or 'not reached'} GPUs "
+        f"({k2.criterion})"
+    )
+    if comparison.amdahl_before is not None:
+        print(f"Amdahl bound: {comparison.amdahl_before:.4g}× → {comparison.amdahl_after:.4g}×")
+    if args.output:
+        print(f"\nwrote {args.output}")
+    return 0
+
+
+# next ---------------------------------------------------------------------------------
+
+
+def _run_next(args) -> int:
+    result = load_fit(args.fit)
+    answer = next_measurements(
+        result,
+        parse_list(args.candidates, "--candidates", cast=int),
+        quantity=args.quantity,
+        level=args.level,
+        max_gpus=args.max_gpus,
+        threshold=args.threshold,
+    )
+    if args.json:
+        print_json(_finite(dataclasses.asdict(answer)))
+        return 0
+    print(_header(result))
+    estimate = (
+        describe_quantity("time", answer.estimate)
+        if answer.quantity == "time"
+        else f"{answer.estimate:.4g} GPUs"
+    )
+    line = f"{answer.description}: {estimate}"
+    if answer.interval is not None:
+        lo, hi = answer.interval
+        if answer.quantity == "time":
+            line += f" ({answer.level:.0%} interval {describe_quantity('time', lo)}–"
+            line += f"{describe_quantity('time', hi)})"
+        else:
+            line += f" ({answer.level:.0%} interval {lo:.4g}–{hi:.4g})"
+    print(line)
+    if answer.note:
+        print(f"note: {answer.note}")
+    print("\nranked, most informative first:")
+    for i, m in enumerate(answer.ranking, 1):
+        print(f"{i:3d}. {m.reason} ({m.shrink:.0%} narrower, in log)")
+    return 0

@@ -1,0 +1,242 @@
+"""`perfmodel fit-collective`, and the collective options of `perfmodel fit`.
+
+``fit --with-collective LOG...`` fits step times and nccl-tests measurements jointly;
+``fit --collective-fit FILE`` fixes the link parameters from a saved collective fit.
+"""
+
+import sys
+
+import numpy as np
+
+from .._collective.fit import FACTORS, fit_collective
+from .._collective.io import collective_fit_to_dict, load_collective_fit, save_collective_fit
+from .._collective.joint import _gpus_per_node, fit_joint
+from .._collective.links import link_parameters
+from .._datasets import datasets_dir, list_nccl_logs, load_nccl_log
+from .._errors import InputError
+from .._fitting.fit import fit, LOSSES
+from .._presets import data_parallel
+from .._terms.collectives import OPS
+from .main import format_table, print_json
+
+
+def register(subparsers, parser_class) -> None:
+    p = subparsers.add_parser(
+        "fit-collective",
+        help="fit latency and bandwidth of collectives to nccl-tests logs",
+        description="Fit t = A(n)·α + f·S/β per collective and rank count to the text "
+        "output of nccl-tests (all_reduce_perf and friends; in-place and out-of-place "
+        "rows both kept). β is the bus bandwidth in nccl-tests' convention; with "
+        "--factor fitted, f is fitted against --link-bandwidth.",
+    )
+    p.add_argument("logs", nargs="*", metavar="LOG", help="nccl-tests output files")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        metavar="NAME",
+        help="a shipped log (repeatable): " + ", ".join(i.name for i in list_nccl_logs()),
+    )
+    p.add_argument("-o", "--output", help="write the fit here as JSON")
+    p.add_argument("--json", action="store_true", help="print the fit as JSON")
+    p.add_argument("--collective", choices=OPS, help="fit only this collective")
+    p.add_argument("--ranks", type=int, help="ranks, for logs without '#  Rank' lines")
+    p.add_argument(
+        "--factor",
+        default="nominal",
+        choices=FACTORS,
+        help="nominal: nccl-tests' bus-bandwidth factor (default); fitted: bytes moved "
+        "per message byte, fitted against --link-bandwidth",
+    )
+    p.add_argument("--link-bandwidth", type=float, help="bytes/s of one link (--factor fitted)")
+    p.add_argument("--loss", default="log", choices=LOSSES, help="log (default), squared, huber")
+    p.add_argument("--starts", type=int, default=16, help="multi-start points (default 16)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the starting points")
+    p.set_defaults(run=_run_fit_collective)
+
+
+def _inputs(args) -> list:
+    if args.ranks is not None and args.ranks < 1:
+        raise InputError(f"--ranks must be ≥ 1, got {args.ranks}")
+    items = list(args.logs)
+    items += [load_nccl_log(name) for name in args.dataset or ()]
+    if not items:
+        raise InputError(
+            f"give nccl-tests logs (LOG ...) or --dataset NAME; shipped logs are in "
+            f"{datasets_dir() / 'nccl'}"
+        )
+    return items
+
+
+def cli_hints(error: InputError, ranks_flag: str) -> InputError:
+    """The parser's error with the command-line flag in place of the keyword argument."""
+    text = str(error).replace("pass collective=", "pass --collective NAME")
+    return InputError(text.replace("pass n_ranks=", f"pass {ranks_flag} N"))
+
+
+def _run_fit_collective(args) -> int:
+    try:
+        result = fit_collective(
+            _inputs(args),
+            collective=args.collective,
+            n_ranks=args.ranks,
+            factor=args.factor,
+            link_bandwidth=args.link_bandwidth,
+            loss=args.loss,
+            n_starts=args.starts,
+            seed=args.seed,
+        )
+    except InputError as error:
+        raise cli_hints(error, "--ranks") from None
+    if args.output:
+        save_collective_fit(result, args.output)
+    if args.json:
+        print_json(collective_fit_to_dict(result))
+        return 0
+    rows = sum(len(g.rows["time_s"]) for g in result.groups)
+    print(
+        f"{', '.join(result.sources)}: {rows} measurements; factor {result.factor}, "
+        f"{result.loss_kind} loss, {result.precision}: {result.message.split('; ')[0]}"
+    )
+    for note in result.notes:
+        print(f"note: {note}")
+    print(format_table([_group_row(g) for g in result.groups]))
+    for g in result.groups:
+        print(f"\n{g.collective} at {g.n_ranks} ranks: fitted vs printed bus bandwidth")
+        print(format_table(_size_rows(g)))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.output:
+        print(f"\nwrote {args.output}")
+    return 0
+
+
+def _group_row(g) -> dict:
+    return {
+        "collective": g.collective,
+        "ranks": g.n_ranks,
+        "α (s)": g.latency_s,
+        "t(0) (s)": g.base_latency_s,
+        "β (GB/s)": g.bandwidth / 1e9,
+        "busbw (GB/s)": g.busbw / 1e9,
+        "factor": g.factor,
+        "nominal": g.nominal_factor,
+        "efficiency": g.efficiency,
+        "R²": g.r2,
+        "MAPE %": g.mape,
+    }
+
+
+def _size_rows(g) -> list[dict]:
+    rows = g.rows
+    out = []
+    for size in np.unique(rows["message_bytes"]):
+        at = rows["message_bytes"] == size
+        row = {"bytes": int(round(size)), "time (us)": float(np.mean(rows["time_s"][at])) * 1e6}
+        row["fit (us)"] = float(rows["time_s_fit"][at][0]) * 1e6
+        for placement, label in (("out_of_place", "busbw oop"), ("in_place", "busbw ip")):
+            values = rows["busbw_bytes_per_s"][at & (rows["placement"] == placement)]
+            row[label] = float(values.mean()) / 1e9 if values.size else None
+        row["busbw fit"] = float(rows["busbw_fit_bytes_per_s"][at][0]) / 1e9
+        error = rows["time_s_fit"][at] / rows["time_s"][at] - 1.0
+        row["error %"] = float(np.mean(np.abs(error))) * 100.0
+        out.append(row)
+    return out
+
+
+# Options of `perfmodel fit` ----------------------------------------------------------------
+
+
+def add_collective_options(p) -> None:
+    """The `fit` options that bring nccl-tests measurements into a training fit."""
+    p.add_argument(
+        "--with-collective",
+        nargs="+",
+        action="extend",
+        metavar="LOG",
+        help="fit jointly with these nccl-tests logs: the model's all-reduce latency and "
+        "bandwidth are shared (needs message_bytes in the CSV)",
+    )
+    p.add_argument(
+        "--collective-fit",
+        metavar="FILE",
+        help="fix the model's link parameters from `perfmodel fit-collective -o FILE`",
+    )
+    p.add_argument(
+        "--collective-weight",
+        type=float,
+        default=1.0,
+        help="weight of the nccl-tests loss against the step-time loss (1)",
+    )
+    p.add_argument("--collective-ranks", type=int, help="ranks, for logs without '#  Rank' lines")
+
+
+def uses_collectives(args) -> bool:
+    return bool(getattr(args, "with_collective", None) or getattr(args, "collective_fit", None))
+
+
+def link_model(args, data):
+    """data_parallel, across nodes when the CSV has gpus_per_node and crosses it."""
+    if args.model not in ("auto", "data_parallel"):
+        raise InputError(
+            "--with-collective and --collective-fit need a model with an all-reduce term: "
+            f"--model data_parallel (or auto), got {args.model!r}"
+        )
+    per_node = data.config.get("gpus_per_node")
+    hierarchical = per_node is not None and bool(np.any(data.gpus > per_node))
+    return data_parallel(weak=args.weak_scaling, hierarchical=hierarchical)
+
+
+def fit_with_collectives(args, data, fix: dict, bounds: dict):
+    """The fit asked for by --with-collective or --collective-fit.
+
+    Returns:
+        ``(FitResult, extra)``: `extra` goes into the JSON output and the fit file.
+    """
+    if args.with_collective and args.collective_fit:
+        raise InputError("give either --with-collective or --collective-fit, not both")
+    if args.starts < 1:
+        raise InputError(f"--starts must be ≥ 1, got {args.starts}")
+    model = link_model(args, data)
+    options = dict(loss=args.loss or "log", bounds=bounds, n_starts=args.starts, seed=args.seed)
+    if args.with_collective:
+        try:
+            joint = fit_joint(
+                model,
+                data,
+                args.with_collective,
+                weight=args.collective_weight,
+                n_ranks=args.collective_ranks,
+                fix=fix,
+                **options,
+            )
+        except InputError as error:
+            raise cli_hints(error, "--collective-ranks") from None
+        return joint.fit, {"joint": joint.to_dict()}
+    collective = load_collective_fit(args.collective_fit)
+    links = link_parameters(collective, model, gpus_per_node=_gpus_per_node(data, None))
+    twice = sorted(set(links) & set(fix))
+    if twice:
+        raise InputError(
+            f"--fix {', '.join(twice)} and --collective-fit {args.collective_fit} both set "
+            "it; drop one"
+        )
+    result = fit(model, data, fix={**fix, **links}, **options)
+    return result, {"collective_fit": {"file": args.collective_fit, "fixed": links}}
+
+
+def print_collective_extra(extra: dict) -> None:
+    """The text lines `fit` adds after its table for a joint or fixed-from fit."""
+    if "collective_fit" in extra:
+        fixed = extra["collective_fit"]["fixed"]
+        print(f"\nfixed from {extra['collective_fit']['file']}:")
+        print(format_table([{"parameter": k, "value": v} for k, v in fixed.items()]))
+    if "joint" in extra:
+        joint = extra["joint"]
+        print(
+            f"\nnccl-tests measurements fitted jointly ({', '.join(joint['sources'])}; term "
+            f"{joint['term']!r}, weight {joint['weight']:g}, gpus_per_node "
+            f"{joint['gpus_per_node']:g}):"
+        )
+        print(format_table(joint["groups"]))
+        for note in joint["notes"]:
+            print(f"note: {note}")

@@ -1,0 +1,107 @@
+"""`perfmodel plot` and `perfmodel report`: a fit file as a figure or a page to share."""
+
+import json
+import os
+
+from .._errors import InputError
+from .._io import load_fit
+
+
+def register(subparsers, parser_class) -> None:
+    p = subparsers.add_parser("plot", help="plot a fit: curve, speedup, efficiency, breakdown")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument("-o", "--output", required=True, help="image to write: .png, .svg or .pdf")
+    add_figure_options(p)
+    p.add_argument("--dpi", type=int, default=100, help="resolution of a PNG (100)")
+    p.add_argument(
+        "--breakdown",
+        default="share",
+        choices=("share", "seconds"),
+        help="breakdown panel as each term's share of the step (default) or its seconds",
+    )
+    p.set_defaults(run=_run_plot)
+
+    p = subparsers.add_parser("report", help="one self-contained HTML (or Markdown) report")
+    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
+    p.add_argument("-o", "--output", required=True, help="report.html, or report.md (+ .png)")
+    add_figure_options(p)
+    p.set_defaults(run=_run_report)
+
+
+def add_figure_options(p) -> None:
+    """Options shared by `plot`, `report` and `fit --report`."""
+    p.add_argument(
+        "--max-gpus",
+        type=int,
+        default=4096,
+        help="largest GPU count searched for the optimum and the knee (4096)",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.9,
+        help="level of the interval band and intervals (0.9)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="diminishing returns once one more GPU adds less speedup (0.5)",
+    )
+
+
+def figure_options(args) -> dict:
+    """The `curves` options from parsed `add_figure_options` arguments, checked."""
+    if args.max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
+    if not 0 < args.interval < 1:
+        raise InputError(f"--interval must be in (0, 1), got {args.interval}")
+    return {"max_gpus": args.max_gpus, "interval": args.interval, "threshold": args.threshold}
+
+
+def _check_output(path: str, formats: tuple[str, ...], what: str) -> None:
+    # Before any work: a wrong extension or folder should not cost a fit or a render.
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in formats:
+        raise InputError(f"{path}: unknown {what} format {fmt!r}; use ." + ", .".join(formats))
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{path}: directory {folder} does not exist")
+
+
+def check_report_path(path: str) -> None:
+    """An InputError for a report path that cannot be written (before fitting)."""
+    from .._show.report import FORMATS
+
+    _check_output(path, FORMATS, "report")
+
+
+def _run_plot(args) -> int:
+    from .._show.plot import curves, figure, FORMATS, save_figure
+
+    _check_output(args.output, FORMATS, "image")
+    if not 10 <= args.dpi <= 1000:
+        raise InputError(f"--dpi must be in [10, 1000], got {args.dpi}")
+    result = load_fit(args.fit)
+    c = curves(result, **figure_options(args))
+    save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def stored_selection(path: str):
+    """The ``"selection"`` object a fit file written by ``perfmodel fit`` holds, or None."""
+    with open(path, encoding="utf-8") as stream:
+        return json.load(stream).get("selection")
+
+
+def _run_report(args) -> int:
+    from .._show.report import write_report
+
+    check_report_path(args.output)
+    result = load_fit(args.fit)
+    written = write_report(
+        result, args.output, selection=stored_selection(args.fit), **figure_options(args)
+    )
+    print("wrote " + ", ".join(written))
+    return 0

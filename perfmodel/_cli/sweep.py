@@ -1,0 +1,403 @@
+"""`perfmodel sweep SPACE.toml`: a design space described in TOML, swept and reduced.
+
+A space file has four tables::
+
+    [model]                      # a preset and its options, or fit = "fit.json"
+    family = "hybrid"
+    options = { flops = 4e14 }
+
+    [fixed]                      # single values of Config fields or model parameters
+    layers = 96
+
+    [axes]                       # lists, or ranges {start, stop, step} (both ends
+    tp = [1, 2, 4, 8]            # included) or {start, stop, num, scale = "log"}
+    gpus = { start = 8, stop = 4096, step = 8 }
+    "allreduce.bandwidth_inter" = [25e9, 50e9]
+
+    [sweep]                      # options of `perfmodel.sweep`
+    objective = "time"
+    per = ["gpus"]
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+from .._errors import InputError
+from .._io import atomic_write, load_fit
+from .._presets import build, FAMILIES
+from .._sweep.sweep import OBJECTIVES, PRECISIONS, sweep, SweepResult, WHOLE_FIELDS
+from .main import format_table, print_json
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT_MAX_CONFIGS = 1e9
+SECTIONS = ("model", "fixed", "axes", "sweep")
+SWEEP_OPTIONS = {
+    "objective": str,
+    "per": list,
+    "top_k": int,
+    "pareto": bool,
+    "counts": bool,
+    "precision": str,
+    "chunk_size": int,
+    "max_configs": (int, float),
+}
+SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
+
+
+@dataclasses.dataclass(frozen=True)
+class Space:
+    """A parsed space file: what to sweep and how."""
+
+    source: str
+    model: object
+    axes: dict[str, list[float]]
+    fixed: dict[str, float]
+    options: dict[str, object]
+
+
+def _number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _range(spec: dict, where: str) -> list[float]:
+    allowed = {"start", "stop", "step", "num", "scale"}
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}: unknown key; valid: {', '.join(sorted(allowed))}")
+    for key in ("start", "stop"):
+        if key not in spec:
+            raise InputError(f"{where}: a range needs {key!r} (and step, or num)")
+    start, stop = _number(spec["start"], f"{where}.start"), _number(spec["stop"], f"{where}.stop")
+    if ("step" in spec) == ("num" in spec):
+        raise InputError(f"{where}: give exactly one of step and num")
+    if stop < start:
+        raise InputError(f"{where}: stop {stop:g} is below start {start:g}")
+    if "step" in spec:
+        step = _number(spec["step"], f"{where}.step")
+        if step <= 0:
+            raise InputError(f"{where}.step: expected a positive number, got {step:g}")
+        if "scale" in spec:
+            raise InputError(f"{where}.scale: only with num (a step range is linear)")
+        count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
+        return [start + i * step for i in range(count)]
+    num = spec["num"]
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise InputError(f"{where}.num: expected a whole number ≥ 1, got {num!r}")
+    scale = spec.get("scale", "linear")
+    if scale == "linear":
+        return np.linspace(start, stop, num).tolist()
+    if scale == "log":
+        if start <= 0:
+            raise InputError(f"{where}.start: a log range needs start > 0, got {start:g}")
+        return np.geomspace(start, stop, num).tolist()
+    raise InputError(f"{where}.scale: expected 'linear' or 'log', got {scale!r}")
+
+
+def _axis_values(name: str, spec) -> list[float]:
+    where = f"axes.{name}"
+    if isinstance(spec, dict):
+        values = _range(spec, where)
+    elif isinstance(spec, list):
+        if not spec:
+            raise InputError(f"{where}: empty list; give at least one value")
+        values = [_number(v, f"{where}[{i}]") for i, v in enumerate(spec)]
+    else:
+        raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
+    if name in WHOLE_FIELDS:
+        # Ranges land near whole numbers (2.0000000000000004); snap those.
+        snapped = [round(v) if abs(v - round(v)) <= 1e-9 * max(1.0, abs(v)) else v for v in values]
+        values = [float(v) for v in snapped]
+    return values
+
+
+def _table(document: dict, key: str, source: str) -> dict:
+    value = document.get(key, {})
+    if not isinstance(value, dict):
+        raise InputError(f"{source}: [{key}] must be a table, got {value!r}")
+    return value
+
+
+def load_space(path: str | os.PathLike) -> Space:
+    """Read and check a space file; errors name the file and the key."""
+    source = os.fspath(path)
+    if not os.path.isfile(source):
+        raise InputError(f"{source}: no such file")
+    try:
+        with open(source, "rb") as stream:
+            document = tomllib.load(stream)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"{source}: malformed TOML ({error})")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{source}: not a text file ({error})")
+    unknown = sorted(set(document) - set(SECTIONS))
+    if unknown:
+        raise InputError(f"{source}: unknown table [{unknown[0]}]; valid: {', '.join(SECTIONS)}")
+    try:
+        return _parse(document, source)
+    except InputError as error:
+        raise InputError(f"{source}: {error}")
+
+
+def _parse(document: dict, source: str) -> Space:
+    spec = _table(document, "model", source)
+    unknown = sorted(set(spec) - {"family", "options", "fit"})
+    if unknown:
+        raise InputError(f"model.{unknown[0]}: unknown key; valid: family, options, fit")
+    if ("fit" in spec) == ("family" in spec):
+        raise InputError("model: give either family (a preset) or fit (a fit JSON file)")
+    if "fit" in spec:
+        if not isinstance(spec["fit"], str):
+            raise InputError(f"model.fit: expected a file name, got {spec['fit']!r}")
+        if "options" in spec:
+            raise InputError("model.options: only with family, not with fit")
+        model = load_fit(os.path.join(os.path.dirname(os.path.abspath(source)), spec["fit"]))
+    else:
+        family = spec["family"]
+        if family not in FAMILIES:
+            raise InputError(f"model.family: unknown {family!r}; valid: {', '.join(FAMILIES)}")
+        options = spec.get("options", {})
+        if not isinstance(options, dict):
+            raise InputError(f"model.options: expected a table, got {options!r}")
+        try:
+            model = build(family, **options)
+        except TypeError as error:
+            raise InputError(f"model.options: {error}")
+    fixed = {
+        name: _number(value, f"fixed.{name}")
+        for name, value in _table(document, "fixed", source).items()
+    }
+    axes_spec = _table(document, "axes", source)
+    if not axes_spec:
+        raise InputError("[axes]: no axes; give at least one, e.g. gpus = [8, 16, 32]")
+    axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
+    options = _table(document, "sweep", source)
+    for name, value in options.items():
+        if name not in SWEEP_OPTIONS:
+            raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
+        kind = SWEEP_OPTIONS[name]
+        if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+            raise InputError(f"sweep.{name}: got {value!r} of the wrong type")
+    per = options.get("per", [])
+    if not all(isinstance(p, str) for p in per):
+        raise InputError(f"sweep.per: expected a list of axis names, got {per!r}")
+    return Space(source, model, axes, fixed, dict(options))
+
+
+def register(subparsers, parser_class) -> None:
+    p = subparsers.add_parser("sweep", help="sweep a design space described in a TOML file")
+    p.add_argument("space", help="space file (TOML): model, fixed values, axes, options")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-o", "--output", help="also write the result here as JSON")
+    p.add_argument("--top", type=int, help="how many best configurations to list")
+    p.add_argument("--objective", choices=OBJECTIVES, help="rank by time or cost per sample")
+    p.add_argument("--per", help="comma-separated axes to report the best for each value of")
+    p.add_argument("--precision", choices=PRECISIONS, help="float32 (default) or float64")
+    p.add_argument(
+        "--max-configs",
+        type=float,
+        help=f"refuse larger spaces without --yes (default {DEFAULT_MAX_CONFIGS:.0e})",
+    )
+    p.add_argument("--yes", action="store_true", help="sweep a space above --max-configs")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        help="show progress on stderr (default: on a terminal, for long sweeps)",
+    )
+    p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="join a multi-host JAX cluster first (jax.distributed.initialize: Slurm and "
+        "Open MPI are detected, elsewhere give the three options below); run the same "
+        "command in every process: they sweep together and only process 0 prints and "
+        "writes",
+    )
+    p.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0")
+    p.add_argument("--num-processes", type=int, help="with --distributed: processes in all")
+    p.add_argument("--process-id", type=int, help="with --distributed: this process's index")
+    p.add_argument(
+        "--init-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="with --distributed: how long to wait for every process to join (JAX aborts "
+        "the process when they do not; default 120)",
+    )
+    p.set_defaults(run=_run_sweep)
+
+
+def _options(space: Space, args) -> dict:
+    options = dict(space.options)
+    if args.top is not None:
+        if args.top < 1:
+            raise InputError(f"--top: expected a whole number ≥ 1, got {args.top}")
+        options["top_k"] = args.top
+    if args.objective:
+        options["objective"] = args.objective
+    if args.precision:
+        options["precision"] = args.precision
+    if args.per is not None:
+        options["per"] = [p.strip() for p in args.per.split(",") if p.strip()]
+    limit = options.pop("max_configs", DEFAULT_MAX_CONFIGS)
+    if args.max_configs is not None:
+        limit = args.max_configs
+    if not limit > 0:
+        raise InputError(f"max_configs: expected a positive number, got {limit:g}")
+    total = math.prod(len(v) for v in space.axes.values())
+    if total > limit and not args.yes:
+        raise InputError(
+            f"{space.source}: the space has {total:.4g} configurations, more than the "
+            f"maximum {limit:.4g}; pass --yes to sweep it anyway, or --max-configs"
+        )
+    return options
+
+
+def _records(frame) -> list[dict]:
+    rows = []
+    for record in frame.to_dict(orient="records"):
+        row = {}
+        for key, value in record.items():
+            if isinstance(value, np.generic):
+                value = value.item()
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None
+            row[key] = value
+        rows.append(row)
+    return rows
+
+
+def result_document(result: SweepResult, space: Space) -> dict:
+    """The JSON-ready description of a sweep."""
+    return {
+        "space": space.source,
+        "axes": space.axes,
+        "fixed": space.fixed,
+        "evaluated": result.evaluated,
+        "valid": result.valid,
+        "feasible": result.feasible,
+        "objective": result.objective,
+        "precision": result.precision,
+        "devices": list(result.devices),
+        "seconds": result.seconds,
+        "configs_per_s": result.rate,
+        "best": _records(result.best),
+        "per_axis": {name: _records(frame) for name, frame in result.per_axis.items()},
+        "top": _records(result.top),
+        "pareto": _records(result.pareto),
+    }
+
+
+def _unranked_summary(name: str, frame) -> str:
+    """One line for the values of `name` without a feasible configuration, by reason."""
+    lines = []
+    for kind in ("no valid layout", "out of memory"):
+        rows = frame[frame["reason"].astype(str).str.startswith(kind)]
+        if len(rows):
+            values = [f"{v:g}" for v in rows[name]]
+            shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
+            lines.append(f"{len(values)} with {kind} ({shown})")
+    return f"not ranked, {name}: " + "; ".join(lines)
+
+
+def _print(result: SweepResult, space: Space) -> None:
+    counts = ""
+    if result.valid is not None:
+        counts = f"; {result.valid:.4g} valid layouts, {result.feasible:.4g} fit in memory"
+    print(
+        f"{space.source}: {result.evaluated:.4g} configurations ({len(space.axes)} axes) in "
+        f"{result.seconds:.3g} s ({result.rate:.3g}/s, {result.precision}, "
+        f"{len(result.devices)} device(s): {result.devices[0]}){counts}"
+    )
+    ranked = "seconds per sample" if result.objective == "time" else "cost per sample"
+    axes = list(space.axes)
+
+    def show(title, frame):
+        columns = [c for c in (*axes, *SHOWN) if c in frame.columns and c != "reason"]
+        print(f"\n{title}:")
+        print(format_table(_records(frame[columns]), columns))
+
+    for name, frame in result.per_axis.items():
+        feasible = frame[frame["feasible"].astype(bool)]
+        show(f"best per {name} (by {ranked})", feasible)
+        if len(feasible) < len(frame):
+            print(_unranked_summary(name, frame[~frame["feasible"].astype(bool)]))
+    show(f"top {len(result.top)} (by {ranked})", result.top)
+    if len(result.pareto):
+        show("Pareto front (time against cost per sample)", result.pareto)
+
+
+def _join_cluster(args) -> bool:
+    """Initialise `jax.distributed`; True on the process that reports (process 0)."""
+    import jax
+
+    given = {
+        "coordinator_address": args.coordinator,
+        "num_processes": args.num_processes,
+        "process_id": args.process_id,
+    }
+    if not args.distributed:
+        used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        if used:
+            raise InputError(f"{used[0]}: only with --distributed")
+        return True
+    address = args.coordinator
+    if address is not None:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise InputError(f"--coordinator: expected HOST:PORT, got {address!r}")
+    if args.init_timeout <= 0:
+        raise InputError(f"--init-timeout: expected seconds > 0, got {args.init_timeout:g}")
+    try:
+        # Collectives between CPU processes (GPUs use NCCL whatever this says).
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except AttributeError:  # a JAX without the option: GPU and TPU clusters still work
+        pass
+    try:
+        jax.distributed.initialize(
+            **{k: v for k, v in given.items() if v is not None},
+            initialization_timeout=int(math.ceil(args.init_timeout)),
+        )
+    except Exception as error:  # JAX's own errors, whatever their class
+        raise InputError(f"--distributed: could not join a JAX cluster: {error}")
+    return jax.process_index() == 0
+
+
+def _run_sweep(args) -> int:
+    reporter = _join_cluster(args)
+    space = load_space(args.space)
+    options = _options(space, args)
+    try:
+        result = sweep(
+            space.model,
+            space.axes,
+            fixed=space.fixed,
+            progress=args.progress if reporter else False,
+            **options,
+        )
+    except InputError as error:
+        raise InputError(f"{space.source}: {error}")
+    if not reporter:
+        return 0
+    document = result_document(result, space)
+    if args.output:
+        with atomic_write(args.output) as stream:
+            json.dump(document, stream, indent=2, allow_nan=False)
+            stream.write("\n")
+    if args.json:
+        print_json(document)
+    else:
+        _print(result, space)
+        if args.output:
+            print(f"\nwrote {args.output}")
+    return 0

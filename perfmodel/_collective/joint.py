@@ -1,0 +1,327 @@
+"""Step times and nccl-tests measurements in one fit, with the link parameters shared.
+
+The collective term of a `ScalingModel` (`Collective` or `HierarchicalAllReduce`) is
+evaluated at each nccl-tests measurement as at a training step with ``gpus = n_ranks``,
+``message_bytes = S`` and the benchmarks' ``gpus_per_node``: the measurement's time is
+that term's seconds. So the term's latency and bandwidth leaves are shared between the
+step-time loss and the collective loss.
+"""
+
+import dataclasses
+import math
+
+import equinox as eqx
+import jax
+from jax.flatten_util import ravel_pytree
+import jax.numpy as jnp
+from jaxtyping import Float
+import numpy as np
+
+from .._config import Config
+from .._data import Benchmarks
+from .._errors import InputError
+from .._fitting.fit import (
+    _raw_bounds,
+    _RAW_LIMIT,
+    _result,
+    _start_values,
+    as_float64,
+    FitResult,
+    LOSSES,
+    objective,
+)
+from .._fitting.optimise import minimise, project
+from .._model import ScalingModel
+from .._presets import build
+from .data import group_keys, measurements
+from .fit import fit_quality, laplace_covariance, point_loss, ring_coefficients
+from .links import collective_term, term_collective
+
+
+@dataclasses.dataclass(frozen=True)
+class JointFit:
+    """A training-model fit that shares its link parameters with nccl-tests measurements.
+
+    Attributes:
+        fit: the `FitResult` of the training model (predict, optimal, save as usual);
+            its covariance and warnings account for both kinds of data.
+        term: name of the collective term whose parameters are shared.
+        weight: weight of the collective loss against the step-time loss.
+        gpus_per_node: GPUs per node the measurements were evaluated at.
+        loss_steps: the step-time part of the loss.
+        loss_collectives: the collective part (mean over its measurements).
+        groups: per (collective, n_ranks): ``collective``, ``n_ranks``, ``rows``,
+            ``r2`` and ``mape_percent`` of the times.
+        rows: the measurements with ``time_s_fit`` and ``busbw_fit_bytes_per_s``.
+        notes: how the logs were read.
+    """
+
+    fit: FitResult
+    term: str
+    weight: float
+    gpus_per_node: float
+    loss_steps: float
+    loss_collectives: float
+    groups: tuple[dict, ...]
+    rows: dict[str, np.ndarray]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (no per-row data)."""
+        return {
+            "term": self.term,
+            "weight": self.weight,
+            "gpus_per_node": self.gpus_per_node,
+            "loss_steps": self.loss_steps,
+            "loss_collectives": self.loss_collectives,
+            "sources": sorted(set(self.rows["source"].tolist())),
+            "groups": [dict(g) for g in self.groups],
+            "notes": list(self.notes),
+        }
+
+
+def joint_objective(
+    params, static, config, time_s, weights, kind, target, index, coll_config, coll_time,
+    coll_scale, coll_weight,
+) -> Float[jax.Array, ""]:  # fmt: skip
+    """``objective`` of the step times + coll_weight · mean `point_loss` of the model's
+    collective term (``terms[index]``) at the nccl-tests configurations."""
+    steps = objective(params, static, config, time_s, weights, kind, target)
+    predicted = eqx.combine(params, static).terms[index](coll_config)
+    return steps + coll_weight * jnp.mean(point_loss(predicted, coll_time, kind, coll_scale))
+
+
+def _gpus_per_node(data: Benchmarks, given):
+    if given is not None:
+        if not 0 < given < math.inf:
+            raise InputError(f"gpus_per_node must be positive, got {given}")
+        return float(given)
+    values = np.unique(data.config.get("gpus_per_node", [8.0]))
+    if len(values) > 1:
+        raise InputError(
+            f"{data.source}: gpus_per_node varies ({', '.join(f'{v:g}' for v in values)}); "
+            "give the one the nccl-tests runs used (gpus_per_node=)"
+        )
+    return float(values[0])
+
+
+def _check(model, data, rows, op, term_name, loss, fix, bounds, weight):
+    if loss not in LOSSES:
+        raise InputError(f"unknown loss {loss!r}; valid: {', '.join(LOSSES)}")
+    if not 0 < weight < math.inf:
+        raise InputError(f"the collective weight must be positive, got {weight}")
+    if "message_bytes" not in data.config:
+        raise InputError(
+            f"{data.source}: a joint fit needs a message_bytes column (bytes all-reduced per "
+            "step, the gradient size) to share a bandwidth in bytes/s with nccl-tests"
+        )
+    other = sorted(set(rows["collective"].tolist()) - {op})
+    if other:
+        raise InputError(
+            f"nccl-tests rows of {', '.join(other)}, but term {term_name!r} is {op}; "
+            f"keep only {op} rows (collective={op!r}, --collective {op})"
+        )
+    specs = model.parameter_specs()
+    for name in [*fix, *bounds]:
+        if name not in specs:
+            raise InputError(
+                f"no parameter {name!r} in model {model.family!r}; valid: {', '.join(specs)}"
+            )
+    for name, (lo, hi) in bounds.items():
+        if lo is not None and hi is not None and not lo < hi:
+            raise InputError(f"bound for {name!r}: expected lo < hi, got {lo}:{hi}")
+    free = [n for n in specs if n not in fix]
+    distinct = data.distinct_configs() + len(set(zip(rows["n_ranks"], rows["message_bytes"])))
+    if len(free) > distinct:
+        raise InputError(
+            f"{data.source}: {len(free)} free parameters but only {distinct} distinct step "
+            "configurations and collective measurements"
+        )
+    return free
+
+
+def fit_joint(
+    model: ScalingModel | str,
+    benchmarks: Benchmarks,
+    collectives,
+    *,
+    weight: float = 1.0,
+    term: str | None = None,
+    gpus_per_node: float | None = None,
+    collective: str | None = None,
+    n_ranks: int | None = None,
+    loss: str = "log",
+    fix: dict[str, float] | None = None,
+    bounds: dict[str, tuple[float | None, float | None]] | None = None,
+    n_starts: int = 64,
+    adam_steps: int = 600,
+    lbfgs_steps: int = 500,
+    seed: int = 0,
+) -> JointFit:
+    """Fit step times and nccl-tests measurements in one loss, link parameters shared.
+
+    ``loss = objective(step times) + weight · mean point_loss(collective times)``, both
+    in the same kind (log by default), minimised over the model's stored parameters as
+    in `fit`. Each measurement (n ranks, S bytes) is predicted by the model's collective
+    term at ``Config(gpus=n, gpus_per_node, message_bytes=S)``, so the benchmarks need a
+    ``message_bytes`` column in bytes.
+
+    Args:
+        model: the model or family name (``"data_parallel"``).
+        benchmarks: the step times (`load_benchmarks`).
+        collectives: nccl-tests log paths and/or `parse_nccl_tests` frames.
+        weight: weight of the collective loss (1: each data set's mean counts once).
+        term: the collective term to share, when the model has several.
+        gpus_per_node: node size of the nccl-tests runs; default the benchmarks'.
+        collective, n_ranks: as in `fit_collective`.
+        loss, fix, bounds, n_starts, adam_steps, lbfgs_steps, seed: as in `fit`.
+
+    Returns:
+        A `JointFit`: the training `FitResult` and the collective fit quality.
+    """
+    fix, bounds = dict(fix or {}), dict(bounds or {})
+    if isinstance(model, str):
+        model = build(model)
+    index, t = collective_term(model, term)
+    op = term_collective(t)
+    if collective not in (None, op):
+        raise InputError(f"term {t.name!r} is {op}; its measurements cannot be {collective}")
+    rows, notes = measurements(collectives, collective=op, n_ranks=n_ranks)
+    free = _check(model, benchmarks, rows, op, t.name, loss, fix, bounds, weight)
+    per_node = _gpus_per_node(benchmarks, gpus_per_node)
+    with jax.enable_x64(True):
+        return _fit_float64(
+            model, benchmarks, rows, notes, index, per_node, weight, loss, fix, bounds, free,
+            n_starts, adam_steps, lbfgs_steps, seed,
+        )  # fmt: skip
+
+
+def _fit_float64(
+    model, data, rows, notes, index, per_node, weight, loss, fix, bounds, free, n_starts,
+    adam_steps, lbfgs_steps, seed,
+):  # fmt: skip
+    model = as_float64(model)
+    model = model.with_parameters(fix)
+    config, time_s = data.to_config(), jnp.asarray(data.time_s)
+    coll_config = Config(
+        gpus=rows["n_ranks"].astype(np.float64),
+        gpus_per_node=per_node,
+        message_bytes=rows["message_bytes"],
+    ).broadcast()
+    coll_time = jnp.asarray(rows["time_s"])
+    mask = model.raw_leaf_mask(set(free))
+    starts, _ = eqx.partition(
+        model.with_parameters(_start_values(model, free, data, n_starts, seed)), mask
+    )
+    _, static = eqx.partition(model, mask)
+    lower, upper = _raw_bounds(model, free, bounds)
+    starts = project(starts, lower, upper)
+    _, group = group_keys(rows)
+    means = np.array([rows["time_s"][group == g].mean() for g in range(group.max() + 1)])
+    scale = means[group]
+    args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target, index,
+            coll_config, coll_time, jnp.asarray(scale), weight)  # fmt: skip
+    found = minimise(joint_objective, starts, lower, upper, adam_steps, lbfgs_steps, args)
+    if found is None:
+        raise InputError(f"{data.source}: every start gave a non-finite loss")
+    params, value, gnorm, steps = found
+    fitted = eqx.combine(params, static)
+    result = _result(params, static, data, loss, value, gnorm, steps, fix, bounds)
+    predicted = np.asarray(fitted.terms[index](coll_config), dtype=np.float64)
+    result = _joint_uncertainty(
+        result, fitted, params, static, config, time_s, data.target, loss, index,
+        coll_config, rows, free, bounds,
+    )  # fmt: skip
+    step_loss = float(objective(params, *args[:6]))
+    coll_loss = float(jnp.mean(point_loss(jnp.asarray(predicted), coll_time, loss, args[9])))
+    return _joint_result(result, fitted.terms[index].name, weight, per_node, step_loss,
+                         coll_loss, rows, notes, predicted)  # fmt: skip
+
+
+def _joint_uncertainty(
+    result, fitted, params, static, config, time_s, target, loss, index, coll_config, rows,
+    free, bounds,
+):  # fmt: skip
+    """The Laplace covariance from both data sets, each whitened by its own residual scale,
+    and the identifiability warnings that follow from it."""
+    flat, unravel = ravel_pytree(params)
+    coll_time = jnp.asarray(rows["time_s"])
+
+    def residuals(theta):
+        model = eqx.combine(unravel(theta), static)
+        step, coll = model(config), model.terms[index](coll_config)
+        if loss == "squared":
+            measured = 1.0 / time_s if target == "throughput" else time_s
+            step = (1.0 / step if target == "throughput" else step) - measured
+            return step, coll - coll_time
+        return jnp.log(step) - jnp.log(time_s), jnp.log(coll) - jnp.log(coll_time)
+
+    blocks = [np.asarray(r) for r in residuals(flat)]
+    jacobians = [np.asarray(j) for j in jax.jacfwd(residuals)(flat)]
+    k = flat.shape[0]
+    total = sum(b.size for b in blocks)
+    sigmas = [max(math.sqrt(float(np.sum(b**2)) / max(total - k, 1) * total / b.size), 1e-300)
+              for b in blocks]  # fmt: skip
+    jac = np.concatenate([j / s for j, s in zip(jacobians, sigmas)])
+    res = np.concatenate([b / s for b, s in zip(blocks, sigmas)])
+    cov = laplace_covariance(jac, res)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None)) if cov is not None else None
+    specs = fitted.parameter_specs()
+    warnings = []
+    for i, name in enumerate(free):
+        raw = float(specs[name].to_raw(fitted.parameters()[name]))
+        if abs(raw) >= _RAW_LIMIT[specs[name].kind] - 1e-6 and name not in bounds:
+            warnings.append(
+                f"{name} is not identifiable: the fit pushed it to the edge of its range, "
+                "so neither data set can tell this term's size"
+            )
+        elif sd is not None and not np.isfinite(sd[i]):
+            warnings.append(
+                f"{name} is not identifiable: other parameters can compensate any change "
+                "in it exactly, even with the collective measurements"
+            )
+        elif sd is not None and sd[i] > 2.0:
+            warnings.append(
+                f"{name} is poorly determined: its Laplace standard error is a factor of "
+                f"{math.exp(min(sd[i], 50.0)):.3g} on its value"
+            )
+    message = result.message.split("; ")[0]
+    if warnings:
+        message += "; " + "; ".join(warnings)
+    return dataclasses.replace(
+        result, raw_covariance=cov, warnings=tuple(warnings), message=message
+    )
+
+
+def _joint_result(result, term, weight, per_node, step_loss, coll_loss, rows, notes, predicted):
+    keys, group = group_keys(rows)
+    out = dict(rows)
+    out["time_s_fit"] = predicted
+    nominal = np.zeros_like(predicted)
+    for i, (op, n) in enumerate(keys):
+        nominal[group == i] = ring_coefficients(op, [n])[1][0]
+    out["busbw_fit_bytes_per_s"] = rows["message_bytes"] / predicted * nominal
+    groups = []
+    for i, (op, n) in enumerate(keys):
+        t, p = rows["time_s"][group == i], predicted[group == i]
+        r2, mape = fit_quality(t, p)
+        groups.append(
+            {
+                "collective": op,
+                "n_ranks": int(n),
+                "rows": int(t.size),
+                "r2": r2 if math.isfinite(r2) else None,
+                "mape_percent": mape,
+            }
+        )
+    return JointFit(
+        fit=result,
+        term=term,
+        weight=weight,
+        gpus_per_node=per_node,
+        loss_steps=step_loss,
+        loss_collectives=coll_loss,
+        groups=tuple(groups),
+        rows=out,
+        notes=tuple(notes),
+    )

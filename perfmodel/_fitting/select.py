@@ -1,0 +1,223 @@
+"""Choosing among model families: fit every one the data can determine, rank them."""
+
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+from .._data import Benchmarks
+from .._errors import InputError
+from .._model import ScalingModel
+from .._presets import amdahl, data_parallel, usl
+from .._terms.empirical import hypotheses_of, is_searched, pmnf, with_exponents
+from .._terms.weak import weak_data_parallel
+from .average import average_with_amdahl, AVERAGED_FAMILY, can_average, DESCRIPTION
+from .fit import _check_options, fit, FitResult
+from .search import (
+    fit_options_with_defaults,
+    fit_pmnf,
+    folds,
+    held_out_errors,
+    SEARCH_STARTS,
+    weighted_fits,
+)
+
+CRITERIA = ("bic", "aicc", "loo")
+DEFAULT_CRITERION = "bic"
+# How much lower another family's score must be to replace the preferred one.
+MARGIN = {"bic": 2.0, "aicc": 2.0, "loo": 0.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One family tried by `fit_auto`.
+
+    Attributes:
+        family: the family name.
+        parameters: number of free parameters k (a searched `pmnf` counts its exponent
+            pair as one more).
+        fit: its fit, or None when skipped.
+        score: the criterion's value (lower is better), or inf when skipped.
+        reason: why it was skipped, or a note on the fit (the PMNF hypothesis chosen).
+    """
+
+    family: str
+    parameters: int
+    fit: FitResult | None
+    score: float
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """The chosen fit and every candidate, best first."""
+
+    best: FitResult
+    criterion: str
+    candidates: tuple[Candidate, ...]
+
+
+def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingModel]:
+    """The families worth trying on `data`, the preferred one first.
+
+    `fit_auto` keeps the first family unless the criterion favours another clearly.
+    For throughput it is `weak_data_parallel`: published throughput tables of
+    data-parallel training keep the per-GPU batch fixed, and that family (which has
+    Amdahl's law as a special case) extrapolates them best (`benchmarks/accuracy.py`).
+    For time it is Amdahl's law. `weak_hierarchical` is not offered: its per-GPU
+    throughput levels off and never falls again, so on throughput that keeps falling
+    across nodes it can fit nearly as well yet extrapolates far too high. The
+    data-parallel family gets the node boundary when `gpus_per_node` is known and the
+    measurements cross it; without it (or a varying
+    message size) its all-reduce has the shape of the USL's terms and cannot be told
+    apart from them. The PMNF family (its exponents searched) covers weak and strong
+    scaling alike.
+    """
+    models = [weak_data_parallel()] if data.target == "throughput" and not weak else []
+    models += [amdahl(weak=weak), usl(weak=weak), pmnf()]
+    per_node = data.config.get("gpus_per_node")
+    crosses_nodes = per_node is not None and bool(np.any(data.gpus > per_node))
+    varying_message = len(np.unique(data.config.get("message_bytes", [1.0]))) > 1
+    if crosses_nodes:
+        models.append(data_parallel(weak=weak, hierarchical=True))
+    elif varying_message:
+        models.append(data_parallel(weak=weak))
+    return models
+
+
+def information_criterion(residuals: np.ndarray, parameters: int, criterion: str) -> float:
+    """AICc or BIC of a least-squares fit with Gaussian log-errors; inf when undefined.
+
+    ``AICc = n·log(RSS/n) + 2k + 2k(k+1)/(n−k−1)`` (undefined for n ≤ k + 1) and
+    ``BIC = n·log(RSS/n) + k·log n`` (undefined for n ≤ k, where the fit interpolates).
+    """
+    n = residuals.size
+    rss = max(float(np.sum(residuals**2)), 1e-300)
+    base = n * math.log(rss / n)
+    if criterion == "bic":
+        return base + parameters * math.log(n) if n > parameters else math.inf
+    if n - parameters - 1 <= 0:
+        return math.inf
+    return base + 2 * parameters + 2 * parameters * (parameters + 1) / (n - parameters - 1)
+
+
+def leave_one_out(model: ScalingModel, data: Benchmarks, **fit_options) -> float:
+    """Mean squared log error predicting each held-out GPU count from the others.
+
+    Every fold is fitted in one `vmap` (weights 0 on the held-out count). For a `pmnf`
+    model whose exponents are searched, each fold runs its own search (the hypothesis
+    with the smallest loss on that fold), so the score includes the search's freedom.
+    """
+    options = fit_options_with_defaults(fit_options)
+    free = _check_options(model, data, options["loss"], options["fix"], options["bounds"])
+    if len(np.unique(data.gpus)) - 1 < len(free):
+        return math.inf
+    weights, held = folds(data)
+    searched = is_searched(model)
+    options = options | dict(free=free)
+    if searched:
+        pairs = hypotheses_of(model)
+        models = [with_exponents(model, i, j) for i, j in pairs]
+        options["n_starts"] = min(options["n_starts"], SEARCH_STARTS)
+    else:
+        models = [model]
+    with jax.enable_x64(True):
+        fitted, values = weighted_fits(models, data, weights, **options)
+        errors = held_out_errors(fitted, data, held)
+    if searched:
+        # Per fold, the hypothesis with the smallest loss on the fold's own data.
+        values = values.reshape(len(models), len(held))
+        best = np.argmin(np.where(np.isfinite(values), values, np.inf), axis=0)
+        sizes = [int(h.sum()) for h in held]
+        bounds = np.cumsum([0, *sizes])
+        chosen = [errors[b, bounds[f] : bounds[f + 1]] for f, b in enumerate(best)]
+        return float(np.mean(np.concatenate(chosen)))
+    return float(np.mean(errors[0]))
+
+
+# Choosing the family ----------------------------------------------------------------
+
+
+def fit_auto(
+    data: Benchmarks,
+    *,
+    criterion: str = DEFAULT_CRITERION,
+    weak: bool = False,
+    models: list[ScalingModel] | None = None,
+    average: bool = True,
+    **fit_options,
+) -> Selection:
+    """Fit each candidate family and keep the best by `criterion`.
+
+    The first candidate that can be fitted is preferred: another replaces it only when
+    its score is lower by more than `MARGIN` (AICc, BIC: 2, "positive evidence"; LOO:
+    any amount), and it stays when the data are too few to score it. A searched `pmnf`
+    counts its exponent pair as one more parameter in AICc and BIC.
+
+    Args:
+        data: the benchmarks.
+        criterion: ``"bic"`` (default), ``"aicc"`` or ``"loo"`` (leave-one-GPU-count-out
+            cross-validation, in mean squared log error).
+        weak: weak scaling for every family.
+        models: candidates to try instead of `candidate_models(data)`, preferred first.
+        average: when `weak_data_parallel` is chosen for throughput data, no loss is
+            given (log is the default) and nothing is fixed or bounded, return its average
+            with Amdahl's law (`_average`: both fitted by least squares on throughput),
+            listed first among the candidates.
+        fit_options: passed to `fit` (loss, fix, bounds, ...).
+    """
+    if criterion not in CRITERIA:
+        raise InputError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
+    loss_given = fit_options.get("loss") is not None
+    fit_options = {**fit_options, "loss": fit_options.get("loss") or "log"}
+    fixed = set(fit_options.get("fix") or ())
+    distinct = data.distinct_configs()
+    candidates = []
+    for model in models or candidate_models(data, weak=weak):
+        k = len([n for n in model.parameter_specs() if n not in fixed])
+        if k > distinct:
+            reason = f"needs {k} distinct configurations, data have {distinct}"
+            candidates.append(Candidate(model.family, k, None, math.inf, reason))
+            continue
+        searched = is_searched(model)
+        try:
+            if searched:
+                result = fit_pmnf(model, data, criterion=criterion, **fit_options)
+            else:
+                result = fit(model, data, **fit_options)
+        except InputError as error:
+            candidates.append(Candidate(model.family, k, None, math.inf, str(error)))
+            continue
+        note = ""
+        if searched:
+            k += 1
+            note = result.message.split(";")[0] + " (+1 parameter for the search)"
+        if criterion == "loo":
+            score = leave_one_out(model, data, **fit_options)
+        else:
+            score = information_criterion(result.residuals, k, criterion)
+        candidates.append(Candidate(model.family, k, result, score, note))
+    fitted = [c for c in candidates if c.fit is not None]
+    if not fitted:
+        reasons = "; ".join(f"{c.family}: {c.reason}" for c in candidates)
+        raise InputError(f"{data.source}: no model family can be fitted ({reasons})")
+    best = fitted[0]
+    lowest = min(c.score for c in fitted)
+    # Scores equal up to rounding (the same curve, e.g. pmnf with i = −1 and Amdahl)
+    # go to the family with fewer parameters.
+    ties = [c for c in fitted if c.score <= lowest + 1e-9 * max(1.0, abs(lowest))]
+    challenger = min(ties, key=lambda c: c.parameters)
+    if math.isfinite(best.score) and challenger.score < best.score - MARGIN[criterion]:
+        if challenger.score < best.score - 1e-9 * max(1.0, abs(best.score)):
+            best = challenger
+    ordered = sorted(candidates, key=lambda c: (c.fit is None, c is not best, c.score))
+    customised = fit_options.get("fix") or fit_options.get("bounds")
+    if average and not customised and not loss_given:
+        if can_average(best.fit.model, data):
+            options = {k: v for k, v in fit_options.items() if k not in ("loss", "fix", "bounds")}
+            averaged = average_with_amdahl(data, **options)
+            k = best.parameters + len(amdahl().parameter_specs())
+            chosen = Candidate(AVERAGED_FAMILY, k, averaged, math.nan, DESCRIPTION)
+            return Selection(averaged, criterion, (chosen, *ordered))
+    return Selection(best.fit, criterion, tuple(ordered))

@@ -1,0 +1,443 @@
+"""Inverse design: the value of one parameter (or the GPU count) that reaches a target.
+
+The unknown is searched in its stored coordinate u (log for times, bandwidths and GPU
+counts, logit for the overlap fraction). A grid over many decades brackets every
+crossing of ``log Q(u) = log target``, then a safeguarded Newton iteration (bisection
+whenever Newton leaves the bracket) refines each crossing with ``dQ/du`` from `jax.grad`.
+When no value in the range meets the target, the best reachable value is reported with
+the term that blocks it.
+"""
+
+from collections.abc import Callable
+import dataclasses
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._terms.base import SerialTerm
+from .sensitivity import _times, check_gpus, format_seconds, parameter_spec
+
+# Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
+TARGETS: dict[str, int] = {
+    "efficiency": 1,
+    "speedup": 1,
+    "throughput": 1,
+    "time": -1,
+    "serial_share": -1,
+}  # the order of `_log_quantities`
+_GRID = 513
+_SPAN = math.log(1e15)  # a parameter is searched from 1e-15× to 1e15× its fitted value
+_LOGIT_SPAN = 30.0  # overlap from ~1e-13 to 1 − 1e-13
+
+
+def describe_quantity(target: str, value: float) -> str:
+    """A target value in its natural unit: ``80.0%``, ``12.5×``, ``0.42 s``, ``4553/s``."""
+    if target in ("efficiency", "serial_share"):
+        return f"{value:.1%}"
+    if target == "speedup":
+        return f"{value:.4g}×"
+    if target == "time":
+        return format_seconds(value)
+    return f"{value:.4g}/s"
+
+
+def _label(target: str) -> str:
+    return "serial share" if target == "serial_share" else target
+
+
+def solve_bracketed(
+    fun: Callable[[float], tuple[float, float]],
+    lo: float,
+    hi: float,
+    *,
+    tol: float = 1e-13,
+    max_iter: int = 200,
+) -> tuple[float, int]:
+    """A root of `fun` in ``[lo, hi]`` by Newton's method kept inside a shrinking bracket.
+
+    Args:
+        fun: ``u ↦ (f(u), f'(u))``; ``f(lo)`` and ``f(hi)`` must differ in sign.
+        lo, hi: the bracket.
+        tol: stop once the step or the bracket is below ``tol·(1 + |u|)``.
+        max_iter: at most this many evaluations.
+
+    Returns:
+        The root and the number of iterations.
+    """
+    f_lo, _ = fun(lo)
+    if f_lo == 0.0:
+        return lo, 0
+    f_hi, _ = fun(hi)
+    if f_hi == 0.0:
+        return hi, 0
+    if np.sign(f_lo) == np.sign(f_hi):
+        raise ValueError(f"no sign change in [{lo}, {hi}]: f = {f_lo}, {f_hi}")
+    negative, positive = (lo, hi) if f_lo < 0 else (hi, lo)
+    u, width = 0.5 * (lo + hi), abs(hi - lo)
+    for iteration in range(1, max_iter + 1):
+        f, d = fun(u)
+        if f == 0.0:
+            return u, iteration
+        if f < 0:
+            negative = u
+        else:
+            positive = u
+        a, b = sorted((negative, positive))
+        newton = u - f / d if d != 0.0 and math.isfinite(d) else math.nan
+        if abs(newton - u) <= tol * (1.0 + abs(u)):
+            return newton, iteration
+        # Bisect when Newton leaves the bracket or would not halve it.
+        if not a < newton < b or abs(newton - u) > 0.5 * width:
+            new = 0.5 * (a + b)
+        else:
+            new = newton
+        width = abs(new - u)
+        if width <= tol * (1.0 + abs(u)) or b - a <= tol * (1.0 + abs(u)):
+            return new, iteration
+        u = new
+    return u, max_iter
+
+
+@dataclasses.dataclass(frozen=True)
+class Requirement:
+    """The answer of `require`.
+
+    Attributes:
+        parameter: the unknown, a parameter name or ``"gpus"``.
+        target: ``"efficiency"``, ``"speedup"``, ``"time"``, ``"throughput"`` or
+            ``"serial_share"``; `goal` is its value (fraction, ×, seconds, 1/s, fraction).
+        gpus: the GPU count the target is asked at (None when solving for it).
+        reachable: False when no value in the searched range meets the target.
+        value: the boundary value meeting the target (physical units; a whole GPU count
+            when solving for gpus), or None when unreachable or met everywhere.
+        exact: the continuous solution of ``Q = goal``.
+        side: ``"≥"`` or ``"≤"``: the values on this side of `value` meet the target.
+        unit: unit of `value`.
+        current: the fitted parameter value (None for gpus).
+        current_quantity: the target quantity at the fitted value (None for gpus).
+        achieved: the quantity at `value`.
+        best, best_at: the best quantity in the range and where it is (0 or inf at an
+            end of the range; the overlap's ends are 0 and 1; gpus end at `max_gpus`).
+        limiting: the largest non-compute term where the best is reached (what blocks
+            an unreachable target), with its share of the step.
+        feasible: ranges of the unknown that meet the target.
+        iterations: Newton/bisection iterations spent on the reported boundary.
+        message: one readable sentence.
+    """
+
+    parameter: str
+    target: str
+    goal: float
+    gpus: float | None
+    reachable: bool
+    value: float | None
+    exact: float | None
+    side: str | None
+    unit: str
+    current: float | None
+    current_quantity: float | None
+    achieved: float | None
+    best: float
+    best_at: float
+    limiting: str | None
+    limiting_share: float | None
+    feasible: tuple[tuple[float, float], ...]
+    iterations: int
+    message: str
+
+
+def _substitute(model, config, u, unknown: str):
+    if unknown == "gpus":
+        return model, eqx.tree_at(lambda c: c.gpus, config, jnp.exp(u))
+    return eqx.tree_at(model._leaf_getter(unknown), model, u), config
+
+
+def _log_quantities(model, config) -> jnp.ndarray:
+    """``log Q`` for every target, in the order of `TARGETS`."""
+    t_n, t_1 = _times(model, config)
+    serial = sum(t(config) for t in model.terms if isinstance(t, SerialTerm))
+    # Without a serial term the serial share is log 0 = −inf; `require` refuses it.
+    return jnp.log(jnp.stack([t_1 / (t_n * config.gpus), t_1 / t_n, 1.0 / t_n, t_n, serial / t_n]))
+
+
+@eqx.filter_jit
+def _evaluate(model, config, u, unknown: str):
+    """``log Q`` and ``d log Q / du`` for every target at every u, each ``(len(u), 5)``.
+
+    All targets at once and a fixed length of u (Newton pads its single point), so
+    that one compilation per unknown serves the grid, the iteration and every target.
+    """
+
+    def log_q(u):
+        return _log_quantities(*_substitute(model, config, u, unknown))
+
+    return jax.vmap(lambda u: (log_q(u), jax.jacfwd(log_q)(u)))(u)
+
+
+def _parse_target(target) -> tuple[str, float]:
+    if isinstance(target, dict):
+        if len(target) != 1:
+            raise InputError(f"target: expected one of {', '.join(TARGETS)}, got {target!r}")
+        target = next(iter(target.items()))
+    try:
+        kind, goal = target
+        goal = float(goal)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"target: expected (kind, value), e.g. ('efficiency', 0.8); got {target!r}"
+        )
+    if kind not in TARGETS:
+        raise InputError(f"unknown target {kind!r}; valid: {', '.join(TARGETS)}")
+    if not math.isfinite(goal) or goal <= 0:
+        raise InputError(f"target {kind}: expected a positive number, got {goal:g}")
+    if kind == "serial_share" and goal >= 1:
+        raise InputError(f"target serial_share: expected a fraction in (0, 1), got {goal:g}")
+    return kind, goal
+
+
+@dataclasses.dataclass
+class _Problem:
+    """One inverse problem: ``log Q(u) − log goal = 0`` in the unknown's coordinate u."""
+
+    fit: FitResult
+    config: object
+    parameter: str
+    kind: str
+    goal: float
+    n: float  # the GPU count of the target (1, a placeholder, when solving for it)
+    unit: str
+    grid: np.ndarray  # u over the searched range
+    fraction: bool = False  # the unknown is stored as a logit
+    current: float | None = None  # the fitted value of a parameter
+
+    @property
+    def gpus(self) -> bool:
+        return self.parameter == "gpus"
+
+    @property
+    def u0(self) -> float:
+        return float(self.fit.model.parameter_specs()[self.parameter].to_raw(self.current))
+
+    @property
+    def want(self) -> str:
+        """E.g. ``efficiency ≥ 80.0% at 512 GPUs``."""
+        at = "" if self.gpus else f" at {self.n:g} GPUs"
+        sense = "≥" if TARGETS[self.kind] > 0 else "≤"
+        return f"{_label(self.kind)} {sense} {describe_quantity(self.kind, self.goal)}{at}"
+
+    def value(self, u: float) -> float:
+        """Physical value of the unknown at u."""
+        return 1.0 / (1.0 + math.exp(-u)) if self.fraction else math.exp(u)
+
+    def __call__(self, u: float) -> tuple[float, float]:
+        log_q, grad = self.evaluate(np.full(_GRID, u))
+        return float(log_q[0]) - math.log(self.goal), float(grad[0])
+
+    def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``log Q`` and ``d log Q / du`` of this target at each of `_GRID` points u."""
+        index = list(TARGETS).index(self.kind)
+        log_q, grad = _evaluate(self.fit.model, self.config, jnp.asarray(u), self.parameter)
+        return np.asarray(log_q)[:, index], np.asarray(grad)[:, index]
+
+    def quantity(self, u: float) -> float:
+        return self.goal * math.exp(self(u)[0])
+
+    def limiting(self, u: float) -> tuple[str | None, float | None]:
+        """The term that keeps Q from the goal at u, and its share of the step."""
+        model, config = _substitute(self.fit.model, self.config, jnp.asarray(u), self.parameter)
+        parts = {k: float(v) for k, v in model.breakdown(config).items()}
+        # Parallel compute is the ideal part of speedup and efficiency, not a blocker.
+        roles = {t.name: t.role for t in model.terms}
+        ideal = ("compute",) if self.kind in ("efficiency", "speedup") else ()
+        others = {k: v for k, v in parts.items() if k in roles and roles[k] not in ideal}
+        if not others:
+            return None, None
+        name = max(others, key=others.get)
+        return name, others[name] / sum(parts.values())
+
+
+def require(
+    fit: FitResult,
+    *,
+    parameter: str,
+    target,
+    gpus: float | None = None,
+    max_gpus: float = 1e6,
+    **overrides,
+) -> Requirement:
+    """The value of `parameter` (or the GPU count) at which `target` is reached.
+
+    Targets, each at `gpus` GPUs: ``("efficiency", E)`` (speedup/N ≥ E),
+    ``("speedup", S)``, ``("time", T)`` (seconds per step ≤ T), ``("throughput", X)``
+    (1/T ≥ X) and ``("serial_share", f)`` (the serial term ≤ f of the step).
+
+    For a parameter, the reported `value` is the crossing nearest to the fitted value:
+    the least change that meets the target, or, when it is met already, how far the
+    parameter may move before it is not. For ``parameter="gpus"`` it is the fewest GPUs
+    that meet the target or, when one GPU meets it already, the most GPUs that still do
+    (e.g. how many GPUs until the serial part is half the step).
+
+    Args:
+        fit: a fitted model.
+        parameter: a parameter name (``"allreduce.bandwidth_inter"``, ``"serial.time"``,
+            ``"overlap"``, …) or ``"gpus"`` to solve for the GPU count.
+        target: ``(kind, value)`` or ``{kind: value}``.
+        gpus: the GPU count of the target; not used when solving for gpus.
+        max_gpus: the largest GPU count searched when solving for gpus.
+        overrides: other `Config` fields.
+
+    Returns:
+        A `Requirement`; ``reachable`` is False, with the best value and the blocking
+        term, when no value meets the target.
+
+    Raises:
+        InputError: an unknown parameter (the valid ones are listed) or target, a
+            missing or bad GPU count, or a serial share asked of a model without one.
+
+    Example:
+        >>> r = require(fit, parameter="allreduce.bandwidth_inter",
+        ...             target=("efficiency", 0.8), gpus=512)            # doctest: +SKIP
+        >>> r.value, r.message                                           # doctest: +SKIP
+    """
+    kind, goal = _parse_target(target)
+    model = fit.model
+    if kind == "serial_share" and not any(isinstance(t, SerialTerm) for t in model.terms):
+        raise InputError(f"model {fit.family!r} has no serial term, so no serial share")
+    if parameter == "gpus":
+        top = math.log(check_gpus(max_gpus, "max_gpus"))
+        setup = dict(n=1.0, unit="GPUs", grid=np.linspace(0.0, top, _GRID))
+    else:
+        spec = parameter_spec(model, parameter)
+        if gpus is None:
+            raise InputError(f"target {kind}: give the GPU count it applies to (gpus=N)")
+        current = fit.parameters()[parameter]
+        u0 = float(spec.to_raw(current))
+        span = _LOGIT_SPAN if spec.kind == "fraction" else _SPAN
+        setup = dict(
+            n=check_gpus(gpus),
+            unit=spec.unit,
+            grid=np.linspace(u0 - span, u0 + span, _GRID),
+            fraction=spec.kind == "fraction",
+            current=current,
+        )
+    with jax.enable_x64(True):
+        config = fit.config(setup["n"], **overrides)
+        return _answer(_Problem(fit, config, parameter, kind, goal, **setup))
+
+
+def _answer(problem: _Problem) -> Requirement:
+    grid, sign = problem.grid, TARGETS[problem.kind]
+    log_q = problem.evaluate(grid)[0]
+    valid = np.isfinite(log_q)
+    good = valid & (sign * (log_q - math.log(problem.goal)) >= 0)
+    best = int(np.argmax(np.where(valid, sign * log_q, -np.inf)))
+    at_end = not problem.gpus and best in (0, len(grid) - 1)
+    best_at = problem.value(grid[best])
+    if at_end:  # the limit itself: 0 or ∞ (0 or 1 for a fraction)
+        best_at = float(best > 0) if problem.fraction else (math.inf if best else 0.0)
+    limiting, share = problem.limiting(float(grid[best]))
+    current_q = None if problem.gpus else problem.quantity(problem.u0)
+    common = dict(
+        parameter=problem.parameter,
+        target=problem.kind,
+        goal=problem.goal,
+        gpus=None if problem.gpus else problem.n,
+        unit=problem.unit,
+        current=problem.current,
+        current_quantity=current_q,
+        best=math.exp(log_q[best]),
+        best_at=best_at,
+        limiting=limiting,
+        limiting_share=share,
+    )
+    empty = dict(value=None, exact=None, side=None, achieved=None, iterations=0)
+    if not good.any():
+        if limiting is not None and share >= 0.005:
+            blocker = f", held back by {limiting} ({share:.0%} of the step)"
+        elif problem.kind in ("efficiency", "speedup"):
+            blocker = ", which is perfect scaling: nothing else is left to remove"
+        else:
+            blocker = ""
+        message = (
+            f"{problem.want} is out of reach by changing {problem.parameter} alone: the best "
+            f"is {describe_quantity(problem.kind, common['best'])} "
+            f"{_where(problem, best_at, at_end)}{blocker}"
+        )
+        return Requirement(**common, **empty, reachable=False, feasible=(), message=message)
+    # Refine every boundary between grid points that meet the target and points that don't.
+    roots = []
+    for i in np.flatnonzero(good[1:] != good[:-1]):
+        root, iterations = solve_bracketed(problem, float(grid[i]), float(grid[i + 1]))
+        roots.append((root, iterations, bool(good[i + 1])))  # True: met above the root
+    feasible = _feasible(problem, good, roots)
+    if not roots:
+        message = f"{problem.want} holds for every {problem.parameter} searched"
+        if current_q is not None:
+            now = describe_quantity(problem.kind, current_q)
+            message += f" (1e-15× to 1e15× the fitted value; now {now})"
+        return Requirement(**common, **empty, reachable=True, feasible=feasible, message=message)
+    if problem.gpus:
+        root, iterations, above = roots[0]
+    else:
+        root, iterations, above = min(roots, key=lambda r: abs(r[0] - problem.u0))
+    exact = value = problem.value(root)
+    if problem.gpus:  # a whole count on the side that meets the target
+        nearest = round(exact)
+        if abs(exact - nearest) <= 1e-9 * exact:
+            value = float(nearest)
+        else:
+            value = max(float(math.ceil(exact) if above else math.floor(exact)), 1.0)
+    side = "≥" if above else "≤"
+    return Requirement(
+        **common,
+        value=value,
+        exact=exact,
+        side=side,
+        achieved=problem.quantity(math.log(value) if problem.gpus else root),
+        iterations=iterations,
+        reachable=True,
+        feasible=feasible,
+        message=_reached(problem, value, exact, side, current_q, feasible),
+    )
+
+
+def _feasible(problem: _Problem, good, roots) -> tuple[tuple[float, float], ...]:
+    """The ranges of the unknown that meet the target, from the refined boundaries.
+
+    A parameter's range is open at both ends (0 and ∞, or 0 and 1 for a fraction); the
+    GPU count's runs from 1 to `max_gpus`.
+    """
+    if problem.gpus:
+        first, last = problem.value(problem.grid[0]), problem.value(problem.grid[-1])
+    else:
+        first, last = 0.0, (1.0 if problem.fraction else math.inf)
+    edges = [first, *(problem.value(r[0]) for r in roots), last]
+    states = [bool(good[0])] + [r[2] for r in roots]
+    return tuple((edges[i], edges[i + 1]) for i, ok in enumerate(states) if ok)
+
+
+def _where(problem: _Problem, at: float, end: bool) -> str:
+    if problem.gpus:
+        return f"at {at:g} GPUs"
+    if end:
+        return f"as {problem.parameter} → {'∞' if math.isinf(at) else f'{at:g}'}"
+    return f"at {problem.parameter} = {at:.4g} {problem.unit}"
+
+
+def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
+    if problem.gpus:
+        holds = "from" if side == "≥" else "up to"
+        message = f"{problem.want} holds {holds} {value:g} GPUs (crossing at {exact:.6g} GPUs)"
+        if side == "≥" and feasible and feasible[0][1] < problem.value(problem.grid[-1]):
+            message += f" up to {feasible[0][1]:.4g} GPUs, past which it is lost again"
+        return message
+    return (
+        f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
+        f"({value / problem.current:.3g}× the fitted {problem.current:.4g}; "
+        f"now {describe_quantity(problem.kind, current_q)})"
+    )

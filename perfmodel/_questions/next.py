@@ -1,0 +1,344 @@
+"""What to measure next: which GPU count narrows the interval on the answer the most.
+
+The fit's Laplace covariance C (of the stored log/logit parameters θ) and residual
+variance σ² describe what the data know. One more measurement at N adds a row
+``j = ∂r(N)/∂θ`` to the Jacobian, which updates the covariance by rank one
+(Sherman-Morrison): ``C' = C − C j jᵀ C / (σ² + jᵀ C j)``. The quantity of interest q
+(the optimal GPU count, the point of diminishing returns, or the step time at a target
+count; all in log) has gradient ``g = ∂q/∂θ``, by the implicit-function theorem for the
+optimum (``∂T/∂N = 0``) and the knee (``dS/dN = threshold``), so its variance goes from
+``gᵀCg`` to ``gᵀC'g = gᵀCg − (gᵀCj)² / (σ² + jᵀCj)`` (the delta method).
+"""
+
+from collections.abc import Sequence
+import dataclasses
+import math
+import statistics
+
+import equinox as eqx
+import jax
+from jax.flatten_util import ravel_pytree
+import jax.numpy as jnp
+import numpy as np
+
+from .._config import Config
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .inverse import solve_bracketed
+from .query import diminishing_returns, optimal_gpus
+from .sensitivity import check_gpus, format_seconds
+
+QUANTITIES = ("auto", "optimum", "knee", "time")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasurementValue:
+    """What one more measurement at `gpus` would do to the interval.
+
+    Attributes:
+        gpus: the candidate GPU count.
+        sd_before, sd_after: standard deviation of log q now and after the measurement.
+        shrink: ``1 − sd_after / sd_before``, the fraction of the interval's width (in
+            log) the measurement removes.
+        interval_after: the expected interval after it (None without residual variance).
+        measured: True when the data already hold this count (it would be a repeat).
+        reason: one readable sentence.
+    """
+
+    gpus: int
+    sd_before: float
+    sd_after: float
+    shrink: float
+    interval_after: tuple[float, float] | None
+    measured: bool
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NextMeasurements:
+    """Candidates ranked by how much one measurement narrows the interval on q.
+
+    Attributes:
+        quantity: ``"optimum"``, ``"knee"`` or ``"time"``.
+        description: what q is, e.g. ``"the optimal GPU count"``.
+        estimate: q now (GPUs, or seconds for ``"time"``).
+        at_gpus: the GPU count of the ``"time"`` quantity (else None).
+        level: the interval's probability, e.g. 0.9.
+        interval: its interval now (None without residual variance).
+        ranking: best first.
+        note: why this quantity, and any caveat.
+    """
+
+    quantity: str
+    description: str
+    estimate: float
+    at_gpus: int | None
+    level: float
+    interval: tuple[float, float] | None
+    ranking: tuple[MeasurementValue, ...]
+    note: str
+
+
+def _observable(predicted, loss: str, target: str):
+    # The residual's scale, as in the fit's Laplace covariance.
+    if loss != "squared":
+        return jnp.log(predicted)
+    return 1.0 / predicted if target == "throughput" else predicted
+
+
+@eqx.filter_jit
+def _jacobian(params, static, config, loss: str, target: str):
+    """∂(observable at each config)/∂θ, one row per config."""
+    flat, unravel = ravel_pytree(params)
+
+    def observe(theta):
+        return _observable(eqx.combine(unravel(theta), static)(config), loss, target)
+
+    return jax.jacfwd(observe)(flat)
+
+
+@eqx.filter_jit
+def _condition(params, static, config, u, quantity: str, threshold):
+    """For q at ``N = e^u``: the equation h(u) it solves, ∂h/∂u and ∂q/∂θ.
+
+    ``"time"``: q = log T(N), no equation (h = 0). ``"optimum"``: h = ∂log T/∂u.
+    ``"knee"``: h = dS/dN − threshold. Then ``∂q/∂θ = −(∂h/∂θ)/(∂h/∂u)``.
+    """
+    flat, unravel = ravel_pytree(params)
+
+    def log_time(theta, u):
+        config_u = eqx.tree_at(lambda c: c.gpus, config, jnp.exp(u))
+        return jnp.log(eqx.combine(unravel(theta), static)(config_u))
+
+    if quantity == "time":
+        return jnp.zeros(()), jnp.ones(()), jax.grad(log_time)(flat, u)
+    if quantity == "optimum":
+        h = jax.grad(log_time, argnums=1)
+    else:
+
+        def h(theta, u):
+            def speedup(u):
+                return jnp.exp(log_time(theta, jnp.zeros_like(u)) - log_time(theta, u))
+
+            return jax.grad(speedup)(u) / jnp.exp(u) - threshold
+
+    h_u = jax.grad(h, argnums=1)(flat, u)
+    return h(flat, u), h_u, -jax.grad(h)(flat, u) / h_u
+
+
+def _check_candidates(candidates) -> np.ndarray:
+    values = [check_gpus(c, "candidates") for c in np.atleast_1d(candidates).tolist()]
+    if not values:
+        raise InputError("candidates: expected at least one GPU count")
+    for value in values:
+        if value != round(value):
+            raise InputError(f"candidates: expected whole GPU counts, got {value:g}")
+    return np.asarray(sorted(set(values)), dtype=np.float64)
+
+
+def _residual_variance(fit: FitResult) -> float:
+    """σ² = Σr²/(n − k) on the scale of the fit's residuals."""
+    r = fit.residuals
+    if fit.loss_kind == "squared":
+        r = fit.data.measured * np.expm1(fit.residuals)  # predicted − measured
+    return float(np.sum(r**2)) / (r.size - len(fit.free))
+
+
+def _variance(information: np.ndarray, g: np.ndarray) -> float:
+    """``gᵀ A⁻¹ g``, infinite when g has weight on a direction A does not constrain."""
+    eigenvalues, vectors = np.linalg.eigh(information)
+    null = eigenvalues <= 1e-14 * max(eigenvalues.max(), 0.0)
+    weights = vectors.T @ g
+    if np.any(np.abs(weights[null]) > 1e-3 * np.linalg.norm(g)):
+        return math.inf
+    return float(np.sum(weights[~null] ** 2 / eigenvalues[~null]))
+
+
+def _continuous(fit, params, static, quantity, guess: float, threshold) -> float | None:
+    """The continuous root of h near the whole count `guess`, or None if h keeps its sign."""
+    config = fit.config(guess)
+
+    def fun(u):
+        h, h_u, _ = _condition(params, static, config, jnp.asarray(u), quantity, threshold)
+        return float(h), float(h_u)
+
+    lo, hi = math.log(max(guess - 1.0, 1.0)), math.log(guess + 1.0)
+    try:
+        return math.exp(solve_bracketed(fun, lo, hi)[0])
+    except ValueError:
+        return None
+
+
+def _pick(fit, params, static, quantity, max_gpus, threshold):
+    """(quantity, estimate, at_gpus, note) for the requested or automatic quantity."""
+    notes = []
+    if quantity in ("auto", "optimum"):
+        best = optimal_gpus(fit, max_gpus=max_gpus)
+        if not best.at_limit and best.gpus > 1:
+            n = _continuous(fit, params, static, "optimum", float(best.gpus), threshold)
+            if n is not None:
+                return "optimum", n, None, ""
+        where = "at the search limit" if best.at_limit else f"at {best.gpus} GPU(s)"
+        notes.append(f"the optimal GPU count is {where} ({best.gpus}), not a turning point")
+        if quantity == "optimum":
+            raise InputError(f"cannot narrow the optimum: {notes[0]}; ask for knee or time")
+    if quantity in ("auto", "knee"):
+        knee = diminishing_returns(fit, threshold=threshold, max_gpus=max_gpus)
+        if knee.gpus is not None and knee.gpus > 1:
+            n = _continuous(fit, params, static, "knee", float(knee.gpus), threshold)
+            if n is not None:
+                notes.append(f"so the point of diminishing returns (dS/dN = {threshold:g}) is used")
+                return "knee", n, None, "; ".join(notes)
+        notes.append(f"no point of diminishing returns below {max_gpus} GPUs")
+        if quantity == "knee":
+            raise InputError(f"cannot narrow the knee: {notes[-1]}; ask for time")
+    notes.append(f"so the step time at {max_gpus} GPUs is used")
+    time_s = float(fit.predict([max_gpus])["time_s"][0])
+    return "time", time_s, max_gpus, "; ".join(notes) if quantity == "auto" else ""
+
+
+def _describe(quantity: str, at_gpus) -> str:
+    return {
+        "optimum": "the optimal GPU count",
+        "knee": "the point of diminishing returns",
+        "time": f"the step time at {at_gpus} GPUs",
+    }[quantity]
+
+
+def _span(quantity: str, interval: tuple[float, float]) -> str:
+    lo, hi = interval
+    if quantity == "time":
+        return f"{format_seconds(lo)}–{format_seconds(hi)}"
+    return f"{lo:.4g}–{hi:.4g}"
+
+
+def next_measurements(
+    fit: FitResult,
+    candidates: Sequence[float],
+    *,
+    quantity: str = "auto",
+    level: float = 0.9,
+    max_gpus: int = 4096,
+    threshold: float = 0.5,
+) -> NextMeasurements:
+    """Rank `candidates` by how much one more measurement there narrows the interval on q.
+
+    Args:
+        fit: a fitted model with a Laplace covariance (`FitResult.raw_covariance`).
+        candidates: GPU counts that could still be benchmarked.
+        quantity: ``"optimum"`` (the continuous optimal GPU count, where ∂T/∂N = 0),
+            ``"knee"`` (where the marginal speedup dS/dN falls to `threshold`),
+            ``"time"`` (the step time at `max_gpus`), or ``"auto"``: the optimum when it
+            is a turning point inside the search, else the knee, else the time.
+        level: probability of the interval (default 0.9).
+        max_gpus: the search limit of the optimum and the knee, and the count of
+            ``"time"``.
+        threshold: dS/dN of the knee.
+
+    Returns:
+        `NextMeasurements`, best candidate first. Without residual variance (as many
+        measurements as free parameters) the ranking is by relative shrinkage, which
+        does not depend on σ², and no interval is given.
+
+    Raises:
+        InputError: bad candidates or options, a fit without free parameters, or a
+            quantity the data cannot determine at all.
+    """
+    counts = _check_candidates(candidates)
+    if quantity not in QUANTITIES:
+        raise InputError(f"unknown quantity {quantity!r}; valid: {', '.join(QUANTITIES)}")
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}")
+    max_gpus = int(check_gpus(max_gpus, "max_gpus"))
+    if not fit.free:
+        raise InputError("every parameter of this fit is fixed: no measurement can change it")
+    with jax.enable_x64(True):
+        mask = fit.model.raw_leaf_mask(set(fit.free))
+        params, static = eqx.partition(fit.model, mask)
+        picked, estimate, at_gpus, note = _pick(fit, params, static, quantity, max_gpus, threshold)
+        u = math.log(at_gpus if picked == "time" else estimate)
+        g = np.asarray(
+            _condition(params, static, fit.config(1.0), jnp.asarray(u), picked, threshold)[2]
+        )
+        rows = np.asarray(_jacobian(params, static, fit.config(counts), fit.loss_kind, fit.target))
+        before, after, sigma2 = _variances(fit, params, static, g, rows)
+    return _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, note)
+
+
+def _variances(fit, params, static, g, rows):
+    """Variance of q now and after one measurement at each candidate row of J."""
+    cov = fit.raw_covariance
+    if cov is not None and np.all(np.isfinite(cov)):
+        sigma2 = _residual_variance(fit)
+        cg, cj = cov @ g, rows @ cov  # cj[i] = C jᵢ (C is symmetric)
+        before = float(g @ cg)
+        after = before - (cj @ g) ** 2 / (sigma2 + np.einsum("ij,ij->i", cj, rows))
+        return before, np.maximum(after, 0.0), sigma2
+    # Unconstrained directions (infinite variance) or no σ²: work with the information
+    # matrix, in which a new row can constrain a direction the data left free.
+    data = fit.data
+    config = Config(gpus=data.gpus, **data.config)
+    jac = np.asarray(_jacobian(params, static, config, fit.loss_kind, fit.target))
+    sigma2 = None if cov is None else _residual_variance(fit)
+    scale = 1.0 if sigma2 is None else sigma2
+    information = jac.T @ jac / scale
+    before = _variance(information, g)
+    after = np.array([_variance(information + np.outer(j, j) / scale, g) for j in rows])
+    return before, after, sigma2
+
+
+def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, note):
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+    description = _describe(picked, at_gpus)
+    sd0 = math.sqrt(before)
+    if not math.isfinite(sd0) and not np.any(np.isfinite(after)):
+        raise InputError(
+            f"the data cannot determine {description} (its variance is unbounded) and no "
+            "single candidate fixes that; fix a parameter with --fix or measure more counts"
+        )
+    if sigma2 is None:
+        note = "; ".join(
+            filter(
+                None,
+                [
+                    note,
+                    "the fit has no residual degrees of freedom, so no interval: "
+                    "candidates are ranked by the relative narrowing, which does not need σ²",
+                ],
+            )
+        )
+
+    def interval(sd):
+        if sigma2 is None or not math.isfinite(sd):
+            return None
+        return (estimate * math.exp(-z * sd), estimate * math.exp(z * sd))
+
+    now = interval(sd0)
+    measured = set(fit.data.gpus.tolist())
+    ranking = []
+    for n, var in zip(counts, after):
+        sd1 = math.sqrt(var)
+        shrink = 1.0 - sd1 / sd0 if math.isfinite(sd0) else (1.0 if math.isfinite(sd1) else 0.0)
+        later = interval(sd1)
+        repeat = " (a repeat of a measured count)" if n in measured else ""
+        if now is not None and later is not None:
+            reason = (
+                f"measuring {int(n)} GPUs{repeat} shrinks the {level:.0%} interval on "
+                f"{description} from {_span(picked, now)} to {_span(picked, later)}"
+            )
+        elif not math.isfinite(sd0) and math.isfinite(sd1):
+            reason = f"measuring {int(n)} GPUs{repeat} makes {description} determinable"
+        else:
+            reason = f"measuring {int(n)} GPUs{repeat} narrows {description} by {shrink:.0%}"
+        ranking.append(MeasurementValue(int(n), sd0, sd1, shrink, later, n in measured, reason))
+    ranking.sort(key=lambda m: (m.sd_after, m.gpus))
+    return NextMeasurements(
+        quantity=picked,
+        description=description,
+        estimate=estimate,
+        at_gpus=at_gpus,
+        level=level,
+        interval=now,
+        ranking=tuple(ranking),
+        note=note,
+    )

@@ -1,0 +1,314 @@
+"""Questions asked of a fitted model: the best GPU count and where returns diminish."""
+
+import dataclasses
+
+import equinox as eqx
+import jax
+import numpy as np
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._terms.base import SerialTerm
+from .._uncertainty.ensemble import check_level, ensemble
+
+OBJECTIVES = ("time", "cost")
+
+
+@dataclasses.dataclass(frozen=True)
+class Optimum:
+    """The best GPU count found.
+
+    Attributes:
+        gpus: the GPU count chosen.
+        time_s: seconds per step (or per unit of work) there.
+        speedup, efficiency: relative to one GPU.
+        gpu_seconds: GPU-seconds per step (N · T), the resource a step consumes.
+        cost: price of one step in currency units when a price per GPU-hour was given.
+        objective: ``"time"`` (fastest) or ``"cost"`` (cheapest per unit of work).
+        searched: the largest GPU count considered.
+        at_limit: True when the optimum is the largest count searched, so a larger
+            search might find a better one.
+        gpus_interval: with `interval`, the central interval of the optimal count over
+            plausible models (`perfmodel.ensemble`); its upper end is None when in more
+            than the upper tail no count meets the deadline.
+    """
+
+    gpus: int
+    time_s: float
+    speedup: float
+    efficiency: float
+    gpu_seconds: float
+    cost: float | None
+    objective: str
+    searched: int
+    at_limit: bool
+    gpus_interval: tuple[int, int | None] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiminishingReturns:
+    """The first GPU count past which adding GPUs stops paying.
+
+    Attributes:
+        gpus: that count, or None when no count up to `searched` crosses a criterion.
+        criterion: which criterion crossed first, with its threshold.
+        marginal_speedup: dS/dN at `gpus` (speedup one more GPU adds).
+        efficiency: speedup / N at `gpus`.
+        speedup: speedup at `gpus`.
+        searched: the largest GPU count considered.
+        gpus_interval: with `interval`, the central interval of that count over
+            plausible models; an end is None where no count up to `searched` crosses.
+    """
+
+    gpus: int | None
+    criterion: str
+    marginal_speedup: float
+    efficiency: float
+    speedup: float
+    searched: int
+    gpus_interval: tuple[int | None, int | None] | None = None
+
+
+def _candidates(max_gpus: int, multiple_of: int) -> np.ndarray:
+    if max_gpus < 1:
+        raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
+    if multiple_of < 1:
+        raise InputError(f"multiple_of must be ≥ 1, got {multiple_of}")
+    counts = np.arange(multiple_of, max_gpus + 1, multiple_of, dtype=np.float64)
+    if multiple_of > 1:
+        counts = np.concatenate([[1.0], counts])
+    if counts.size == 0:
+        raise InputError(f"no GPU count ≤ {max_gpus} is a multiple of {multiple_of}")
+    return counts
+
+
+@eqx.filter_jit
+def _curve(model, config):
+    def marginal(cfg):
+        def speedup_at(n):
+            return model.speedup(eqx.tree_at(lambda c: c.gpus, cfg, n))
+
+        return jax.grad(speedup_at)(cfg.gpus)
+
+    times = model(config)
+    speedups = model.speedup(config)
+    marginals = jax.vmap(marginal)(config)
+    return times, speedups, marginals
+
+
+def _broadcast_config(fit: FitResult, counts: np.ndarray, overrides):
+    return fit.config(counts, **overrides).broadcast()
+
+
+@eqx.filter_jit
+def _sample_curves(varying, shared, config):
+    return jax.vmap(lambda v: _curve(eqx.combine(v, shared), config))(varying)
+
+
+_CHUNK = 250  # samples per evaluation: bounds memory at 4096 counts
+
+
+def _curves_over_ensemble(fit: FitResult, config, method: str):
+    """``(times, speedups, marginals, undetermined)`` of 1000 plausible models (rows) at
+    every count (columns); `undetermined` is True when the data leave open a parameter
+    these curves depend on."""
+    draws = ensemble(fit, method, samples=1000)
+    varying, shared = draws.models()
+    size = draws.raw.shape[0]
+    parts = []
+    with jax.enable_x64(True):
+        for start in range(0, size, _CHUNK):
+            rows = np.minimum(np.arange(start, start + _CHUNK), size - 1)
+            chunk = jax.tree_util.tree_map(lambda x: x[rows], varying)
+            parts.append([np.asarray(a) for a in _sample_curves(chunk, shared, config)])
+    times, speedups, marginals = (np.concatenate(p)[:size] for p in zip(*parts))
+    return times, speedups, marginals, bool(draws.undetermined(config).any())
+
+
+def _count_interval(values: np.ndarray, level: float) -> tuple:
+    """Central interval of GPU counts (inf: none found), as ints or None."""
+    tail = (1.0 - level) / 2.0
+    lo = np.quantile(values, tail, method="lower")
+    hi = np.quantile(values, 1.0 - tail, method="higher")
+    return tuple(int(v) if np.isfinite(v) else None for v in (lo, hi))
+
+
+def _scores(counts, times, objective, deadline_s):
+    """What `optimal_gpus` minimises along the last axis (inf: misses the deadline)."""
+    if objective == "time":
+        return times
+    limit = np.inf if deadline_s is None else deadline_s
+    return np.where(times <= limit, counts * times, np.inf)
+
+
+def _first_best(score) -> np.ndarray:
+    """Index of the smallest count within a relative 1e-9 of the best score along the
+    last axis (ties go to fewer GPUs); -1 where every score is inf."""
+    best = score.min(axis=-1, keepdims=True)
+    index = np.argmax(score <= best * (1 + 1e-9), axis=-1)
+    return np.where(np.isfinite(best[..., 0]), index, -1)
+
+
+def optimal_gpus(
+    fit: FitResult,
+    *,
+    max_gpus: int = 4096,
+    objective: str = "time",
+    price_per_gpu_hour: float | None = None,
+    deadline_s: float | None = None,
+    multiple_of: int = 1,
+    interval: float | None = None,
+    method: str = "laplace",
+    **overrides,
+) -> Optimum:
+    """The GPU count up to `max_gpus` that is fastest, or cheapest per unit of work.
+
+    Args:
+        fit: a fitted model.
+        max_gpus: the largest count considered.
+        objective: ``"time"`` minimises T(N); ``"cost"`` minimises N·T(N) (GPU-seconds
+            per step, times the price when given), among counts meeting `deadline_s`.
+        price_per_gpu_hour: currency per GPU-hour, to report the cost of a step.
+        deadline_s: with ``"cost"``, only counts whose step takes at most this long.
+        multiple_of: consider only 1 and multiples of this (e.g. whole nodes).
+        interval: a probability in (0, 1): also report `gpus_interval`, the central
+            interval of the optimum over plausible models (parameters and model-form
+            drift beyond the measured counts; see `perfmodel.ensemble`).
+        method: ``"laplace"`` or ``"bootstrap"``, for `interval`.
+        overrides: other `Config` fields for the prediction.
+    """
+    if interval is not None:
+        interval = check_level(interval)
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; valid: {', '.join(OBJECTIVES)}")
+    counts = _candidates(int(max_gpus), int(multiple_of))
+    with jax.enable_x64(True):
+        config = _broadcast_config(fit, counts, overrides)
+        times, speedups, _ = map(np.asarray, _curve(fit.model, config))
+    gpu_seconds = counts * times
+    best = int(_first_best(_scores(counts, times, objective, deadline_s)))
+    if best < 0:
+        raise InputError(
+            f"no GPU count up to {max_gpus} meets the deadline of {deadline_s} s; "
+            f"the fastest step takes {float(times.min()):.4g} s"
+        )
+    spread = None
+    if interval is not None:
+        sampled, _, _, undetermined = _curves_over_ensemble(fit, config, method)
+        index = _first_best(_scores(counts, sampled, objective, deadline_s))
+        values = np.where(index >= 0, counts[index], np.inf)
+        spread = _count_interval(values, interval)
+        if undetermined:
+            spread = (int(counts[0]), int(counts[-1]))
+    cost = None
+    if price_per_gpu_hour is not None:
+        cost = float(gpu_seconds[best] * price_per_gpu_hour / 3600.0)
+    return Optimum(
+        gpus=int(counts[best]),
+        time_s=float(times[best]),
+        speedup=float(speedups[best]),
+        efficiency=float(speedups[best] / counts[best]),
+        gpu_seconds=float(gpu_seconds[best]),
+        cost=cost,
+        objective=objective,
+        searched=int(counts[-1]),
+        at_limit=best == len(counts) - 1 and len(counts) > 1,
+        gpus_interval=spread,
+    )
+
+
+def diminishing_returns(
+    fit: FitResult,
+    *,
+    threshold: float = 0.5,
+    efficiency_floor: float | None = None,
+    max_gpus: int = 4096,
+    interval: float | None = None,
+    method: str = "laplace",
+    **overrides,
+) -> DiminishingReturns:
+    """The first GPU count where one more GPU adds less than `threshold` of speedup.
+
+    The marginal speedup dS/dN comes from the model's derivative (autodiff), so it is
+    exact for the model rather than a finite difference. With `efficiency_floor`, the
+    count where speedup/N first falls below it counts too; the earlier one wins. With
+    `interval` (a probability), `gpus_interval` spans that count over plausible models
+    (`method` ``"laplace"`` or ``"bootstrap"``, as in `optimal_gpus`).
+    """
+    if interval is not None:
+        interval = check_level(interval)
+    if not 0 < threshold:
+        raise InputError(f"threshold must be > 0, got {threshold}")
+    if efficiency_floor is not None and not 0 < efficiency_floor <= 1:
+        raise InputError(f"efficiency floor must be in (0, 1], got {efficiency_floor}")
+    counts = _candidates(int(max_gpus), 1)
+    with jax.enable_x64(True):
+        config = _broadcast_config(fit, counts, overrides)
+        _, speedups, marginals = map(np.asarray, _curve(fit.model, config))
+    efficiency = speedups / counts
+    spread = None
+    if interval is not None:
+        _, sampled_speedups, sampled_marginals, undetermined = _curves_over_ensemble(
+            fit, config, method
+        )
+        index, _ = _first_crossing(
+            sampled_speedups / counts, sampled_marginals, threshold, efficiency_floor
+        )
+        spread = _count_interval(np.where(index >= 0, counts[index], np.inf), interval)
+        if undetermined:
+            spread = (int(counts[0]), None)
+    index, marginal_first = _first_crossing(efficiency, marginals, threshold, efficiency_floor)
+    if index < 0:
+        last = len(counts) - 1
+        return DiminishingReturns(
+            None,
+            "none reached",
+            float(marginals[last]),
+            float(efficiency[last]),
+            float(speedups[last]),
+            int(counts[-1]),
+            spread,
+        )
+    criterion = (
+        f"marginal speedup < {threshold:g}"
+        if marginal_first
+        else f"efficiency < {efficiency_floor:g}"
+    )
+    return DiminishingReturns(
+        gpus=int(counts[index]),
+        criterion=criterion,
+        marginal_speedup=float(marginals[index]),
+        efficiency=float(efficiency[index]),
+        speedup=float(speedups[index]),
+        searched=int(counts[-1]),
+        gpus_interval=spread,
+    )
+
+
+def _first_crossing(efficiency, marginals, threshold, efficiency_floor):
+    """``(index, by_marginal)`` along the last axis: the first count where the marginal
+    speedup drops under `threshold` or the efficiency under `efficiency_floor`,
+    whichever comes first (-1 when neither does; a tie goes to the efficiency floor);
+    `by_marginal` says which."""
+    size = marginals.shape[-1]
+
+    def first(mask):
+        return np.where(mask.any(axis=-1), np.argmax(mask, axis=-1), size)
+
+    by_marginal = first(marginals < threshold)
+    by_floor = first(efficiency < efficiency_floor) if efficiency_floor is not None else size
+    index = np.minimum(by_marginal, by_floor)
+    return np.where(index < size, index, -1), by_marginal < by_floor
+
+
+def amdahl_bound(fit: FitResult, **overrides) -> float | None:
+    """Amdahl's bound on speedup, T(1) / t_serial; None when the model has no serial term.
+
+    Every other term is non-negative, so no GPU count beats it.
+    """
+    serial = [t for t in fit.model.terms if isinstance(t, SerialTerm)]
+    if not serial:
+        return None
+    with jax.enable_x64(True):
+        config = fit.config(np.array([1.0]), **overrides)
+        return float(fit.model(config)[0] / sum(t(config)[0] for t in serial))

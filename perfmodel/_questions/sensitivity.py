@@ -1,0 +1,248 @@
+"""Why a fit stops scaling: the time per term and what each parameter's change would buy.
+
+The elasticity ``d log T / d log θ`` of the step time T(N) to a parameter θ is the
+percentage change of T per percent change of θ; it comes from `jax.jacfwd` through the
+model, with every parameter (the overlap fraction too) taken as ``log θ``. Because a 2×
+change is not small, each parameter's "what would it buy" is also evaluated exactly by
+re-evaluating the model with the changed value.
+"""
+
+import dataclasses
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._model import ScalingModel
+from .._terms.base import ParamSpec
+
+
+def parameter_spec(model: ScalingModel, name: str) -> ParamSpec:
+    """The spec of parameter `name`; an InputError listing the valid names otherwise."""
+    specs = model.parameter_specs()
+    if name not in specs:
+        raise InputError(
+            f"no parameter {name!r} in model {model.family!r}; valid: " + ", ".join(specs)
+        )
+    return specs[name]
+
+
+def check_gpus(gpus, what: str = "gpus") -> float:
+    """`gpus` as a float ≥ 1; an InputError otherwise."""
+    try:
+        value = float(gpus)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: expected a GPU count ≥ 1, got {gpus!r}")
+    if not math.isfinite(value) or value < 1:
+        raise InputError(f"{what}: expected a GPU count ≥ 1, got {gpus!r}")
+    return value
+
+
+def format_seconds(t: float) -> str:
+    """``0.42 s``, ``3.1 ms``, ``17 µs`` or ``5 ns`` (3 significant digits)."""
+    if not math.isfinite(t):
+        return f"{t} s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(t) >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def scenario(spec: ParamSpec, value: float, factor: float) -> tuple[str, float]:
+    """The improvement tried for one parameter: a label and the new physical value.
+
+    Rates (bandwidths, FLOP/s) are multiplied by `factor`, times and latencies divided by
+    it, and for a fraction (the overlap) the part left exposed, ``1 − θ``, is divided.
+    """
+    label = f"{factor:g}×"
+    if spec.kind == "bandwidth":
+        return label, value * factor
+    if spec.kind == "time":
+        return ("½" if factor == 2 else f"1/{factor:g}×"), value / factor
+    return f"exposed share ÷{factor:g}", 1.0 - (1.0 - value) / factor
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """A parameter change evaluated exactly (not linearised).
+
+    Attributes:
+        label: how the parameter changed, e.g. ``"2×"`` or ``"½"``.
+        value: the new physical value.
+        time_s: new seconds per step (per unit of work for throughput fits) at N.
+        time_change: relative change of the step time, ``T'/T − 1`` (negative: faster).
+        speedup, efficiency: of the changed model at N, relative to its own 1-GPU time.
+    """
+
+    label: str
+    value: float
+    time_s: float
+    time_change: float
+    speedup: float
+    efficiency: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterSensitivity:
+    """How the step time at N responds to one parameter.
+
+    Attributes:
+        name, value, unit, kind: the parameter and its physical value.
+        fixed: True when the fit held it at a given value.
+        elasticity: ``d log T(N) / d log θ`` (for the overlap fraction too).
+        speedup_elasticity: ``d log S(N) / d log θ`` (the same for efficiency).
+        change: the exact effect of `Change.label` applied to this parameter.
+    """
+
+    name: str
+    value: float
+    unit: str
+    kind: str
+    fixed: bool
+    elasticity: float
+    speedup_elasticity: float
+    change: Change
+
+
+@dataclasses.dataclass(frozen=True)
+class Sensitivity:
+    """The step time at N, where it goes, and what each parameter would buy.
+
+    Attributes:
+        gpus: the GPU count N.
+        target: ``"time"`` or ``"throughput"`` (then times are per unit of work).
+        time_s, speedup, efficiency: the fitted model at N.
+        breakdown: seconds per term at N (``"overlap"`` ≤ 0 when the model overlaps).
+        limiting: the largest term that is not parallel compute, or None.
+        parameters: one entry per parameter, largest ``|elasticity|`` first.
+    """
+
+    gpus: float
+    target: str
+    time_s: float
+    speedup: float
+    efficiency: float
+    breakdown: dict[str, float]
+    limiting: str | None
+    parameters: tuple[ParameterSensitivity, ...]
+
+    def sentences(self) -> list[str]:
+        """One readable line per parameter, in ranked order."""
+        return [describe_change(p, self.time_s, self.speedup, self.target) for p in self.parameters]
+
+
+def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, target: str) -> str:
+    """E.g. ``2× allreduce.bandwidth_inter (1e10 → 2e10 B/s) cuts the step by 18% …``."""
+    c = p.change
+    if p.kind == "fraction":
+        head = f"{p.name} {p.value:.3g} → {c.value:.3g} ({c.label})"
+    else:
+        head = f"{c.label} {p.name} ({p.value:.3g} → {c.value:.3g} {p.unit})"
+    if abs(c.time_change) < 5e-4:
+        return f"{head} changes nothing measurable (< 0.05%)"
+    if target == "throughput":
+        return (
+            f"{head} {'raises' if c.time_change < 0 else 'lowers'} throughput by "
+            f"{abs(1.0 / (1.0 + c.time_change) - 1.0):.1%} "
+            f"({1.0 / time_s:.4g}/s → {1.0 / c.time_s:.4g}/s; "
+            f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
+        )
+    verb = "cuts the step by" if c.time_change < 0 else "lengthens the step by"
+    return (
+        f"{head} {verb} {abs(c.time_change):.1%} "
+        f"(step {format_seconds(time_s)} → {format_seconds(c.time_s)}, "
+        f"{time_s / c.time_s:.3g}× {'faster' if c.time_change < 0 else 'as fast'}; "
+        f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
+    )
+
+
+@eqx.filter_jit
+def _times(model: ScalingModel, config):
+    """T(N) and T(1), seconds."""
+    one = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
+    return model(config), model(one)
+
+
+@eqx.filter_jit
+def _log_jacobian(model: ScalingModel, names: tuple[str, ...], config):
+    """``d [log T(N), log T(1)] / d log θ`` for each named parameter."""
+    values = model.parameters()
+    logs = {name: jnp.log(values[name]) for name in names}
+
+    def log_times(logs):
+        changed = model.with_parameters({n: jnp.exp(v) for n, v in logs.items()})
+        return jnp.log(jnp.stack(_times(changed, config)))
+
+    return jax.jacfwd(log_times)(logs)
+
+
+def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides) -> Sensitivity:
+    """The time breakdown at `gpus` and the elasticity of the step time to every parameter.
+
+    ``elasticity = d log T(N) / d log θ`` by autodiff (−1 for a bandwidth that carries
+    the whole step, +1 for a time that is the whole step). For the overlap fraction θ
+    it is also taken in log θ, so that all parameters rank on one scale. Each parameter
+    is then changed by `factor` in the direction that helps (rates ×factor, times
+    ÷factor, the exposed part ``1 − θ`` of the overlap ÷factor) and the model
+    re-evaluated exactly.
+
+    Args:
+        fit: a fitted model.
+        gpus: the GPU count N (≥ 1).
+        factor: the improvement tried on each parameter (> 1; default 2).
+        overrides: other `Config` fields for the prediction.
+
+    Returns:
+        A `Sensitivity`, parameters ranked by ``|elasticity|``.
+
+    Example:
+        >>> s = sensitivity(fit, 512)                      # doctest: +SKIP
+        >>> print("\\n".join(s.sentences()))               # doctest: +SKIP
+    """
+    n = check_gpus(gpus)
+    if not (math.isfinite(factor) and factor > 1):
+        raise InputError(f"factor must be a number > 1, got {factor}")
+    model = fit.model
+    names = tuple(model.parameter_specs())
+    with jax.enable_x64(True):
+        config = fit.config(n, **overrides)
+        t_n, t_1 = map(float, _times(model, config))
+        breakdown = {k: float(v) for k, v in model.breakdown(config).items()}
+        jac = {k: np.asarray(v) for k, v in _log_jacobian(model, names, config).items()}
+        values = fit.parameters()
+        entries = []
+        for name, spec in model.parameter_specs().items():
+            label, new = scenario(spec, values[name], factor)
+            c_n, c_1 = map(float, _times(model.with_parameters({name: new}), config))
+            change = Change(label, new, c_n, c_n / t_n - 1.0, c_1 / c_n, c_1 / (c_n * n))
+            d_n, d_1 = map(float, jac[name])
+            entries.append(
+                ParameterSensitivity(
+                    name,
+                    values[name],
+                    spec.unit,
+                    spec.kind,
+                    name in fit.fixed,
+                    d_n,
+                    d_1 - d_n,
+                    change,
+                )
+            )
+    entries.sort(key=lambda p: -abs(p.elasticity))
+    roles = {term.name: term.role for term in model.terms}
+    others = {k: v for k, v in breakdown.items() if roles.get(k, "compute") != "compute"}
+    limiting = max(others, key=others.get) if others else None
+    return Sensitivity(
+        gpus=n,
+        target=fit.target,
+        time_s=t_n,
+        speedup=t_1 / t_n,
+        efficiency=t_1 / (t_n * n),
+        breakdown=breakdown,
+        limiting=limiting,
+        parameters=tuple(entries),
+    )

@@ -1,0 +1,200 @@
+"""What-if: a fitted model with some parameters or config values changed, and the comparison.
+
+`what_if` returns an ordinary `FitResult`, so `predict`, `optimal_gpus`,
+`diminishing_returns`, `sensitivity`, `require` and the plots all work on it unchanged.
+"""
+
+from collections.abc import Mapping, Sequence
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+from .._config import Config, CONFIG_FIELDS
+from .._errors import InputError
+from .._fitting.fit import _to_numpy_leaves, FitResult
+from .query import amdahl_bound, diminishing_returns, DiminishingReturns, optimal_gpus, Optimum
+
+_CONFIG_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(Config) if f.default is not dataclasses.MISSING
+}
+
+
+def _parse_value(name: str, value, current: float) -> float:
+    """A number, or a factor on the current value written ``x0.5`` (also ``*0.5``)."""
+    text = str(value).strip()
+    relative = text[:1] in ("x", "×", "*")
+    number = text[1:].strip() if relative else text
+    try:
+        result = float(number)
+    except ValueError:
+        raise InputError(
+            f"set {name}: expected a number (50e9) or a factor on the fitted value "
+            f"(x0.5), got {text!r}"
+        )
+    if not math.isfinite(result):
+        raise InputError(f"set {name}: expected a finite number, got {text!r}")
+    return result * current if relative else result
+
+
+def _check_range(name: str, value: float, kind: str) -> float:
+    if kind == "fraction":
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"set {name}: expected a fraction in [0, 1], got {value:g}")
+        # The overlap is stored as a logit: keep it finite at exactly 0 or 1.
+        return min(max(value, 1e-12), 1.0 - 1e-12)
+    if kind == "config":
+        if value < 0:
+            raise InputError(f"set {name}: expected a value ≥ 0, got {value:g}")
+        return value
+    if value <= 0:
+        raise InputError(f"set {name}: expected a positive value, got {value:g}")
+    return value
+
+
+def split_changes(fit: FitResult, changes: Mapping[str, object]):
+    """Parse `changes` into (parameter values, config values), both physical floats."""
+    specs = fit.model.parameter_specs()
+    values = fit.parameters()
+    params, config = {}, {}
+    for name, raw in changes.items():
+        if name in specs:
+            value = _parse_value(name, raw, values[name])
+            params[name] = _check_range(name, value, specs[name].kind)
+        elif name in CONFIG_FIELDS and name != "gpus":
+            current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
+            config[name] = _check_range(name, _parse_value(name, raw, current), "config")
+        elif name == "gpus":
+            raise InputError("gpus is what predictions vary; give GPU counts with --gpus")
+        else:
+            fields = ", ".join(f for f in CONFIG_FIELDS if f != "gpus")
+            raise InputError(
+                f"cannot set {name!r}: not a parameter of model {fit.family!r} "
+                f"({', '.join(specs)}) nor a config field ({fields})"
+            )
+    return params, config
+
+
+def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
+    """`fit` with parameters and/or config values changed.
+
+    Args:
+        fit: a fitted model.
+        changes: name → value. Names are model parameters (``"allreduce.bandwidth_inter"``,
+            physical units: B/s, s, or a fraction for ``"overlap"``) or `Config` fields
+            used for predictions (``"gpus_per_node"``, ``"message_bytes"``, …). A value
+            is a number or a string: ``"50e9"``, or ``"x0.5"`` for a factor on the
+            current value.
+
+    Returns:
+        A `FitResult` whose model and `config_defaults` carry the changes. Changed
+        parameters count as fixed: they leave `free` and the Laplace covariance (the
+        other parameters keep their fitted uncertainty), and `message` records the
+        change. The data, residuals and fit quality are those of the original fit.
+
+    Raises:
+        InputError: an unknown name (the valid ones are listed), a malformed value, or a
+            value out of range.
+
+    Example:
+        >>> faster = what_if(fit, {"serial.time": "x0.5", "gpus_per_node": 16})  # doctest: +SKIP
+        >>> optimal_gpus(faster).gpus                                          # doctest: +SKIP
+    """
+    params, config = split_changes(fit, changes)
+    with jax.enable_x64(True):
+        model = _to_numpy_leaves(fit.model.with_parameters(params))
+    keep = [i for i, name in enumerate(fit.free) if name not in params]
+    covariance = fit.raw_covariance
+    if covariance is not None:
+        covariance = np.asarray(covariance)[np.ix_(keep, keep)]
+    note = ", ".join(f"{k}={v:.6g}" for k, v in {**params, **config}.items())
+    return dataclasses.replace(
+        fit,
+        model=model,
+        free=tuple(fit.free[i] for i in keep),
+        fixed={**fit.fixed, **params},
+        raw_covariance=covariance,
+        config_defaults={**fit.config_defaults, **config},
+        message=f"{fit.message}; what-if: {note}" if note else fit.message,
+        # A changed parameter is no longer the average of two fits: intervals then
+        # refit the changed model alone, around its own residuals.
+        averaged_with="" if params else fit.averaged_with,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Two fits side by side (typically a fit and its `what_if`).
+
+    Attributes:
+        gpus: the GPU counts compared.
+        before, after: `FitResult.predict` at `gpus` (arrays of time_s, speedup, …).
+        time_ratio: ``T_after / T_before`` per GPU count.
+        optimum_before, optimum_after: `optimal_gpus` of each.
+        knee_before, knee_after: `diminishing_returns` of each.
+        amdahl_before, amdahl_after: `amdahl_bound` of each (None without a serial term).
+        changes: parameter and config values that differ, name → (before, after).
+    """
+
+    gpus: np.ndarray
+    before: dict[str, np.ndarray]
+    after: dict[str, np.ndarray]
+    time_ratio: np.ndarray
+    optimum_before: Optimum
+    optimum_after: Optimum
+    knee_before: DiminishingReturns
+    knee_after: DiminishingReturns
+    amdahl_before: float | None
+    amdahl_after: float | None
+    changes: dict[str, tuple[float, float]]
+
+
+def _differences(before: FitResult, after: FitResult) -> dict[str, tuple[float, float]]:
+    a, b = before.parameters(), after.parameters()
+    out = {k: (a[k], b[k]) for k in a if k in b and a[k] != b[k]}
+    for key in sorted({*before.config_defaults, *after.config_defaults}):
+        x = before.config_defaults.get(key, _CONFIG_DEFAULTS.get(key))
+        y = after.config_defaults.get(key, _CONFIG_DEFAULTS.get(key))
+        if x != y:
+            out[key] = (x, y)
+    return out
+
+
+def compare_fits(
+    before: FitResult,
+    after: FitResult,
+    *,
+    gpus: Sequence[float] | None = None,
+    max_gpus: int = 4096,
+    threshold: float = 0.5,
+    efficiency_floor: float | None = None,
+) -> Comparison:
+    """Predictions, optimum and point of diminishing returns of two fits.
+
+    Args:
+        before, after: the fits to compare, e.g. `fit` and ``what_if(fit, ...)``.
+        gpus: GPU counts for the curves (default: powers of two up to `max_gpus`).
+        max_gpus, threshold, efficiency_floor: as for `optimal_gpus` and
+            `diminishing_returns`.
+    """
+    if gpus is None:
+        gpus = 2.0 ** np.arange(int(math.log2(max(max_gpus, 1))) + 1)
+    counts = np.asarray(gpus, dtype=np.float64)
+    if counts.ndim != 1 or counts.size == 0 or not np.all(counts >= 1):
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
+    first, second = before.predict(counts), after.predict(counts)
+    knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, max_gpus=max_gpus)
+    return Comparison(
+        gpus=counts,
+        before=first,
+        after=second,
+        time_ratio=second["time_s"] / first["time_s"],
+        optimum_before=optimal_gpus(before, max_gpus=max_gpus),
+        optimum_after=optimal_gpus(after, max_gpus=max_gpus),
+        knee_before=diminishing_returns(before, **knee),
+        knee_after=diminishing_returns(after, **knee),
+        amdahl_before=amdahl_bound(before),
+        amdahl_after=amdahl_bound(after),
+        changes=_differences(before, after),
+    )

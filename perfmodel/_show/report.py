@@ -1,0 +1,395 @@
+"""A fit as one self-contained page to share: HTML (figure embedded) or Markdown.
+
+The page holds the answers (optimal GPU count, diminishing returns, Amdahl's bound,
+what each parameter would buy), the fitted parameters with units and intervals, the
+candidate families compared, predictions with their interval, the figure and the data.
+"""
+
+import base64
+import dataclasses
+import datetime
+import html
+import math
+import os
+
+import numpy as np
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._fitting.select import Selection
+from .._io import atomic_write, package_version
+from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
+
+FORMATS = ("html", "md")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Table:
+    title: str
+    rows: list[dict]
+    note: str = ""
+
+
+def _si(value: float, unit: str) -> str:
+    """``332.6 µs``, ``49.1 GB/s``, ``2000 s`` (never ks); plain numbers for fractions."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if unit in ("", "1", "fraction") or (unit == "s" and abs(value) >= 1):
+        return f"{value:.4g}" + (" s" if unit == "s" else "")
+    exponent = 0 if value == 0 else int(math.floor(math.log10(abs(value)) / 3))
+    exponent = max(-4, min(4, exponent))
+    prefix = {-4: "p", -3: "n", -2: "µ", -1: "m", 0: "", 1: "k", 2: "M", 3: "G", 4: "T"}
+    return f"{value / 1000.0**exponent:.4g} {prefix[exponent]}{unit}"
+
+
+def _measured_format(fit: FitResult):
+    """Header and formatter of the measured quantity: seconds, or throughput as given."""
+    if fit.target == "throughput":
+        return quantity_label(fit), lambda v: f"{v:.4g}" if math.isfinite(v) else "—"
+    return "time per step", lambda v: _si(v, "s")
+
+
+def selection_rows(selection) -> tuple[str, list[dict]] | None:
+    """The candidates compared as ``(criterion, rows)``.
+
+    `selection` is a `Selection` from `fit_auto`, the ``"selection"`` object a fit file
+    written by ``perfmodel fit`` holds, or None.
+    """
+    if selection is None:
+        return None
+    if isinstance(selection, Selection):
+        from .._cli.fit import _selection_rows
+
+        return selection.criterion, _selection_rows(selection)
+    try:
+        return str(selection["criterion"]), [dict(r) for r in selection["candidates"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(
+            "malformed 'selection' in the fit file: expected an object with 'criterion' "
+            f"and a list of 'candidates' objects ({error!r})"
+        )
+
+
+def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
+    from .._uncertainty.intervals import parameter_intervals
+
+    specs = fit.model.parameter_specs()
+    try:
+        intervals = parameter_intervals(fit, level)
+    except InputError:
+        intervals = {}
+    rows = []
+    for name, value in fit.parameters().items():
+        spec = specs[name]
+        if name in fit.fixed:
+            interval = "fixed"
+        elif name not in intervals:
+            interval = "no residual to estimate it from"
+        else:
+            lo, hi = intervals[name]
+            if math.isfinite(hi) and lo > 0:
+                interval = f"{_si(lo, spec.unit)} – {_si(hi, spec.unit)}"
+            else:
+                interval = "not determined by the data"
+        rows.append(
+            {
+                "parameter": name,
+                "value": _si(value, spec.unit),
+                f"{level:.0%} interval": interval,
+                "meaning": spec.description,
+            }
+        )
+    return rows
+
+
+def _at_optimum(fit: FitResult, time_s: float) -> str:
+    if fit.target == "throughput":
+        name, _, unit = quantity_label(fit).partition(" (")
+        return f"{name} {1.0 / time_s:.4g} {unit.rstrip(')')}".rstrip()
+    return f"step {_si(time_s, 's')}"
+
+
+def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
+    opt, knee = c.optimum, c.knee
+    limit = " (the search limit: more GPUs may still help)" if opt.at_limit else ""
+    rows = [
+        {
+            "question": "fastest GPU count",
+            "answer": f"{opt.gpus} GPUs{limit}",
+            "detail": f"{_at_optimum(fit, opt.time_s)}, speedup {opt.speedup:.3g}×, "
+            f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})",
+        }
+    ]
+    if knee.gpus is None:
+        rows.append(
+            {
+                "question": "diminishing returns",
+                "answer": "not reached",
+                "detail": f"up to {knee.searched} GPUs",
+            }
+        )
+    else:
+        rows.append(
+            {
+                "question": "diminishing returns",
+                "answer": f"from {knee.gpus} GPUs",
+                "detail": f"{knee.criterion}: one more GPU adds {knee.marginal_speedup:.3g}×, "
+                f"efficiency {knee.efficiency:.1%}, speedup {knee.speedup:.3g}×",
+            }
+        )
+    bound = "no serial term" if c.bound is None else f"{c.bound:.4g}×"
+    rows.append(
+        {
+            "question": "Amdahl bound on speedup",
+            "answer": bound,
+            "detail": "T(1) / serial time: no GPU count beats it",
+        }
+    )
+    return rows
+
+
+def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict], str]:
+    top = float(c.gpus[-1])
+    counts = {float(n) for n in np.unique(fit.data.gpus)}
+    counts |= {2.0**k for k in range(0, 24) if 2.0**k <= top}
+    counts |= {float(c.optimum.gpus)} | ({float(c.knee.gpus)} if c.knee.gpus else set())
+    gpus = np.array(sorted(counts))
+    predicted = fit.predict(gpus)
+    key = "throughput" if fit.target == "throughput" else "time_s"
+    band, note = interval_band(fit, gpus, level)
+    measured = set(fit.data.gpus.tolist())
+    header, show = _measured_format(fit)
+    rows = []
+    for i, n in enumerate(gpus):
+        row = {"gpus": f"{n:g}" + (" (measured)" if n in measured else "")}
+        row[header] = show(float(predicted[key][i]))
+        if band is not None:
+            row[note] = f"{show(float(band[0][i]))} – {show(float(band[1][i]))}"
+        row["speedup"] = f"{predicted['speedup'][i]:.3g}×"
+        row["efficiency"] = f"{predicted['efficiency'][i]:.1%}"
+        rows.append(row)
+    return rows, note
+
+
+def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
+    from .._questions.sensitivity import sensitivity
+
+    n = c.knee.gpus or int(fit.data.gpus.max())
+    where = "where returns diminish" if c.knee.gpus else "the largest GPU count measured"
+    s = sensitivity(fit, n)
+    throughput = fit.target == "throughput"
+    rows = []
+    for p in s.parameters:
+        change = p.change
+        effect = (
+            f"throughput {1.0 / (1.0 + change.time_change) - 1.0:+.1%}"
+            if throughput
+            else f"step time {change.time_change:+.1%}"
+        )
+        rows.append(
+            {
+                "parameter": p.name + (" (fixed)" if p.fixed else ""),
+                "value": _si(p.value, p.unit),
+                "elasticity d log T / d log θ": f"{p.elasticity:+.3f}",
+                "improved": f"{change.label}: {_si(change.value, p.unit)}",
+                "effect": effect,
+                "speedup": f"{s.speedup:.3g}× → {change.speedup:.3g}×",
+            }
+        )
+    limiting = (
+        f"At {n} GPUs the largest term besides compute is {s.limiting}. " if s.limiting else ""
+    )
+    note = limiting + "Each parameter improved 2× alone, the model evaluated exactly."
+    return _Table(f"What would move it: sensitivities at {n} GPUs ({where})", rows, note)
+
+
+def _data_rows(fit: FitResult) -> list[dict]:
+    data = fit.data
+    predicted = fit.predict(data.gpus, **{k: v for k, v in data.config.items()})
+    key = "throughput" if fit.target == "throughput" else "time_s"
+    header, show = _measured_format(fit)
+    rows = []
+    for i in np.argsort(data.gpus, kind="stable"):
+        row = {
+            "line": "" if data.lines is None else int(data.lines[i]),
+            "gpus": f"{data.gpus[i]:g}",
+        }
+        row.update({k: f"{v[i]:g}" for k, v in data.config.items()})
+        measured, model = float(data.measured[i]), float(predicted[key][i])
+        row[f"measured {header}"] = show(measured)
+        row["model"] = show(model)
+        row["error"] = f"{(model / measured - 1.0):+.1%}"
+        rows.append(row)
+    return rows
+
+
+def _sections(fit: FitResult, c: Curves, compared, level: float) -> list[_Table]:
+    tables = [_Table("Answers", _answer_rows(fit, c)), _sensitivity_table(fit, c)]
+    note = "Values in SI units; times are per step"
+    note += " (per unit of work: 1/throughput)." if fit.target == "throughput" else "."
+    tables.append(_Table(f"Fitted parameters: {fit.label}", _parameter_rows(fit, level), note))
+    if compared is not None:
+        criterion, rows = compared
+        tables.append(_Table(f"Candidate families (by {criterion}, lower is better)", rows))
+    rows, note = _prediction_rows(fit, c, level)
+    tables.append(_Table("Predictions", rows, "" if rows and note in rows[0] else note))
+    tables.append(_Table("Data", _data_rows(fit), "error = model / measured − 1."))
+    return tables
+
+
+def _summary(fit: FitResult) -> list[str]:
+    data = fit.data
+    lines = [
+        f"{data.gpus.size} measurements of {data.target} at {len(np.unique(data.gpus))} GPU "
+        f"counts ({int(data.gpus.min())}–{int(data.gpus.max())}) from {data.source}.",
+        f"Model {fit.label}, {fit.loss_kind} loss, {fit.precision}: R² {fit.r2:.4f}, "
+        f"MAPE {fit.mape:.2f}%, {fit.message.split(';')[0]}.",
+    ]
+    return lines + [f"Warning: {w}" for w in fit.warnings]
+
+
+_CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px;
+       color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.8em; }
+table { border-collapse: collapse; margin: .5em 0; font-size: 13px; }
+th, td { border-bottom: 1px solid #ddd; padding: 3px 10px; text-align: left; }
+th { background: #f4f4f4; } td { font-variant-numeric: tabular-nums; }
+.note { color: #555; font-size: 12px; } .warn { color: #a40; }
+img { max-width: 100%; border: 1px solid #eee; }
+"""
+
+
+def _cell(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else "—"
+    return "" if value is None else str(value)
+
+
+def _html_table(table: _Table) -> str:
+    columns = list(table.rows[0]) if table.rows else []
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
+        for r in table.rows
+    )
+    note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
+    return f"<h2>{html.escape(table.title)}</h2>\n<table><tr>{head}</tr>{body}</table>{note}"
+
+
+def _md_table(table: _Table) -> str:
+    columns = list(table.rows[0]) if table.rows else []
+
+    def row(cells):
+        return "| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |"
+
+    lines = [f"## {table.title}", "", row(columns), row(["---"] * len(columns))]
+    lines += [row(_cell(r.get(c)) for c in columns) for r in table.rows]
+    if table.note:
+        lines += ["", f"*{table.note}*"]
+    return "\n".join(lines)
+
+
+def _title(fit: FitResult) -> str:
+    return f"Scaling report: {os.path.basename(fit.data.source)}"
+
+
+def _footer() -> str:
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return f"Written by perfmodel {package_version()} on {stamp}."
+
+
+def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int) -> str:
+    tables = _sections(fit, c, compared, level)
+    image = base64.b64encode(figure_bytes(figure(c), "png", dpi=dpi)).decode("ascii")
+    summary = "".join(
+        f'<p class="{"warn" if line.startswith("Warning") else ""}">{html.escape(line)}</p>'
+        for line in _summary(fit)
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(_title(fit))}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(_title(fit))}</h1>",
+        summary,
+        _html_table(tables[0]),
+        f'<img alt="scaling plots of the fit" src="data:image/png;base64,{image}">',
+        *(_html_table(t) for t in tables[1:]),
+        f'<p class="note">{html.escape(_footer())}</p>',
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str) -> str:
+    tables = _sections(fit, c, compared, level)
+    parts = [f"# {_title(fit)}", "", *_summary(fit), "", _md_table(tables[0]), ""]
+    parts += [f"![scaling plots of the fit]({image})", ""]
+    for table in tables[1:]:
+        parts += [_md_table(table), ""]
+    parts.append(f"*{_footer()}*")
+    return "\n".join(parts) + "\n"
+
+
+def report_html(
+    fit: FitResult, *, selection=None, interval: float = 0.9, dpi: int = 100, **options
+) -> str:
+    """One self-contained HTML page about `fit`, the figure embedded as a PNG.
+
+    Args:
+        fit: a fitted model.
+        selection: the candidates compared: a `Selection` (`fit_auto`) or the
+            ``"selection"`` object of a fit file; None leaves that section out.
+        interval: level of the parameter and prediction intervals.
+        dpi: resolution of the embedded figure.
+        options: passed to `curves` (``max_gpus``, ``gpus_range``, ``threshold``).
+    """
+    compared = selection_rows(selection)
+    c = curves(fit, interval=interval, **options)
+    return _html(fit, c, compared, interval, dpi)
+
+
+def report_markdown(
+    fit: FitResult, *, image: str, selection=None, interval: float = 0.9, **options
+) -> str:
+    """The page of `report_html` as Markdown, linking the figure at path `image`."""
+    compared = selection_rows(selection)
+    c = curves(fit, interval=interval, **options)
+    return _markdown(fit, c, compared, interval, image)
+
+
+def write_report(
+    fit: FitResult,
+    path: str | os.PathLike,
+    *,
+    selection=None,
+    interval: float = 0.9,
+    dpi: int = 100,
+    **options,
+) -> list[str]:
+    """Write the report of `fit` to `path`: ``.html`` (self-contained) or ``.md``.
+
+    A Markdown report links its figure, written beside it as ``<name>.png``. Files are
+    written atomically, once everything has been computed.
+
+    Returns:
+        The paths written.
+    """
+    path = os.fspath(path)
+    fmt = os.path.splitext(path)[1].lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise InputError(f"{path}: unknown report format {fmt!r}; use .html or .md")
+    compared = selection_rows(selection)  # a malformed one fails before the work
+    c = curves(fit, interval=interval, **options)
+    if fmt == "html":
+        files = {path: _html(fit, c, compared, interval, dpi)}
+    else:
+        image = os.path.splitext(path)[0] + ".png"
+        markdown = _markdown(fit, c, compared, interval, os.path.basename(image))
+        files = {image: figure_bytes(figure(c), "png", dpi=dpi), path: markdown}
+    for name, content in files.items():
+        with atomic_write(name, "wb") as stream:
+            stream.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return list(files)

@@ -1,0 +1,430 @@
+"""Design-space sweeps: every combination of the axes, streamed, sharded and reduced.
+
+`sweep` evaluates a `ScalingModel` (or a fit) on the product of its axes — `Config`
+fields and model parameters, so GPU counts, parallel layouts, batch sizes and
+interconnects alike — without ever holding the grid. `_stream` walks and reduces it,
+`_keys` turns configurations into ranking keys, `_readback` makes the tables.
+"""
+
+from collections.abc import Mapping, Sequence
+import dataclasses
+import math
+import time
+
+import equinox as eqx
+import jax
+import numpy as np
+import pandas as pd
+
+from .._config import CONFIG_FIELDS
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .._model import ScalingModel
+from .._terms.hybrid import is_hybrid
+from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
+from .readback import tables
+from .stream import arrange, Plan, stream, walk_shape
+
+OBJECTIVES = ("time", "cost")
+PRECISIONS = ("float32", "float64")
+WHOLE_FIELDS = (
+    "gpus",
+    "gpus_per_node",
+    "gpus_per_link",
+    "tp",
+    "pp",
+    "microbatches",
+    "global_batch",
+    "layers",
+)
+MAX_GROUPS = 2**22
+CHUNK_SIZE = {"cpu": 2**18, "gpu": 2**25}
+# Inner axes (the user's last ones) multiply up to about this many configurations per
+# row; the outer axes (the first ones, such as gpus) vary along the rows of a chunk.
+# Measured on the hybrid model (benchmarks/sweep.py, 2 CPU cores): rows of up to 4096
+# run 25–30% faster than rows of up to 1024 (fewer rows per chunk to reduce), and
+# faster than 16384. At most 2**15: the stream packs two counts of P keys in an int32.
+_INNER_LIMIT = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    """What a sweep found. Times are seconds, memory GB (10⁹ bytes) per GPU.
+
+    Attributes:
+        evaluated: configurations evaluated (the size of the space).
+        valid, feasible: how many were valid layouts, and valid and fitting in memory
+            (None when not counted).
+        best: best configuration per combination of the `per` axes (one row per
+            combination, marked ``feasible=False`` with a ``reason`` where none is), or
+            the single best configuration when there are no `per` axes.
+        per_axis: for each `per` axis, the best configuration per value of that axis.
+        top: the `top_k` best configurations overall, best first.
+        pareto: configurations no other beats in both time and cost per sample,
+            fastest first (empty unless requested).
+        objective: ``"time"`` (seconds per sample) or ``"cost"`` (currency per sample).
+        precision: floating-point precision of the evaluation.
+        devices: the devices the chunks were spread over.
+        seconds: wall-clock time of the sweep, compilation included.
+        timings: seconds of the stages (``first_call``: compilation and the first
+            chunks, ``stream``: all chunks, ``read_back``: the tables) and
+            ``steady_configs_per_s``, the rate after compilation.
+        flops_per_config: XLA's count of element-wise operations (comparisons and
+            selects included) evaluating one configuration, or None if unavailable.
+    """
+
+    evaluated: int
+    valid: int | None
+    feasible: int | None
+    best: pd.DataFrame
+    per_axis: dict[str, pd.DataFrame]
+    top: pd.DataFrame
+    pareto: pd.DataFrame
+    objective: str
+    precision: str
+    devices: tuple[str, ...]
+    seconds: float
+    timings: dict[str, float]
+    flops_per_config: float | None
+
+    @property
+    def rate(self) -> float:
+        """Configurations per second, compilation included."""
+        return self.evaluated / max(self.seconds, 1e-12)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """A checked sweep: what to evaluate and what to keep."""
+
+    model: ScalingModel
+    axes: dict[str, np.ndarray]
+    fixed: dict[str, float]
+    per: list[str]
+    group: list[str]
+    objective: str
+    per_step: bool
+    top_k: int
+    pareto: bool
+    counts: bool
+    chunk_size: int
+    precision: str
+    devices: tuple
+
+
+# Checking the space ------------------------------------------------------------------
+
+
+def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{where} {name!r}: expected numbers, got {values!r}")
+    if array.size == 0:
+        raise InputError(f"{where} {name!r}: no values")
+    if np.isnan(array).any():
+        raise InputError(f"{where} {name!r}: NaN is not a value")
+    finite = np.isfinite(array) | (name == "gpu_memory_bytes")
+    if not finite.all():
+        raise InputError(f"{where} {name!r}: expected finite numbers, got {array[~finite][0]}")
+    if spec is not None and spec.kind == "fraction":
+        if ((array <= 0) | (array >= 1)).any():
+            raise InputError(f"{where} {name!r}: expected fractions in (0, 1), got {values!r}")
+    elif name == "zero":
+        if not np.isin(array, (0.0, 1.0, 2.0)).all():
+            raise InputError(f"{where} 'zero': expected ZeRO stages 0, 1 or 2, got {values!r}")
+    elif (array <= 0).any():
+        raise InputError(
+            f"{where} {name!r}: expected positive values, got {array[array <= 0][0]:g}"
+        )
+    if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < 1)).any():
+        bad = array[(array != np.round(array)) | (array < 1)][0]
+        raise InputError(f"{where} {name!r}: expected whole numbers ≥ 1, got {bad:g}")
+    if len(np.unique(array)) != array.size:
+        raise InputError(f"{where} {name!r}: values repeat")
+    return array
+
+
+def _valid_names(model: ScalingModel) -> str:
+    return ", ".join([*CONFIG_FIELDS, *model.parameter_specs()])
+
+
+def _split(model, axes, fixed):
+    specs = model.parameter_specs()
+    if not isinstance(axes, Mapping) or not axes:
+        raise InputError("axes: expected a non-empty mapping of names to value lists")
+    checked = {}
+    for where, mapping in (("axis", axes), ("fixed value", fixed)):
+        for name, values in mapping.items():
+            if name not in CONFIG_FIELDS and name not in specs:
+                raise InputError(
+                    f"unknown {where} {name!r}; valid: Config fields and model parameters: "
+                    + _valid_names(model)
+                )
+            array = _check_values(name, values, where, specs.get(name))
+            if where == "fixed value" and array.size != 1:
+                raise InputError(f"fixed value {name!r}: expected one number")
+            checked[name] = array
+    overlap = sorted(set(axes) & set(fixed))
+    if overlap:
+        raise InputError(f"{overlap[0]!r} is both an axis and a fixed value")
+    return {n: checked[n] for n in axes}, {n: float(checked[n][0]) for n in fixed}
+
+
+def _order(axes: dict, group: list[str], chunk_size: int):
+    """Internal axis order (group axes, other outer axes, inner axes) and the inner set."""
+    rest = [n for n in axes if n not in group]
+    inner: list[str] = []
+    width = 1
+    limit = max(1, min(chunk_size, _INNER_LIMIT))
+    for name in reversed(rest):
+        if width * len(axes[name]) <= limit:
+            inner.insert(0, name)
+            width *= len(axes[name])
+    outer = group + [n for n in rest if n not in inner]
+    return outer, inner
+
+
+# The sweep ----------------------------------------------------------------------------
+
+
+def sweep(
+    model_or_fit: ScalingModel | FitResult,
+    axes: Mapping[str, Sequence[float]],
+    *,
+    fixed: Mapping[str, float] | None = None,
+    objective: str = "time",
+    per: Sequence[str] | None = None,
+    top_k: int = 10,
+    pareto: bool = True,
+    counts: bool = True,
+    chunk_size: int | None = None,
+    max_configs: float | None = None,
+    precision: str = "float32",
+    devices: Sequence[jax.Device] | None = None,
+    progress: bool | None = None,
+) -> SweepResult:
+    """Evaluate every combination of `axes` and keep the best configurations.
+
+    The score is the time per sample, ``T/global_batch`` seconds (``T`` for fits of
+    throughput, already per unit of work), or with ``objective="cost"`` the cost per
+    sample, ``gpus · price_per_gpu_hour · T/(3600·global_batch)``. Invalid layouts and,
+    for the `hybrid` family, layouts that do not fit ``gpu_memory_bytes`` are never
+    ranked (see `layout_status`); they are counted and marked.
+
+    Nothing grid-sized is held: chunks of `chunk_size` configurations are decoded from
+    their index, evaluated and reduced inside `jax.jit`, and spread over `devices`
+    (default: all of `jax.devices()`, which on a multi-host cluster after
+    `jax.distributed.initialize()` spans every host; each process then gets the result).
+
+    Args:
+        model_or_fit: the model, or a fit (its model and the configuration values of
+            its data as defaults).
+        axes: ``{name: values}`` for `Config` fields (``"gpus"``, ``"tp"``, …) and
+            model parameters (``"allreduce.bandwidth_inter"``, in physical units).
+        fixed: single values for other fields or parameters.
+        objective: ``"time"`` or ``"cost"``.
+        per: axes to report the best configuration for every value of (default
+            ``["gpus"]`` when gpus is an axis).
+        top_k: how many best configurations to list.
+        pareto: also compute the Pareto front of time against cost per sample.
+        counts: count valid and feasible configurations (one more pass over each
+            chunk: about 20% slower on a CPU).
+        chunk_size: configurations evaluated at once per device (default 2¹⁸ on a
+            CPU, where a chunk's keys then stay in cache, and 2²⁵ on accelerators).
+        max_configs: refuse spaces larger than this.
+        precision: ``"float32"`` (fast; ~7 significant digits) or ``"float64"``.
+        devices: the devices to use (on a multi-host cluster, the same on every process).
+        progress: print progress on stderr (None: on a terminal, for long sweeps).
+
+    Example:
+        >>> import perfmodel as pm
+        >>> found = pm.sweep(pm.amdahl().with_parameters({"serial.time": 0.1}),
+        ...                  {"gpus": [1, 2, 4, 8]}, progress=False)
+        >>> found.evaluated, int(found.top["gpus"].iloc[0])
+        (4, 8)
+    """
+    began = time.perf_counter()
+    request = _request(
+        model_or_fit,
+        axes,
+        fixed=dict(fixed or {}),
+        objective=objective,
+        per=per,
+        top_k=top_k,
+        pareto=pareto,
+        counts=counts,
+        chunk_size=chunk_size,
+        max_configs=max_configs,
+        precision=precision,
+        devices=devices,
+    )
+    with jax.enable_x64(precision == "float64"):
+        reduced, walk, args = _run(request, progress)
+        read_back = time.perf_counter()
+        found = tables(request, walk, args, reduced)
+        flops = flops_per_config(walk, args)
+    timings = {
+        "first_call": reduced.first_call_s,
+        "stream": reduced.stream_s,
+        "read_back": time.perf_counter() - read_back,
+    }
+    if reduced.steady_rate is not None:
+        timings["steady_configs_per_s"] = reduced.steady_rate
+    return SweepResult(
+        evaluated=math.prod(len(v) for v in request.axes.values()),
+        valid=reduced.valid,
+        feasible=reduced.feasible,
+        objective=objective,
+        precision=precision,
+        devices=tuple(str(d) for d in request.devices),
+        seconds=time.perf_counter() - began,
+        timings=timings,
+        flops_per_config=flops,
+        **found,
+    )
+
+
+def _request(
+    model_or_fit,
+    axes,
+    *,
+    fixed,
+    objective,
+    per,
+    top_k,
+    pareto,
+    counts,
+    chunk_size,
+    max_configs,
+    precision,
+    devices,
+) -> _Request:
+    """Check every argument of `sweep` (InputError naming the key) and settle defaults."""
+    fit = model_or_fit if isinstance(model_or_fit, FitResult) else None
+    model = fit.model if fit is not None else model_or_fit
+    if not isinstance(model, ScalingModel):
+        raise InputError(f"expected a ScalingModel or FitResult, got {type(model).__name__}")
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; valid: {', '.join(OBJECTIVES)}")
+    if precision not in PRECISIONS:
+        raise InputError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    if not isinstance(top_k, int) or top_k < 1:
+        raise InputError(f"top_k: expected a whole number ≥ 1, got {top_k!r}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise InputError(f"chunk_size: expected a whole number ≥ 1, got {chunk_size!r}")
+    axes, fixed = _split(model, axes, fixed)
+    specs = model.parameter_specs()
+    model = model.with_parameters({n: v for n, v in fixed.items() if n in specs})
+    defaults = {k: v for k, v in (fit.config_defaults if fit else {}).items() if k not in axes}
+    fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
+    if "gpus" not in axes and "gpus" not in fixed:
+        raise InputError("gpus: give it as an axis or a fixed value")
+    for term in model.terms:
+        for name in term.requires:
+            if name not in axes and name not in fixed:
+                raise InputError(
+                    f"{name}: the {term.name} term of this model depends on it; give it as "
+                    "an axis or a fixed value"
+                )
+    per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
+    for name in per:
+        if name not in axes:
+            raise InputError(f"per: {name!r} is not an axis; axes: {', '.join(axes)}")
+    total = math.prod(len(v) for v in axes.values())
+    if max_configs is not None and total > max_configs:
+        raise InputError(
+            f"the space has {total:.4g} configurations, more than the maximum {max_configs:.4g}"
+        )
+    # Pareto fronts need gpus and price per group: within one, cost is proportional to time.
+    extra = ["gpus", "price_per_gpu_hour"] if pareto else []
+    group = [n for n in axes if n in per or n in extra]
+    groups = math.prod(len(axes[n]) for n in group)
+    if groups > MAX_GROUPS:
+        raise InputError(
+            f"per {', '.join(group)}: {groups} combinations to keep, more than {MAX_GROUPS}; "
+            "use fewer per axes or pareto=False"
+        )
+    devices = tuple(jax.devices() if devices is None else devices)
+    if not devices:
+        raise InputError("devices: expected at least one device")
+    if all(d.process_index != jax.process_index() for d in devices):
+        raise InputError(
+            f"devices: none belongs to this process ({jax.process_index()}); on a multi-host "
+            "cluster every process passes the same devices, including some of its own"
+        )
+    if chunk_size is None:
+        chunk_size = CHUNK_SIZE.get(devices[0].platform, CHUNK_SIZE["gpu"])
+    model = jax.tree_util.tree_map(
+        lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
+    )
+    return _Request(
+        model=model,
+        axes=axes,
+        fixed=fixed,
+        per=per,
+        group=group,
+        objective=objective,
+        per_step=fit is None or fit.target == "time",
+        top_k=top_k,
+        pareto=pareto,
+        counts=counts,
+        chunk_size=chunk_size,
+        precision=precision,
+        devices=devices,
+    )
+
+
+def _run(request: _Request, progress: bool | None):
+    """Stream the request's space; returns the reductions, the walk and its arguments."""
+    axes, dtype, specs = request.axes, np.dtype(request.precision), request.model.parameter_specs()
+    outer, inner = _order(axes, request.group, request.chunk_size)
+    width = math.prod(len(axes[n]) for n in inner)
+    rows = math.prod(len(axes[n]) for n in outer)
+
+    def table(name, values):
+        raw = specs[name].to_raw(values) if name in specs else values
+        return np.asarray(raw, dtype=dtype)
+
+    leaves, treedef = jax.tree_util.tree_flatten(request.model)
+    outer_sizes = tuple(len(axes[n]) for n in outer)
+    # Small spaces: no chunk longer than one device's share of the rows.
+    share = -(-rows // len(request.devices)) * width
+    block_axes, span = walk_shape(outer_sizes, width, max(width, min(request.chunk_size, share)))
+    plan = Plan(
+        outer_sizes=outer_sizes,
+        inner_sizes=tuple(len(axes[n]) for n in inner),
+        group_axes=len(request.group),
+        block_axes=block_axes,
+        span=span,
+        top_k=request.top_k,
+        key_dtype=INT_DTYPE[request.precision],
+        counts=request.counts,
+        pipelined=request.devices[0].platform == "cpu",
+    )
+    walk = Walk(
+        plan=plan,
+        treedef=treedef,
+        outer=tuple(outer),
+        inner=tuple(inner),
+        fixed=tuple(sorted(request.fixed)),
+        params=frozenset(n for n in axes if n in specs),
+        objective=request.objective,
+        per_step=request.per_step,
+        hybrid=is_hybrid(request.model),
+        precision=request.precision,
+    )
+    args = (
+        leaves,
+        {n: np.asarray(request.fixed[n], dtype=dtype) for n in walk.fixed},
+        [table(n, axes[n]) for n in outer],
+        [table(n, axes[n]) for n in inner],
+    )
+    if plan.pipelined:  # a CPU: order the chunk's dimensions for XLA's loops
+        walk = dataclasses.replace(walk, plan=arrange(plan, operations(walk, args)))
+    ranker(walk, args)  # compiles the read-back in a thread while the stream compiles
+    try:
+        reduced = stream(walk.plan, evaluator(walk), args, request.devices, progress=progress)
+    except ValueError as error:
+        raise InputError(f"the space is too large to index: {error}")
+    return reduced, walk, args

@@ -1,0 +1,181 @@
+"""The empirical family Extra-P searches: the performance-model normal form (PMNF).
+
+``T(N) = c0 + c · N^i · log2(N)^j`` seconds per step (or per unit of work), with the
+exponents ``(i, j)`` chosen from a fixed set of hypotheses and the coefficients fitted:
+
+* ``i`` in `EXPONENTS` (−1 … 2; negative exponents describe strong scaling, where the
+  work per GPU shrinks),
+* ``j`` in `LOG_EXPONENTS` (0, 1, 2), and ``(i, j) ≠ (0, 0)``, which is the constant.
+
+Unlike Extra-P, whose least-squares coefficients may be negative, ``c0`` and ``c`` are
+positive (stored as logs, like every time in perfmodel): a step is a sum of costs, and a
+negative term makes the prediction cross zero once it dominates — the extrapolation
+failure this family exists to avoid. Fitting searches every hypothesis at once (one
+`vmap`, `perfmodel._select.fit_pmnf`) and keeps the best, as Extra-P does.
+"""
+
+from fractions import Fraction
+import math
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from .._config import Config
+from .._errors import InputError
+from .._model import ScalingModel
+from .base import _positive, AbstractCostTerm, ParamSpec, Role, SerialTerm
+
+EXPONENTS: tuple[float, ...] = (
+    -1,
+    -2 / 3,
+    -1 / 2,
+    -1 / 3,
+    0,
+    1 / 3,
+    1 / 2,
+    2 / 3,
+    1,
+    4 / 3,
+    3 / 2,
+    2,
+)
+LOG_EXPONENTS: tuple[int, ...] = (0, 1, 2)
+
+
+def _as_float(x) -> Float[Array, ""]:
+    return jnp.asarray(x, dtype=jnp.result_type(float))
+
+
+class PowerLogTerm(AbstractCostTerm):
+    """One PMNF term: ``c · N^i · log2(N)^j`` seconds.
+
+    The exponents are options of the family, not fitted parameters. They are stored as
+    array leaves (outside `params`) so that every hypothesis shares one compiled fit.
+
+    Fields:
+        log_time: log c, seconds (the term's value where ``N^i·log2(N)^j = 1``).
+        exponent: i, the power of N.
+        log_exponent: j ∈ {0, 1, 2}, the power of log2(N).
+    """
+
+    log_time: Float[Array, ""]
+    exponent: Float[Array, ""]
+    log_exponent: Float[Array, ""]
+    name: str = eqx.field(static=True, default="scaling")
+    role: ClassVar[Role] = "compute"
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "time": ParamSpec("log_time", "s", "time", "coefficient c of N^i·log2(N)^j")
+    }
+
+    def __init__(
+        self,
+        time: float = 1.0,
+        exponent: float = -1.0,
+        log_exponent: float = 0.0,
+        name: str = "scaling",
+    ):
+        self.log_time = _positive(time)
+        self.exponent = _as_float(exponent)
+        self.log_exponent = _as_float(log_exponent)
+        self.name = name
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        n = config.gpus
+        log2n = jnp.log2(n)
+        # Integer powers of log2(N) written out, so values and gradients stay finite at
+        # N = 1 where log2(N) = 0 (a float power 0**0 or 0**(j−1) would not).
+        j = self.log_exponent
+        logs = jnp.where(j == 0, 1.0, jnp.where(j == 1, log2n, log2n * log2n))
+        return jnp.exp(self.log_time) * n**self.exponent * logs
+
+
+def hypotheses(
+    exponent: float | None = None, log_exponent: int | None = None
+) -> list[tuple[float, int]]:
+    """The ``(i, j)`` pairs searched; a given exponent pins that coordinate."""
+    powers = EXPONENTS if exponent is None else (exponent,)
+    logs = LOG_EXPONENTS if log_exponent is None else (log_exponent,)
+    return [(i, j) for i in powers for j in logs if (i, j) != (0, 0)]
+
+
+def hypotheses_of(model: ScalingModel) -> list[tuple[float, int]]:
+    """The ``(i, j)`` pairs a `pmnf` model leaves to the search (given ones pinned)."""
+    options = dict(model.options)
+    return hypotheses(options.get("exponent"), options.get("log_exponent"))
+
+
+def pmnf(
+    exponent: float | None = None, log_exponent: int | None = None, *, weak: bool = False
+) -> ScalingModel:
+    """The PMNF family ``T(N) = c0 + c · N^i · log2(N)^j``.
+
+    Parameters ``constant.time`` (c0, seconds) and ``scaling.time`` (c, seconds).
+
+    Args:
+        exponent: i, or None to search `EXPONENTS` when fitted.
+        log_exponent: j ∈ {0, 1, 2}, or None to search `LOG_EXPONENTS` when fitted.
+        weak: accepted for a uniform interface; the exponent search covers weak and
+            strong scaling alike, so only False is valid.
+
+    An unsearched model evaluates as ``i = −1, j = 0`` (Amdahl's shape) until fitted.
+
+    Example:
+        >>> model = pmnf(-0.5, 1)
+        >>> sorted(model.parameter_specs())
+        ['constant.time', 'scaling.time']
+    """
+    if weak:
+        raise InputError(
+            "the pmnf family has no weak-scaling variant: its exponent search covers "
+            "weak and strong scaling (drop --weak-scaling)"
+        )
+    if log_exponent is not None and log_exponent not in LOG_EXPONENTS:
+        raise InputError(f"pmnf log_exponent must be 0, 1 or 2, got {log_exponent!r}")
+    if exponent is not None and not (isinstance(exponent, int | float) and math.isfinite(exponent)):
+        raise InputError(f"pmnf exponent must be a finite number, got {exponent!r}")
+    if exponent == 0 and log_exponent == 0:
+        raise InputError("pmnf exponents (0, 0) give a constant, not a scaling term")
+    term = PowerLogTerm(
+        exponent=-1.0 if exponent is None else exponent,
+        log_exponent=0 if log_exponent is None else log_exponent,
+    )
+    return ScalingModel(
+        terms=(SerialTerm(name="constant"), term),
+        family="pmnf",
+        options=(("exponent", exponent), ("log_exponent", log_exponent)),
+    )
+
+
+def is_searched(model: ScalingModel) -> bool:
+    """True for a `pmnf` model whose exponents are left to the search."""
+    options = dict(model.options)
+    return model.family == "pmnf" and (
+        options.get("exponent") is None or options.get("log_exponent") is None
+    )
+
+
+def with_exponents(model: ScalingModel, exponent: float, log_exponent: int) -> ScalingModel:
+    """`model` (a `pmnf`) evaluating hypothesis ``(i, j)``, its options unchanged, so that
+    every hypothesis of a search shares one structure (and one compiled fit)."""
+    term = model.terms[1]
+    return eqx.tree_at(
+        lambda m: (m.terms[1].exponent, m.terms[1].log_exponent),
+        model,
+        (
+            jnp.asarray(exponent, dtype=term.exponent.dtype),
+            jnp.asarray(log_exponent, dtype=term.log_exponent.dtype),
+        ),
+    )
+
+
+def formula(exponent: float, log_exponent: int) -> str:
+    """``"c0 + c·N^(-1/2)·log2(N)"`` for ``(−0.5, 1)``, with exponents as fractions."""
+    parts = []
+    if exponent != 0:
+        i = Fraction(exponent).limit_denominator(12)
+        parts.append(f"N^{i}" if i.denominator == 1 and i > 0 else f"N^({i})")
+    if log_exponent:
+        parts.append("log2(N)" + ("" if log_exponent == 1 else f"^{log_exponent}"))
+    return "c0 + c·" + "·".join(parts)

@@ -1,0 +1,204 @@
+"""Weak scaling measured as throughput: each GPU keeps its batch, the work grows with N.
+
+A throughput fit models seconds per unit of work, ``T(N) = step(N) / (b·N)`` for a
+per-GPU batch of b samples. With a data-parallel step of compute plus a ring all-reduce
+of the gradient, ``step(N) = t + 2(N−1)α + 2(N−1)/N · S/β``, that is
+
+``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²``
+
+with ``t_c = t/b``, ``t_lat = 2α/b`` and ``t_bw = 2S/(β·b)``, all seconds per unit of
+work. The per-GPU throughput falls when the all-reduce appears (N = 2) and then levels
+off, as in most published data-parallel tables, instead of falling on like Amdahl's
+law; the latency term keeps Amdahl's law as the special case ``t_bw = 0``. With a tree
+all-reduce (``2·log2(N)·α`` latency) the latency term is ``t_lat·log2(N)/N`` instead.
+
+Across nodes, `weak_hierarchical` replaces the ring by a two-level all-reduce (inside
+each node, then between nodes), whose per-GPU throughput levels off twice.
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+import numpy as np
+
+from .._config import Config
+from .._errors import InputError
+from .._model import ScalingModel
+from .base import _positive, AbstractCostTerm, ComputeTerm, ParamSpec, Role
+from .collectives import node_split
+
+
+class WeakAllReduceTerm(AbstractCostTerm):
+    """A weak-scaled step's all-reduce, in seconds per unit of work.
+
+    Ring: ``t_lat·(N−1)/N + t_bw·(N−1)/N²``, the all-reduce of one step,
+    ``2(N−1)α + 2(N−1)/N · S/β``, shared by the ``b·N`` units of work the N GPUs do.
+    Tree: the latency part is ``2·log2(N)·α`` per step, ``t_lat·log2(N)/N`` per unit.
+
+    Fields:
+        log_latency: log t_lat = log(2α/b), seconds per unit of work.
+        log_transfer: log t_bw = log(2S/(β·b)), seconds per unit of work.
+        algorithm: ``"ring"`` or ``"tree"``.
+    """
+
+    log_latency: Float[Array, ""]
+    log_transfer: Float[Array, ""]
+    algorithm: str = eqx.field(static=True, default="ring")
+    name: str = eqx.field(static=True, default="allreduce")
+    role: ClassVar[Role] = "communication"
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "latency": ParamSpec(
+            "log_latency", "s", "time", "all-reduce latency per unit of work, 2α/b"
+        ),
+        "transfer": ParamSpec(
+            "log_transfer", "s", "time", "gradient transfer per unit of work, 2S/(β·b)"
+        ),
+    }
+
+    def __init__(
+        self,
+        latency: float = 1.0,
+        transfer: float = 1.0,
+        algorithm: str = "ring",
+        name: str = "allreduce",
+    ):
+        self.log_latency = _positive(latency)
+        self.log_transfer = _positive(transfer)
+        self.algorithm = algorithm
+        self.name = name
+
+    def __check_init__(self):
+        if self.algorithm not in ("ring", "tree"):
+            raise ValueError(f"algorithm must be 'ring' or 'tree', got {self.algorithm!r}")
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        n = config.gpus
+        hops = (n - 1.0) if self.algorithm == "ring" else jnp.log2(n)
+        return self.value("latency") * hops / n + self.value("transfer") * (n - 1.0) / n**2
+
+
+class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
+    """A weak-scaled step's two-level all-reduce, in seconds per unit of work.
+
+    With G = gpus_per_node, l = min(N, G) ranks per node and m = max(N/G, 1) nodes, as in
+    `HierarchicalAllReduce`: the reduce-scatter and all-gather inside each node,
+    ``2(l−1)/l · S/β_intra``, and the ring all-reduce of each rank's ``S/l`` share
+    across the nodes, ``2(m−1)/m · S/(l·β_inter)``, shared by the ``b·N`` units of work:
+
+    ``t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)``
+
+    Both parts level off, so per-GPU throughput drops inside the first node, drops again
+    when the all-reduce leaves it, and then stays nearly flat: it never saturates, and
+    the fastest GPU count is always the search limit. Latencies, whose growth with N
+    would make it saturate, are left out (with three or four GPU counts they cannot be
+    told apart from the transfers); `weak_data_parallel` keeps a latency term.
+
+    Fields:
+        log_transfer_intra: log t_intra = log(2S/(β_intra·b)), seconds per unit of work.
+        log_transfer_inter: log t_inter = log(2S/(β_inter·b)), seconds per unit of work.
+    """
+
+    log_transfer_intra: Float[Array, ""]
+    log_transfer_inter: Float[Array, ""]
+    name: str = eqx.field(static=True, default="allreduce")
+    role: ClassVar[Role] = "communication"
+    # Config fields a fit's data must give: Config's default of 8 GPUs per node would
+    # place the node boundary silently.
+    requires: ClassVar[tuple[str, ...]] = ("gpus_per_node",)
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "transfer_intra": ParamSpec(
+            "log_transfer_intra",
+            "s",
+            "time",
+            "gradient transfer inside a node per unit of work, 2S/(β_intra·b)",
+        ),
+        "transfer_inter": ParamSpec(
+            "log_transfer_inter",
+            "s",
+            "time",
+            "gradient transfer between nodes per unit of work, 2S/(β_inter·b)",
+        ),
+    }
+
+    def __init__(
+        self, transfer_intra: float = 1.0, transfer_inter: float = 1.0, name: str = "allreduce"
+    ):
+        self.log_transfer_intra = _positive(transfer_intra)
+        self.log_transfer_inter = _positive(transfer_inter)
+        self.name = name
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        n = config.gpus
+        local, nodes = node_split(n, config.gpus_per_node)
+        intra = self.value("transfer_intra") * (local - 1.0) / local
+        inter = self.value("transfer_inter") * (nodes - 1.0) / (nodes * local)
+        return (intra + inter) / n
+
+
+def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch, fitted to throughput.
+
+    ``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²`` seconds per unit of work (ring);
+    see the module docstring. Parameters ``compute.time``, ``allreduce.latency`` and
+    ``allreduce.transfer`` (seconds per unit of work).
+
+    Args:
+        algorithm: ``"ring"`` (default) or ``"tree"`` for the all-reduce latency.
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> model = weak_data_parallel()
+        >>> sorted(model.parameter_specs())
+        ['allreduce.latency', 'allreduce.transfer', 'compute.time']
+    """
+    del weak
+    if algorithm not in ("ring", "tree"):
+        raise InputError(f"algorithm must be 'ring' or 'tree', got {algorithm!r}")
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakAllReduceTerm(algorithm=algorithm)),
+        family="weak_data_parallel",
+        options=(("algorithm", algorithm),),
+    )
+
+
+def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch across nodes, fitted to throughput.
+
+    ``T(N) = t_c/N + t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)`` seconds per unit of
+    work, with l = min(N, G) GPUs per node and m = max(N/G, 1) nodes for G =
+    ``gpus_per_node`` (required in the data): a step of compute plus a two-level
+    all-reduce (`WeakHierarchicalAllReduceTerm`). Parameters ``compute.time``,
+    ``allreduce.transfer_intra`` and ``allreduce.transfer_inter`` (seconds per unit of
+    work).
+
+    Use it when the measurements lie on both sides of the node boundary
+    (`straddles_nodes`): inside one node ``transfer_inter`` has no effect, and when
+    every count fills whole nodes ``transfer_intra`` cannot be told apart from
+    ``compute.time``. Its per-GPU throughput levels off and never falls again, so
+    `fit_auto` does not offer it: choose it when you know that scaling across nodes
+    stays flat, as it does where the inter-node all-reduce is bandwidth-bound.
+
+    Args:
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> sorted(weak_hierarchical().parameter_specs())
+        ['allreduce.transfer_inter', 'allreduce.transfer_intra', 'compute.time']
+    """
+    del weak
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakHierarchicalAllReduceTerm()), family="weak_hierarchical"
+    )
+
+
+def straddles_nodes(data) -> bool:
+    """Whether `data` (`Benchmarks`) give ``gpus_per_node`` and GPU counts both inside one
+    node and across nodes, which `weak_hierarchical` needs to tell its times apart."""
+    per_node = data.config.get("gpus_per_node")
+    if per_node is None:
+        return False
+    return bool(np.any(data.gpus < per_node) and np.any(data.gpus > per_node))

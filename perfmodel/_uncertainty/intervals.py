@@ -1,0 +1,199 @@
+"""Parameter and prediction intervals of a fit, from the draws of `perfmodel.ensemble`.
+
+`predict_interval` gives the central interval of a new measurement (or of the mean
+curve) at any GPU count; `parameter_intervals` one per parameter. Both take
+``method="laplace"`` (default) or ``"bootstrap"``; `optimal_gpus` and
+`diminishing_returns` take the same `interval`/`method` arguments.
+"""
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._errors import InputError
+from .._fitting.fit import FitResult
+from .ensemble import (
+    _along_unknown,
+    _check_method,
+    _Problem,
+    _svd,
+    check_level,
+    Ensemble,
+    ensemble,
+    NOISE,
+    NOISE_DOF,
+)
+from .ensemble import METHODS as METHODS
+
+KINDS = ("prediction", "confidence")
+
+
+def t_quantile(p: float, dof: float) -> float:
+    """Quantile `p` ∈ (0.5, 1) of Student's t with `dof` degrees of freedom: bisection
+    (in log t) on ``P(T > t) = I_{ν/(ν+t²)}(ν/2, 1/2) / 2``, so SciPy is not needed."""
+    with jax.enable_x64(True):
+        if not math.isfinite(dof):
+            return math.sqrt(2.0) * float(jax.scipy.special.erfinv(jnp.float64(2.0 * p - 1.0)))
+        return float(_t_bisect(jnp.float64(p), jnp.float64(dof)))
+
+
+@jax.jit
+def _t_bisect(p, dof):
+    def step(_, bracket):
+        lo, hi = bracket
+        mid = (lo + hi) / 2
+        tail = 0.5 * jax.scipy.special.betainc(dof / 2, 0.5, dof / (dof + jnp.exp(2 * mid)))
+        return jnp.where(tail > 1 - p, mid, lo), jnp.where(tail > 1 - p, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, 200, step, (jnp.log(1e-12), jnp.log(1e12)))
+    return jnp.exp((lo + hi) / 2)
+
+
+@eqx.filter_jit
+def _log_times(varying, shared, config):
+    """Log seconds per step of every sample (rows) at every config (columns)."""
+
+    def one(v):
+        return jnp.log(eqx.combine(v, shared)(config))
+
+    return jax.vmap(one)(varying)
+
+
+def _get_ensemble(fit, method, ensemble_, samples, seed) -> "Ensemble":
+    _check_method(method)
+    if ensemble_ is None:
+        return ensemble(fit, method, samples=samples, seed=seed)
+    if ensemble_.fit is not fit:
+        raise InputError("the ensemble given was drawn for another fit")
+    return ensemble_
+
+
+def predict_interval(
+    fit: FitResult,
+    gpus,
+    level: float = 0.9,
+    method: str = "laplace",
+    *,
+    kind: str = "prediction",
+    ensemble: Ensemble | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+    **overrides,
+) -> dict[str, np.ndarray]:
+    """Predicted time per step at `gpus` with a central interval of probability `level`.
+
+    With ``kind="prediction"`` (the default) the interval is for a new measurement:
+    parameter uncertainty, measurement noise and, outside the measured GPU counts,
+    model-form drift; ``kind="confidence"`` leaves the noise out (the mean curve).
+
+    Args:
+        fit: a fitted model.
+        gpus: GPU counts.
+        level: probability inside the interval, in (0, 1).
+        method: ``"laplace"`` or ``"bootstrap"`` (see `ensemble`).
+        kind: ``"prediction"`` or ``"confidence"``.
+        ensemble: draws from `ensemble(fit, ...)` to reuse (then `method`, `samples`
+            and `seed` are ignored).
+        samples, seed: passed to `ensemble`.
+        overrides: other `Config` fields for the prediction.
+
+    Returns:
+        NumPy arrays ``gpus``, ``time_s``, ``time_s_lo``, ``time_s_hi`` (seconds per step,
+        or per unit of work) and, for throughput fits, ``throughput``,
+        ``throughput_lo``, ``throughput_hi``. Where the data leave a parameter the
+        prediction depends on undetermined, the bounds are 0 and inf.
+
+    Example:
+        >>> fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))  # doctest: +SKIP
+        >>> band = pm.predict_interval(fit, [8, 16, 32], level=0.9)  # doctest: +SKIP
+        >>> band["throughput_lo"], band["throughput_hi"]  # doctest: +SKIP
+    """
+    level = check_level(level)
+    if kind not in KINDS:
+        raise InputError(f"unknown interval kind {kind!r}; valid: {', '.join(KINDS)}")
+    counts = np.asarray(gpus, dtype=float)
+    if not np.all(np.isfinite(counts) & (counts >= 1)):
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {np.ravel(counts).tolist()}")
+    draws = _get_ensemble(fit, method, ensemble, samples, seed)
+    point = fit.predict(gpus, **overrides)
+    with jax.enable_x64(True):
+        problem = _Problem(fit)
+        config = fit.config(counts, **overrides).broadcast()
+        varying, shared = draws.models()
+        log_t = np.asarray(_log_times(varying, shared, config))
+        if kind == "prediction":
+            noise = draws.noise[:, None]
+            if fit.loss_kind == "squared":
+                space = np.asarray(problem.to_space(jnp.exp(log_t))) + noise
+                space = np.maximum(space, 1e-12 * np.abs(space).max())
+                log_t = np.log(np.asarray(problem.from_space(jnp.asarray(space))))
+            else:
+                log_t = log_t + noise
+        open_ = _along_unknown(problem, draws.unknown, config)
+    tail = (1.0 - level) / 2.0
+    lo = np.exp(np.quantile(log_t, tail, axis=0))
+    hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
+    lo, hi = np.where(open_, 0.0, lo), np.where(open_, np.inf, hi)
+    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
+    if fit.target == "throughput":
+        with np.errstate(divide="ignore"):
+            out["throughput"] = point["throughput"]
+            out["throughput_lo"] = 1.0 / hi
+            out["throughput_hi"] = 1.0 / lo
+    return out
+
+
+def parameter_intervals(
+    fit: FitResult,
+    level: float = 0.9,
+    method: str = "laplace",
+    *,
+    ensemble: Ensemble | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """A central interval of probability `level` for every parameter, in its unit.
+
+    Laplace: the Student-t interval ``θ̂ ± t_{n−k}·s·sqrt((JᵀJ)⁻¹_ii)`` on the stored
+    (log/logit) value, mapped to the physical one; bootstrap: percentiles of the
+    refits. Fixed parameters have zero width; a parameter the data do not determine
+    spans its whole range (its bounds, or 0 to inf; 0 to 1 for fractions).
+    """
+    level = check_level(level)
+    specs = fit.model.parameter_specs()
+    values = fit.parameters()
+    out = {name: (values[name], values[name]) for name in fit.fixed}
+    tail = (1.0 - level) / 2.0
+    with jax.enable_x64(True):
+        problem = _Problem(fit)
+        if method == "laplace" and ensemble is None:
+            _, sigma2, dof = problem.noise(NOISE, NOISE_DOF)
+            inverse, unknown = _svd(problem.space_jacobian(problem.theta, problem.config))
+            half = t_quantile(1.0 - tail, dof) * math.sqrt(sigma2) * np.sqrt(np.diag(inverse))
+            theta = np.asarray(problem.theta)
+            lo, hi = theta - half, theta + half
+        else:
+            draws = _get_ensemble(fit, method, ensemble, samples, seed)
+            unknown = draws.unknown
+            lo = np.quantile(draws.raw, tail, axis=0)
+            hi = np.quantile(draws.raw, 1.0 - tail, axis=0)
+        lo, hi = (
+            np.clip(lo, problem.raw_lo, problem.raw_hi),
+            np.clip(hi, problem.raw_lo, problem.raw_hi),
+        )
+        open_ = np.abs(unknown).max(axis=0, initial=0.0) > 1e-3
+        for i, name in enumerate(problem.names):
+            spec = specs[name]
+            if open_[i]:
+                bound_lo, bound_hi = fit.bounds.get(name, (None, None))
+                natural = (0.0, 1.0) if spec.kind == "fraction" else (0.0, math.inf)
+                out[name] = (
+                    natural[0] if bound_lo is None else float(bound_lo),
+                    natural[1] if bound_hi is None else float(bound_hi),
+                )
+            else:
+                out[name] = (float(spec.to_physical(lo[i])), float(spec.to_physical(hi[i])))
+    return {name: out[name] for name in specs}
