@@ -7,7 +7,7 @@ prediction intervals. Reported per method, overall, for the series with at least
 training GPU counts (the ones accuracy.py scores) and per source group, weighting each
 measurement equally and each series equally, with the median width of the 90% interval.
 
-It also checks the two priors the intervals carry (`perfmodel._uncertainty.ensemble`): the
+It also checks the two priors the intervals carry (`perfmodel._uncertainty.draws`): the
 model-form drift per doubling outside the measured counts (τ₀, weight ν_τ) and the
 relative noise of one measurement (s₀, weight ν₀). They are ranked by the interval score
 (Gneiting & Raftery 2007, in log time, mean over the three levels and over series), a
@@ -36,7 +36,7 @@ from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
 from _split import group, split  # noqa: E402
 
 import perfmodel as pm  # noqa: E402
-from perfmodel._uncertainty import ensemble as _ensemble  # noqa: E402
+from perfmodel._uncertainty import draws as _ensemble  # noqa: E402
 
 LEVELS = (0.5, 0.8, 0.9)
 MANY = 4  # the series accuracy.py scores: at least this many training GPU counts

@@ -42,7 +42,7 @@ def sha256(path: Path) -> str:
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:
-    from perfmodel._cli.main import main
+    from perfmodel._cli import main
 
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):

@@ -27,6 +27,9 @@ class Benchmarks:
         target: ``"time"`` or ``"throughput"``, the quantity the CSV gave.
         config: other `Config` fields found in the CSV, one array each.
         lines: the CSV line each measurement came from (1 is the header).
+        unit: unit of the measured quantity as given: ``"s"`` for times (read in SI
+            seconds), the work per second for throughput (``"work/s"`` unless known,
+            e.g. ``"images/s"`` for a shipped series).
     """
 
     source: str
@@ -35,6 +38,11 @@ class Benchmarks:
     target: str = "time"
     config: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     lines: np.ndarray | None = None
+    unit: str = ""
+
+    def __post_init__(self):
+        if not self.unit:
+            object.__setattr__(self, "unit", "work/s" if self.target == "throughput" else "s")
 
     @property
     def measured(self) -> np.ndarray:
@@ -130,14 +138,14 @@ def _require(frame: pd.DataFrame, column: str, source: str) -> str:
 def _select_series(frame: pd.DataFrame, series: str | None, source: str) -> pd.DataFrame:
     if SERIES_COLUMN not in frame.columns:
         if series is not None:
-            raise InputError(f"{source}: --series given but the file has no 'series' column")
+            raise InputError(f"{source}: {{arg:series}} given but the file has no 'series' column")
         return frame
     names = list(dict.fromkeys(frame[SERIES_COLUMN]))
     if series is None:
         if len(names) == 1:
             return frame
         raise InputError(
-            f"{source}: {len(names)} series in column 'series'; pick one with --series: "
+            f"{source}: {len(names)} series in column 'series'; pick one with {{arg:series}}: "
             + ", ".join(names)
         )
     if series not in names:
@@ -153,12 +161,12 @@ def _measured_column(frame: pd.DataFrame, source: str) -> str:
     if not present:
         raise InputError(
             f"{source}: missing a time or throughput column; expected one of time_s, "
-            f"time_ms, time_us, throughput (or name one with --time-column or "
-            f"--throughput-column); columns found: {found}"
+            f"time_ms, time_us, throughput (or name one with {{arg:time_column}} or "
+            f"{{arg:throughput_column}}); columns found: {found}"
         )
     raise InputError(
         f"{source}: several measured columns ({', '.join(present)}); name the one to fit "
-        "with --time-column or --throughput-column"
+        "with {arg:time_column} or {arg:throughput_column}"
     )
 
 
@@ -187,7 +195,7 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
     if "gpus" not in frame.columns:
         found = ", ".join(frame.columns)
         raise InputError(
-            f"{source}: missing column 'gpus' (or name it with --gpus-column); "
+            f"{source}: missing column 'gpus' (or name it with {{arg:gpus_column}}); "
             f"columns found: {found}"
         )
     measured = _measured_column(frame, source)

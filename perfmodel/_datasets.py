@@ -57,7 +57,13 @@ def load_dataset(name: str) -> Benchmarks:
     """Load a shipped series by name, e.g. ``load_dataset("usl_specsdm91")``."""
     path = dataset_path(name)
     data = load_benchmarks(path)
-    return dataclasses.replace(data, source=os.path.basename(path))
+    unit = data.unit
+    stem = path.name.removesuffix(".csv")
+    for info in list_datasets():
+        # SOURCES.md says what a shipped series' work is: "throughput (images/s)".
+        if info.name == stem and info.quantity.startswith("throughput (") and data.target == "throughput":
+            unit = info.quantity.removeprefix("throughput (").split(")")[0]
+    return dataclasses.replace(data, source=os.path.basename(path), unit=unit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +101,7 @@ def nccl_log_info(name: str) -> NcclLogInfo:
 def load_nccl_log(name: str):
     """Parse a shipped nccl-tests log with its collective and rank count (a DataFrame as
     `parse_nccl_tests` returns), e.g. ``load_nccl_log("nccl_tests_44_2x2080ti")``."""
-    from ._collective.nccl import parse_nccl_tests
+    from ._collective import parse_nccl_tests
 
     info = nccl_log_info(name)
     path = datasets_dir() / "nccl" / f"{info.name}.log"

@@ -1,56 +1,21 @@
-"""Saving and loading fits as versioned JSON, and writing files atomically."""
+"""Saving and loading fits as versioned JSON."""
 
-import contextlib
 import datetime
-from importlib import metadata
 import json
 import math
 import os
-import tempfile
 
 import jax
 import numpy as np
 
 from ._data import Benchmarks
 from ._errors import InputError
-from ._fitting.average import can_average
-from ._fitting.fit import _to_numpy_leaves, FitResult
+from ._files import atomic_write, package_version
+from ._fitting import can_average, FitResult, to_numpy_leaves
 from ._presets import build, FAMILIES
 
 FORMAT = "perfmodel.fit"
 SCHEMA_VERSION = 1
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("perfmodel")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w"):
-    """Open a temporary file beside `path`; it replaces `path` only if the block succeeds.
-
-    So an error half-way leaves no half-written file behind.
-    """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise InputError(f"{path}: directory {directory} does not exist")
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".perfmodel-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, mode) as stream:
-            yield stream
-        # mkstemp makes the file private (0600); give it the permissions open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -110,6 +75,7 @@ def fit_to_dict(fit: FitResult) -> dict:
             "gpus": data.gpus.tolist(),
             "time_s": data.time_s.tolist(),
             "lines": None if data.lines is None else np.asarray(data.lines).tolist(),
+            "unit": data.unit,
             "config": {k: np.asarray(v).tolist() for k, v in data.config.items()},
         },
     }
@@ -158,7 +124,7 @@ def _from_dict(document: dict, source: str) -> FitResult:
     spec = document["model"]
     model = build(spec["family"], **spec["options"])
     values = {name: p["value"] for name, p in document["parameters"].items()}
-    model = _to_numpy_leaves(model.with_parameters(values))
+    model = to_numpy_leaves(model.with_parameters(values))
     data_doc = document["data"]
     data = Benchmarks(
         source=data_doc["source"],
@@ -167,6 +133,7 @@ def _from_dict(document: dict, source: str) -> FitResult:
         target=document["target"],
         config={k: np.asarray(v, dtype=np.float64) for k, v in data_doc["config"].items()},
         lines=None if data_doc["lines"] is None else np.asarray(data_doc["lines"]),
+        unit=str(data_doc.get("unit", "")),
     )
     quality = document["quality"]
     predicted_q = np.asarray(model(data.to_config()), dtype=np.float64)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from ._config import Config
-from ._terms.base import AbstractCostTerm, ParamSpec
+from ._terms import AbstractCostTerm, ParamSpec
 
 OVERLAP = ParamSpec(
     "logit_overlap", "1", "fraction", "share of communication hidden behind compute"
@@ -99,7 +99,9 @@ class ScalingModel(eqx.Module):
             values["overlap"] = self.overlap
         return values
 
-    def _leaf_getter(self, name: str):
+    def leaf_getter(self, name: str):
+        """A function returning the stored (unconstrained) leaf of parameter `name`, for
+        `eqx.tree_at`; a KeyError lists the valid names."""
         if name == "overlap" and self.logit_overlap is not None:
             return lambda m: m.logit_overlap
         term_name, _, param = name.partition(".")
@@ -115,13 +117,20 @@ class ScalingModel(eqx.Module):
         specs = self.parameter_specs()
         model = self
         for name, value in values.items():
-            getter = self._leaf_getter(name)
+            getter = self.leaf_getter(name)
             model = eqx.tree_at(getter, model, specs[name].to_raw(value))
+        return model
+
+    def with_raw(self, raw: dict[str, ArrayLike]) -> "ScalingModel":
+        """A copy with the named parameters set to stored (log/logit) values `raw`."""
+        model = self
+        for name, value in raw.items():
+            model = eqx.tree_at(self.leaf_getter(name), model, jnp.asarray(value))
         return model
 
     def raw_leaf_mask(self, names: set[str]) -> "ScalingModel":
         """A pytree like the model with True at the leaves of the named parameters."""
         mask = jax.tree_util.tree_map(lambda _: False, self)
         for name in names:
-            mask = eqx.tree_at(self._leaf_getter(name), mask, True)
+            mask = eqx.tree_at(self.leaf_getter(name), mask, True)
         return mask

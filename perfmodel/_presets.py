@@ -1,18 +1,36 @@
-"""Named model families users pick from: `amdahl`, `usl`, `data_parallel`, `hybrid`,
-`pmnf`."""
+"""Every named model family users pick from, and the helpers that read a family's shape:
+`amdahl`, `usl`, `data_parallel`, `weak_data_parallel`, `weak_hierarchical`, `hybrid`,
+`pmnf`; `build` makes one by name."""
 
 from collections.abc import Callable
 import math
 
 import jax
+from jaxtyping import Array, Float
+import numpy as np
 
+from ._config import Config
 from ._errors import InputError
 from ._model import OVERLAP, ScalingModel
-from ._terms.base import CoherencyTerm, ComputeTerm, HostToDeviceTerm, SerialTerm
-from ._terms.collectives import Collective, HierarchicalAllReduce
-from ._terms.empirical import pmnf
-from ._terms.hybrid import hybrid
-from ._terms.weak import weak_data_parallel, weak_hierarchical
+from ._terms import (
+    AbstractCostTerm,
+    AbstractDataParallelTerm,
+    bubble_fraction,
+    CoherencyTerm,
+    Collective,
+    ComputeTerm,
+    DataParallelAllReduce,
+    DataParallelInput,
+    HierarchicalAllReduce,
+    HostToDeviceTerm,
+    LOG_EXPONENTS,
+    PipelinedComputeTerm,
+    PowerLogTerm,
+    SerialTerm,
+    TensorParallelTerm,
+    WeakAllReduceTerm,
+    WeakHierarchicalAllReduceTerm,
+)
 
 
 def amdahl(*, weak: bool = False) -> ScalingModel:
@@ -74,6 +92,197 @@ def data_parallel(
             ("input_transfer", input_transfer),
             ("overlap", overlap),
         ),
+    )
+
+
+def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch, fitted to throughput.
+
+    ``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²`` seconds per unit of work (ring);
+    see the module docstring. Parameters ``compute.time``, ``allreduce.latency`` and
+    ``allreduce.transfer`` (seconds per unit of work).
+
+    Args:
+        algorithm: ``"ring"`` (default) or ``"tree"`` for the all-reduce latency.
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> model = weak_data_parallel()
+        >>> sorted(model.parameter_specs())
+        ['allreduce.latency', 'allreduce.transfer', 'compute.time']
+    """
+    del weak
+    if algorithm not in ("ring", "tree"):
+        raise InputError(f"algorithm must be 'ring' or 'tree', got {algorithm!r}")
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakAllReduceTerm(algorithm=algorithm)),
+        family="weak_data_parallel",
+        options=(("algorithm", algorithm),),
+    )
+
+
+def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
+    """Data-parallel training with a fixed per-GPU batch across nodes, fitted to throughput.
+
+    ``T(N) = t_c/N + t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)`` seconds per unit of
+    work, with l = min(N, G) GPUs per node and m = max(N/G, 1) nodes for G =
+    ``gpus_per_node`` (required in the data): a step of compute plus a two-level
+    all-reduce (`WeakHierarchicalAllReduceTerm`). Parameters ``compute.time``,
+    ``allreduce.transfer_intra`` and ``allreduce.transfer_inter`` (seconds per unit of
+    work).
+
+    Use it when the measurements lie on both sides of the node boundary
+    (`straddles_nodes`): inside one node ``transfer_inter`` has no effect, and when
+    every count fills whole nodes ``transfer_intra`` cannot be told apart from
+    ``compute.time``. Its per-GPU throughput levels off and never falls again, so
+    `fit_auto` does not offer it: choose it when you know that scaling across nodes
+    stays flat, as it does where the inter-node all-reduce is bandwidth-bound.
+
+    Args:
+        weak: accepted for a uniform interface; the family is weak scaling by
+            construction, whatever the value.
+
+    Example:
+        >>> sorted(weak_hierarchical().parameter_specs())
+        ['allreduce.transfer_inter', 'allreduce.transfer_intra', 'compute.time']
+    """
+    del weak
+    return ScalingModel(
+        terms=(ComputeTerm(), WeakHierarchicalAllReduceTerm()), family="weak_hierarchical"
+    )
+
+
+def straddles_nodes(data) -> bool:
+    """Whether `data` (`Benchmarks`) give ``gpus_per_node`` and GPU counts both inside one
+    node and across nodes, which `weak_hierarchical` needs to tell its times apart."""
+    per_node = data.config.get("gpus_per_node")
+    if per_node is None:
+        return False
+    return bool(np.any(data.gpus < per_node) and np.any(data.gpus > per_node))
+
+
+def hybrid(
+    *,
+    serial_time: float = 5e-3,
+    flops: float = 4e14,
+    nvlink_bandwidth: float = 3.6e11,
+    nvlink_latency: float = 5e-6,
+    network_bandwidth: float = 4.5e10,
+    network_latency: float = 1e-5,
+    host_bandwidth: float = 5e10,
+    input_transfer: bool = True,
+    overlap: bool = False,
+) -> ScalingModel:
+    """Tensor × pipeline × data-parallel training (see the module docstring).
+
+    Defaults describe a DGX H100-like node: 400 TFLOP/s sustained per GPU (about 40% of
+    the dense bf16 peak), NVSwitch at 360 GB/s bus bandwidth, one 400 Gb/s NIC per GPU
+    (45 GB/s), PCIe Gen5 for input. Parameters: ``serial.time``, ``compute.flops``,
+    ``tensor.latency``, ``tensor.bandwidth``, ``allreduce.{latency,bandwidth}_{intra,inter}``
+    and ``input.bandwidth``; the data-parallel intra-node link defaults to the
+    tensor-parallel one.
+
+    Args:
+        serial_time: seconds per step no GPU count shortens.
+        flops: sustained FLOP/s of one GPU.
+        nvlink_bandwidth, nvlink_latency: intra-node link, B/s and seconds.
+        network_bandwidth, network_latency: inter-node link per GPU, B/s and seconds.
+        host_bandwidth: host→device link, B/s.
+        input_transfer: include the host→device input term.
+        overlap: add the communication/compute overlap fraction (starts at 0.5).
+    """
+    terms: list[AbstractCostTerm] = [
+        SerialTerm(serial_time),
+        PipelinedComputeTerm(flops),
+        TensorParallelTerm(nvlink_latency, nvlink_bandwidth),
+        DataParallelAllReduce(
+            HierarchicalAllReduce(
+                nvlink_latency, nvlink_bandwidth, network_latency, network_bandwidth
+            )
+        ),
+    ]
+    if input_transfer:
+        terms.append(DataParallelInput(HostToDeviceTerm(host_bandwidth)))
+    options = dict(
+        serial_time=serial_time,
+        flops=flops,
+        nvlink_bandwidth=nvlink_bandwidth,
+        nvlink_latency=nvlink_latency,
+        network_bandwidth=network_bandwidth,
+        network_latency=network_latency,
+        host_bandwidth=host_bandwidth,
+        input_transfer=input_transfer,
+        overlap=overlap,
+    )
+    return ScalingModel(
+        terms=tuple(terms),
+        logit_overlap=OVERLAP.to_raw(0.5) if overlap else None,
+        family="hybrid",
+        options=tuple(options.items()),
+    )
+
+
+def is_hybrid(model: ScalingModel) -> bool:
+    """True when the model reads the hybrid layout (batch, layers, micro-batches)."""
+    kinds = (PipelinedComputeTerm, TensorParallelTerm, AbstractDataParallelTerm)
+    return any(isinstance(term, kinds) for term in model.terms)
+
+
+def pipeline_bubble(model: ScalingModel, config: Config) -> Float[Array, "..."]:
+    """Seconds per step the pipeline bubble adds to `model` at `config`.
+
+    The bubble fraction ``(pp−1)/(m+pp−1)`` of the pipelined compute and
+    tensor-parallel terms; it is included in their `ScalingModel.breakdown` entries.
+    """
+    staged = sum(
+        term(config)
+        for term in model.terms
+        if isinstance(term, (PipelinedComputeTerm, TensorParallelTerm))
+    )
+    return bubble_fraction(config) * staged
+
+
+def pmnf(
+    exponent: float | None = None, log_exponent: int | None = None, *, weak: bool = False
+) -> ScalingModel:
+    """The PMNF family ``T(N) = c0 + c · N^i · log2(N)^j``.
+
+    Parameters ``constant.time`` (c0, seconds) and ``scaling.time`` (c, seconds).
+
+    Args:
+        exponent: i, or None to search `EXPONENTS` when fitted.
+        log_exponent: j ∈ {0, 1, 2}, or None to search `LOG_EXPONENTS` when fitted.
+        weak: accepted for a uniform interface; the exponent search covers weak and
+            strong scaling alike, so only False is valid.
+
+    An unsearched model evaluates as ``i = −1, j = 0`` (Amdahl's shape) until fitted.
+
+    Example:
+        >>> model = pmnf(-0.5, 1)
+        >>> sorted(model.parameter_specs())
+        ['constant.time', 'scaling.time']
+    """
+    if weak:
+        raise InputError(
+            "the pmnf family has no weak-scaling variant: its exponent search covers "
+            "weak and strong scaling (drop {arg:weak})"
+        )
+    if log_exponent is not None and log_exponent not in LOG_EXPONENTS:
+        raise InputError(f"pmnf log_exponent must be 0, 1 or 2, got {log_exponent!r}")
+    if exponent is not None and not (isinstance(exponent, int | float) and math.isfinite(exponent)):
+        raise InputError(f"pmnf exponent must be a finite number, got {exponent!r}")
+    if exponent == 0 and log_exponent == 0:
+        raise InputError("pmnf exponents (0, 0) give a constant, not a scaling term")
+    term = PowerLogTerm(
+        exponent=-1.0 if exponent is None else exponent,
+        log_exponent=0 if log_exponent is None else log_exponent,
+        searched=(exponent is None, log_exponent is None),
+    )
+    return ScalingModel(
+        terms=(SerialTerm(name="constant"), term),
+        family="pmnf",
+        options=(("exponent", exponent), ("log_exponent", log_exponent)),
     )
 
 

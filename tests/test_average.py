@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._fitting.average import average_with_amdahl, AVERAGED_FAMILY, averaged_parameters
 
 GPUS = np.array([1.0, 2.0, 3.0, 4.0, 8.0, 64.0, 1000.0])
@@ -93,7 +93,8 @@ def test_refits_of_an_averaged_fit_average_both_refits(train):
     from jax.flatten_util import ravel_pytree
     import jax.numpy as jnp
 
-    from perfmodel._uncertainty.ensemble import _Problem, _refit_rows
+    from perfmodel._uncertainty.draws import _refit_rows
+    from perfmodel._uncertainty.problem import Problem as _Problem
 
     averaged = average_with_amdahl(train)
     with jax.enable_x64(True):

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 
 CSV = "gpus,time_s\n" + "".join(
     f"{n},{t}\n"

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._collective.fit import collective_objective, jacobian_log_params
-from perfmodel._fitting.fit import _raw_covariance
+from perfmodel._fitting.problem import raw_covariance as _raw_covariance
 
 DATA = Path(__file__).parent / "data" / "nccl"
 SIZES = 4.0 ** np.arange(5, 16)  # 1 KiB to 1 GiB

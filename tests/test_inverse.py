@@ -8,7 +8,7 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._questions.inverse import solve_bracketed
 
 S, C = 0.05, 1.3  # Amdahl: serial and one-GPU compute seconds

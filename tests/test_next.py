@@ -8,7 +8,7 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 
 USL = {"serial.time": 0.02, "compute.time": 1.0, "coherency.time": 2e-4}
 # 23 measurements: with one more, the refit has the shape of test_fit's USL fit, so a full

@@ -12,7 +12,7 @@ from PIL import Image
 import pytest
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._show.plot import _seconds_formatter, curves, figure_bytes
 
 GPUS = np.array([1, 1, 2, 4, 8, 8, 16, 32, 64, 64, 128, 256], dtype=float)
@@ -68,7 +68,7 @@ def fake_interval(fit, gpus, level=0.9, method="laplace"):
 @pytest.fixture(scope="module")
 def figure(time_fit):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("perfmodel._uncertainty.intervals.predict_interval", fake_interval)
+        patch.setattr("perfmodel._uncertainty.predict_interval", fake_interval)
         return pm.plot_fit(time_fit, interval=0.8)
 
 
@@ -127,7 +127,7 @@ def test_no_band_when_the_interval_cannot_be_computed(monkeypatch, time_fit):
     def refuse(*args, **kwargs):
         raise pm.InputError("no residual degrees of freedom")
 
-    monkeypatch.setattr("perfmodel._uncertainty.intervals.predict_interval", refuse)
+    monkeypatch.setattr("perfmodel._uncertainty.predict_interval", refuse)
     ax = pm.plot_measurements(time_fit)
     assert not [c for c in ax.collections if "interval" in str(c.get_label())]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -140,7 +140,7 @@ def test_band_left_open_where_parameters_are_undetermined(monkeypatch, time_fit)
         out["time_s_hi"] = np.where(out["gpus"] > 64, np.inf, out["time_s_hi"])
         return out
 
-    monkeypatch.setattr("perfmodel._uncertainty.intervals.predict_interval", open_above_64)
+    monkeypatch.setattr("perfmodel._uncertainty.predict_interval", open_above_64)
     c = curves(time_fit)
     assert c.band_note == "90% prediction interval (unbounded where blank)"
     assert np.all(np.isnan(c.band[1][c.gpus > 64])) and np.all(np.isfinite(c.band[1][c.gpus <= 64]))
@@ -152,7 +152,7 @@ def test_a_wild_band_does_not_squash_the_curve(monkeypatch, time_fit):
         out["time_s_lo"], out["time_s_hi"] = out["time_s"] * 1e-4, out["time_s"] * 1e4
         return out
 
-    monkeypatch.setattr("perfmodel._uncertainty.intervals.predict_interval", wild)
+    monkeypatch.setattr("perfmodel._uncertainty.predict_interval", wild)
     ax = pm.plot_measurements(time_fit)
     c = curves(time_fit, interval=None)
     lo, hi = ax.get_ylim()
@@ -246,7 +246,7 @@ def test_time_axis_labels_stay_in_seconds():
 
 
 def test_throughput_fit_shows_throughput_with_its_unit(monkeypatch, throughput_fit):
-    monkeypatch.setattr("perfmodel._uncertainty.intervals.predict_interval", fake_interval)
+    monkeypatch.setattr("perfmodel._uncertainty.predict_interval", fake_interval)
     ax = pm.plot_measurements(throughput_fit)
     assert ax.get_ylabel() == "throughput (images/s)"
     (points,) = _lines(ax, "measured")
@@ -311,7 +311,7 @@ def test_figure_shows_in_jupyter_as_a_compact_png(figure):
 
 
 def test_cli_plot_writes_png(tmp_path, fit_file, capsys, monkeypatch):
-    monkeypatch.setattr("perfmodel._uncertainty.intervals.predict_interval", fake_interval)
+    monkeypatch.setattr("perfmodel._uncertainty.predict_interval", fake_interval)
     out = tmp_path / "scaling.png"
     assert main(["plot", str(fit_file), "-o", str(out), "--dpi", "50"]) == 0
     assert f"wrote {out}" in capsys.readouterr().out

@@ -9,7 +9,7 @@ from PIL import Image
 import pytest
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._datasets import dataset_path
 from perfmodel._show.report import _html_table, _si, _Table
 from perfmodel._uncertainty.intervals import parameter_intervals, predict_interval

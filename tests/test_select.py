@@ -6,7 +6,7 @@ import pytest
 from scipy.optimize import least_squares
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 from perfmodel._fitting.select import candidate_models, information_criterion, leave_one_out
 
 # The same shape as tests/test_fit.py (8 counts × 3 repeats), so compiled fits are shared.

@@ -7,8 +7,8 @@ from test_query import fitted
 from test_whatif import HIER
 
 import perfmodel as pm
-from perfmodel._cli.main import main
-from perfmodel._questions.sensitivity import _times
+from perfmodel._cli import main
+from perfmodel._questions.elasticity import _times
 
 S, C = 0.05, 2.0  # Amdahl: serial and one-GPU compute seconds
 

@@ -12,7 +12,7 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 
 # A small GPT on 8-GPU nodes with 30 GB GPUs: the grid has valid, invalid and
 # out-of-memory layouts, and GPU counts with none feasible.
@@ -402,7 +402,7 @@ def test_cli_max_configs_and_yes(tmp_path, capsys):
 
 
 def test_shipped_example_space_parses():
-    from perfmodel._cli.sweep import load_space
+    from perfmodel._sweep import load_space
 
     here = os.path.dirname(os.path.abspath(__file__))
     space = load_space(os.path.join(here, "..", "benchmarks", "spaces", "gpt3_175b_dgx_h100.toml"))

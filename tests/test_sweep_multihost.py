@@ -235,7 +235,7 @@ def test_cli_distributed_writes_once_the_one_process_result(tmp_path, capsys):
     reported = [x for x in logs[0][0].splitlines() if x.strip() and "[Gloo]" not in x]
     assert any("wrote" in x for x in reported)
     assert not any(x in logs[1][0] for x in reported), logs[1]
-    from perfmodel._cli.main import main
+    from perfmodel._cli import main
 
     alone = tmp_path / "alone.json"
     assert main(["sweep", str(space), "-o", str(alone), "--json"]) == 0
@@ -246,7 +246,7 @@ def test_cli_distributed_writes_once_the_one_process_result(tmp_path, capsys):
 
 
 def test_cluster_options_need_distributed(tmp_path, capsys):
-    from perfmodel._cli.main import main
+    from perfmodel._cli import main
 
     assert main(["sweep", str(tmp_path / "x.toml"), "--process-id", "1"]) == 2
     assert "--process-id: only with --distributed" in capsys.readouterr().err

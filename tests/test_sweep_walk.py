@@ -22,8 +22,8 @@ from test_sweep import FIXED, OPTIONS
 
 import perfmodel as pm
 from perfmodel._sweep import keys as _keys
+from perfmodel._sweep import run as _sweep
 from perfmodel._sweep import stream as _stream
-from perfmodel._sweep import sweep as _sweep
 
 BIG = np.iinfo(np.int32).max
 

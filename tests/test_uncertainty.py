@@ -11,10 +11,11 @@ import pytest
 from scipy import stats
 
 import perfmodel as pm
-from perfmodel._cli.main import main
-from perfmodel._fitting.fit import objective
-from perfmodel._uncertainty import ensemble as _ensemble
+from perfmodel._cli import main
+from perfmodel._fitting.loss import objective
+from perfmodel._uncertainty import draws as _ensemble
 from perfmodel._uncertainty import intervals as _uncertainty
+from perfmodel._uncertainty.problem import Problem
 
 TRUTH = {"serial.time": 0.02, "compute.time": 1.0}
 COUNTS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
@@ -117,7 +118,7 @@ def test_laplace_interval_is_the_delta_method_student_t(fit):
     gpus = np.array([2.0, 64.0])
     band = pm.predict_interval(fit, gpus, 0.9, kind="confidence", ensemble=draws)
     with jax.enable_x64(True):
-        problem = _ensemble._Problem(fit)
+        problem = Problem(fit)
         jac = problem.space_jacobian(problem.theta, problem.config)
         g = problem.space_jacobian(problem.theta, fit.config(gpus))
     lev = np.einsum("ij,jk,ik->i", g, np.linalg.inv(jac.T @ jac), g)
@@ -144,7 +145,7 @@ def test_vmapped_bootstrap_refits_equal_a_loop_of_fresh_fits(fit):
     # Four resamples: the shape the rolling-origin refits of the fixture compiled.
     resampled = fit.data.time_s[None, :] * np.exp(rng.normal(0.0, 0.02, (4, fit.data.gpus.size)))
     with jax.enable_x64(True):
-        problem = _ensemble._Problem(fit)
+        problem = Problem(fit)
         ends, _ = _ensemble._refits(
             problem.params,
             problem.lower,

@@ -162,7 +162,7 @@ def test_weak_hierarchical_from_the_cli_on_a_published_multi_node_table(tmp_path
     # TF2 EfficientNet-B4 on DGX A100 nodes (benchmarks/external): fitted on 1, 8 and 32
     # GPUs, the 64-GPU throughput is 21,844 images/s. Per-GPU throughput levels off once
     # the all-reduce has left the node, which this family's shape says.
-    from perfmodel._cli.main import main
+    from perfmodel._cli import main
 
     source = Path(__file__).resolve().parent.parent / "benchmarks" / "external"
     rows = (source / "ext_dle_tf2_efficientnet_b4_multinode_dgxa100_amp.csv").read_text()

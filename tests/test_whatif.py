@@ -7,7 +7,7 @@ import pytest
 from test_query import fitted
 
 import perfmodel as pm
-from perfmodel._cli.main import main
+from perfmodel._cli import main
 
 S, C = 0.05, 0.95
 HIER = {
@@ -121,7 +121,7 @@ def test_compare_usl_optimum_moves_with_coherency():
         ({"serial.time": -1}, "positive"),
         ({"serial.time": "x0"}, "positive"),
         ({"gpus_per_node": -2}, "≥ 0"),
-        ({"gpus": 8}, "--gpus"),
+        ({"gpus": 8}, "gpus="),
     ],
 )
 def test_bad_changes(amdahl_fit, changes, match):

@@ -1,3 +1,3 @@
 """The `perfmodel` command line: one module per command group, argparse stays here."""
 
-from .main import main as main
+from .app import main as main

@@ -4,13 +4,19 @@ import dataclasses
 import math
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
+from .._fitting import FitResult
 from .._io import load_fit, save_fit
-from .._questions.inverse import describe_quantity, require, TARGETS
-from .._questions.next import next_measurements, QUANTITIES
-from .._questions.sensitivity import sensitivity
-from .._questions.whatif import compare_fits, what_if
-from .main import format_table, parse_assignments, parse_list, print_json
+from .._questions import (
+    compare_fits,
+    describe_quantity,
+    next_measurements,
+    QUANTITIES,
+    require,
+    sensitivity,
+    TARGETS,
+    what_if,
+)
+from .common import format_table, parse_assignments, parse_list, print_json
 
 SET_HELP = (
     "change a parameter or config value first: NAME=VALUE, or NAME=xFACTOR for a "
@@ -19,7 +25,7 @@ SET_HELP = (
 )
 
 
-def register(subparsers, parser_class) -> None:
+def register(subparsers) -> None:
     p = subparsers.add_parser("explain", help="time per term and what each parameter buys")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("--gpus", required=True, help="GPU count(s), comma-separated, e.g. 64,512")

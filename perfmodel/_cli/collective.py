@@ -8,19 +8,25 @@ import sys
 
 import numpy as np
 
-from .._collective.fit import FACTORS, fit_collective
-from .._collective.io import collective_fit_to_dict, load_collective_fit, save_collective_fit
-from .._collective.joint import _gpus_per_node, fit_joint
-from .._collective.links import link_parameters
+from .._collective import (
+    collective_fit_to_dict,
+    FACTORS,
+    fit_collective,
+    fit_joint,
+    gpus_per_node_of,
+    link_parameters,
+    load_collective_fit,
+    save_collective_fit,
+)
 from .._datasets import datasets_dir, list_nccl_logs, load_nccl_log
 from .._errors import InputError
-from .._fitting.fit import fit, LOSSES
+from .._fitting import fit, LOSSES
 from .._presets import data_parallel
-from .._terms.collectives import OPS
-from .main import format_table, print_json
+from .._terms import OPS
+from .common import format_table, print_json
 
 
-def register(subparsers, parser_class) -> None:
+def register(subparsers) -> None:
     p = subparsers.add_parser(
         "fit-collective",
         help="fit latency and bandwidth of collectives to nccl-tests logs",
@@ -213,7 +219,7 @@ def fit_with_collectives(args, data, fix: dict, bounds: dict):
             raise cli_hints(error, "--collective-ranks") from None
         return joint.fit, {"joint": joint.to_dict()}
     collective = load_collective_fit(args.collective_fit)
-    links = link_parameters(collective, model, gpus_per_node=_gpus_per_node(data, None))
+    links = link_parameters(collective, model, gpus_per_node=gpus_per_node_of(data, None))
     twice = sorted(set(links) & set(fix))
     if twice:
         raise InputError(

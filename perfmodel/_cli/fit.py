@@ -6,13 +6,21 @@ import sys
 from .._data import load_benchmarks
 from .._datasets import dataset_path, list_datasets, load_dataset
 from .._errors import InputError
-from .._fitting.average import AVERAGED_FAMILY
-from .._fitting.fit import fit, FitResult, LOSSES
-from .._fitting.select import CRITERIA, DEFAULT_CRITERION, fit_auto, MARGIN, Selection
+from .._fitting import (
+    AVERAGED_FAMILY,
+    CRITERIA,
+    DEFAULT_CRITERION,
+    fit,
+    fit_auto,
+    FitResult,
+    LOSSES,
+    MARGIN,
+    Selection,
+)
 from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
-from .._questions.query import amdahl_bound, diminishing_returns, optimal_gpus
-from .._uncertainty.intervals import METHODS, predict_interval
+from .._questions import amdahl_bound, diminishing_returns, optimal_gpus
+from .._uncertainty import METHODS, predict_interval
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
     add_collective_options,
@@ -20,13 +28,13 @@ from .collective import (
     print_collective_extra,
     uses_collectives,
 )
-from .main import format_table, parse_assignments, parse_list, print_json, to_float
+from .common import format_table, parse_assignments, parse_list, print_json, to_float
 from .plot import check_report_path
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
 
-def register(subparsers, parser_class) -> None:
+def register(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
     p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
     p.add_argument("-o", "--output", help="write the fit here as JSON")
@@ -181,46 +189,41 @@ def _parse_bounds(items) -> dict[str, tuple[float | None, float | None]]:
     return bounds
 
 
-def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
-    options = dict(
+def fit_options(args) -> dict:
+    """`fit`'s keyword arguments from the fit flags (--loss, --fix, --bound, ...)."""
+    if args.starts < 1:
+        raise InputError(f"--starts must be ≥ 1, got {args.starts}")
+    return dict(
         loss=args.loss,
         fix=_parse_fix(args.fix),
         bounds=_parse_bounds(args.bound),
         n_starts=args.starts,
         seed=args.seed,
     )
-    if args.starts < 1:
-        raise InputError(f"--starts must be ≥ 1, got {args.starts}")
-    if args.model == "auto":
-        selection = fit_auto(
-            data,
-            criterion=args.criterion,
-            weak=args.weak_scaling,
-            average=args.average,
-            **options,
-        )
+
+
+def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
+    return fit_model(
+        data,
+        args.model,
+        weak=args.weak_scaling,
+        criterion=args.criterion,
+        average=args.average,
+        **fit_options(args),
+    )
+
+
+def fit_model(
+    data, model: str, *, weak: bool, criterion: str, average: bool, **options
+) -> tuple[FitResult, Selection | None]:
+    """Fit the family `model` (or ``"auto"``: every candidate, by `criterion`)."""
+    if model == "auto":
+        selection = fit_auto(data, criterion=criterion, weak=weak, average=average, **options)
         return selection.best, selection
-    if args.model not in FAMILIES:
-        raise InputError(f"unknown model {args.model!r}; valid: auto, {', '.join(FAMILIES)}")
-    options["loss"] = options["loss"] or "log"
-    return fit(build(args.model, weak=args.weak_scaling), data, **options), None
-
-
-def _selection_rows(selection: Selection) -> list[dict]:
-    return [
-        {
-            "family": c.family,
-            "parameters": c.parameters,
-            selection.criterion: c.score
-            if math.isfinite(c.score)
-            else ("—" if c.family == AVERAGED_FAMILY else "undefined"),
-            "mape_percent": None if c.fit is None else c.fit.mape,
-            "chosen": c.fit is selection.best,
-            "note": c.reason
-            or ("too few points for the criterion" if c.fit and not math.isfinite(c.score) else ""),
-        }
-        for c in selection.candidates
-    ]
+    if model not in FAMILIES:
+        raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
+    options["loss"] = options.get("loss") or "log"
+    return fit(build(model, weak=weak), data, **options), None
 
 
 def _averaged(selection: Selection) -> bool:
@@ -261,7 +264,7 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
             + ("; the chosen one is then averaged with amdahl" if _averaged(selection) else "")
             + "):"
         )
-        print(format_table(_selection_rows(selection)))
+        print(format_table(selection.rows()))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -291,12 +294,12 @@ def _run_fit(args) -> int:
     if selection is not None:
         extra["selection"] = {
             "criterion": selection.criterion,
-            "candidates": _selection_rows(selection),
+            "candidates": selection.rows(),
         }
     if args.output:
         save_fit(result, args.output, extra)
     if args.report:
-        from .._show.report import write_report
+        from .._show import write_report
 
         written = write_report(result, args.report, selection=selection)
         print("wrote " + ", ".join(written), file=sys.stderr)
@@ -358,26 +361,51 @@ def _run_predict(args) -> int:
     return 0
 
 
-def optimal_document(result: FitResult, args) -> dict:
-    if args.max_gpus < 1:
-        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
-    interval = dict(
-        interval=getattr(args, "interval", None), method=getattr(args, "method", "laplace")
-    )
-    best = optimal_gpus(
-        result,
+def optimal_options(args) -> dict:
+    """`optimal_document`'s keyword arguments from the optimal flags."""
+    return dict(
         max_gpus=args.max_gpus,
         objective=args.objective,
         price_per_gpu_hour=args.price_per_gpu_hour,
-        deadline_s=args.deadline,
+        deadline=args.deadline,
         multiple_of=args.multiple_of,
+        threshold=args.threshold,
+        efficiency_floor=args.efficiency_floor,
+        interval=args.interval,
+        method=args.method,
+    )
+
+
+def optimal_document(
+    result: FitResult,
+    *,
+    max_gpus: int = 4096,
+    objective: str = "time",
+    price_per_gpu_hour: float | None = None,
+    deadline: float | None = None,
+    multiple_of: int = 1,
+    threshold: float = 0.5,
+    efficiency_floor: float | None = None,
+    interval: float | None = None,
+    method: str = "laplace",
+) -> dict:
+    if max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
+    interval = dict(interval=interval, method=method)
+    best = optimal_gpus(
+        result,
+        max_gpus=max_gpus,
+        objective=objective,
+        price_per_gpu_hour=price_per_gpu_hour,
+        deadline_s=deadline,
+        multiple_of=multiple_of,
         **interval,
     )
     knee = diminishing_returns(
         result,
-        threshold=args.threshold,
-        efficiency_floor=args.efficiency_floor,
-        max_gpus=args.max_gpus,
+        threshold=threshold,
+        efficiency_floor=efficiency_floor,
+        max_gpus=max_gpus,
         **interval,
     )
     document = {
@@ -444,7 +472,7 @@ def _print_optimal(document: dict) -> None:
 
 
 def _run_optimal(args) -> int:
-    document = optimal_document(load_with_changes(args.fit, args.set), args)
+    document = optimal_document(load_with_changes(args.fit, args.set), **optimal_options(args))
     if args.json:
         print_json(document)
     else:
@@ -453,38 +481,18 @@ def _run_optimal(args) -> int:
 
 
 def _run_demo(args) -> int:
-    from types import SimpleNamespace
-
     path = dataset_path(args.dataset)
     print(f"perfmodel demo: fitting the shipped dataset {args.dataset} ({path.name})\n")
-    fit_args = SimpleNamespace(
-        loss=None,
-        fix=None,
-        bound=None,
-        starts=64,
-        seed=0,
-        model=args.model,
-        criterion=DEFAULT_CRITERION,
-        weak_scaling=False,
-        average=True,
-    )
     data = load_dataset(args.dataset)
-    result, selection = fit_from_args(fit_args, data)
+    result, selection = fit_model(
+        data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
+    )
     _print_fit(result, selection)
     gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})
     print("\npredictions:")
     print(format_table(prediction_rows(result, gpus)))
     print()
-    options = SimpleNamespace(
-        max_gpus=4096,
-        objective="time",
-        price_per_gpu_hour=None,
-        deadline=None,
-        multiple_of=1,
-        threshold=0.5,
-        efficiency_floor=None,
-    )
-    _print_optimal(optimal_document(result, options))
+    _print_optimal(optimal_document(result))
     return 0
 
 

@@ -7,7 +7,7 @@ from .._errors import InputError
 from .._io import load_fit
 
 
-def register(subparsers, parser_class) -> None:
+def register(subparsers) -> None:
     p = subparsers.add_parser("plot", help="plot a fit: curve, speedup, efficiency, breakdown")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("-o", "--output", required=True, help="image to write: .png, .svg or .pdf")
@@ -71,13 +71,14 @@ def _check_output(path: str, formats: tuple[str, ...], what: str) -> None:
 
 def check_report_path(path: str) -> None:
     """An InputError for a report path that cannot be written (before fitting)."""
-    from .._show.report import FORMATS
+    from .._show import REPORT_FORMATS as FORMATS
 
     _check_output(path, FORMATS, "report")
 
 
 def _run_plot(args) -> int:
-    from .._show.plot import curves, figure, FORMATS, save_figure
+    from .._show import curves, figure, save_figure
+    from .._show import FIGURE_FORMATS as FORMATS
 
     _check_output(args.output, FORMATS, "image")
     if not 10 <= args.dpi <= 1000:
@@ -96,7 +97,7 @@ def stored_selection(path: str):
 
 
 def _run_report(args) -> int:
-    from .._show.report import write_report
+    from .._show import write_report
 
     check_report_path(args.output)
     result = load_fit(args.fit)

@@ -24,9 +24,17 @@ import numpy as np
 import optax
 
 from .._errors import InputError
-from .._fitting.fit import convergence, HUBER_DELTA, LOSSES
-from .._fitting.optimise import multistart_adam, project, refine_lbfgs
-from .._terms.collectives import collective_time
+from .._fitting import (
+    convergence,
+    fit_quality,
+    HUBER_DELTA,
+    laplace_covariance,
+    LOSSES,
+    multistart_adam,
+    project,
+    refine_lbfgs,
+)
+from .._terms import collective_time
 from .data import group_keys, measurements
 
 FACTORS = ("nominal", "fitted")
@@ -194,7 +202,7 @@ def _check(factor, link_bandwidth, loss, n_starts):
     if factor == "fitted" and link_bandwidth is None:
         raise InputError(
             "a fitted bus-bandwidth factor needs the link bandwidth in bytes/s "
-            "(link_bandwidth=, --link-bandwidth): the timings determine only "
+            "({arg:link_bandwidth}): the timings determine only "
             "factor/bandwidth. Give the NVLink or NIC bandwidth of one GPU, say"
         )
     if factor == "nominal" and link_bandwidth is not None:
@@ -370,36 +378,6 @@ def jacobian_log_params(
     }
     jac = np.stack([columns[name] for name in free], axis=1)
     return jac if loss == "squared" else jac / predicted[:, None]
-
-
-def laplace_covariance(
-    jacobian: Float[np.ndarray, "n k"], residuals: Float[np.ndarray, " n"]
-) -> Float[np.ndarray, "k k"] | None:
-    """Gauss-Newton (Laplace) covariance ``σ²·(JᵀJ)⁻¹`` of stored parameters.
-
-    ``σ² = Σr²/(n − k)``. A parameter with weight on a direction whose singular value is
-    below 1e-7 of the largest (one the data cannot tell) gets infinite variance. None
-    when there are no more residuals than parameters.
-    """
-    n, k = jacobian.shape
-    if n <= k:
-        return None
-    sigma2 = float(np.sum(residuals**2)) / (n - k)
-    _, singular, vt = np.linalg.svd(jacobian, full_matrices=False)
-    null = singular <= 1e-7 * max(float(singular.max()), 1e-300)
-    inverse = np.where(null, 0.0, 1.0 / np.where(null, 1.0, singular) ** 2)
-    cov = sigma2 * (vt.T * inverse) @ vt
-    unconstrained = np.abs(vt[null]).max(axis=0, initial=0.0) > 1e-3
-    cov[unconstrained, :] = np.inf
-    cov[:, unconstrained] = np.inf
-    return cov
-
-
-def fit_quality(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, float]:
-    """R² (NaN when the measurements do not vary) and MAPE in percent."""
-    ss_tot = float(np.sum((measured - measured.mean()) ** 2))
-    r2 = 1.0 - float(np.sum((predicted - measured) ** 2)) / ss_tot if ss_tot > 0 else math.nan
-    return r2, float(np.mean(np.abs(predicted - measured) / measured) * 100.0)
 
 
 def _group_fit(i, op, n, rows, mask, physical, free, at_edge, factor, loss, warnings):

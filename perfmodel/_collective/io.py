@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from .._errors import InputError
-from .._io import atomic_write, package_version
+from .._files import atomic_write, package_version
 from .._io import FORMAT as FIT_FORMAT
 from .fit import CollectiveFit, CollectiveGroupFit
 

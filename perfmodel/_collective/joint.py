@@ -19,22 +19,25 @@ import numpy as np
 
 from .._config import Config
 from .._data import Benchmarks
-from .._errors import InputError
-from .._fitting.fit import (
-    _raw_bounds,
-    _RAW_LIMIT,
-    _result,
-    _start_values,
-    as_float64,
+from .._errors import FitError, InputError
+from .._fitting import (
+    assemble,
+    check_names,
+    DEFAULTS,
+    fit_quality,
+    FitOptions,
     FitResult,
-    LOSSES,
+    identifiability,
+    laplace_covariance,
+    minimise,
     objective,
+    setup,
 )
-from .._fitting.optimise import minimise, project
+from .._fitting import residuals as loss_residuals
 from .._model import ScalingModel
 from .._presets import build
 from .data import group_keys, measurements
-from .fit import fit_quality, laplace_covariance, point_loss, ring_coefficients
+from .fit import point_loss, ring_coefficients
 from .links import collective_term, term_collective
 
 
@@ -91,7 +94,9 @@ def joint_objective(
     return steps + coll_weight * jnp.mean(point_loss(predicted, coll_time, kind, coll_scale))
 
 
-def _gpus_per_node(data: Benchmarks, given):
+def gpus_per_node_of(data: Benchmarks, given) -> float:
+    """The node size of nccl-tests runs: `given`, or the benchmarks' single value (8 when
+    they give none); an InputError when it is not positive or the benchmarks vary."""
     if given is not None:
         if not 0 < given < math.inf:
             raise InputError(f"gpus_per_node must be positive, got {given}")
@@ -105,9 +110,7 @@ def _gpus_per_node(data: Benchmarks, given):
     return float(values[0])
 
 
-def _check(model, data, rows, op, term_name, loss, fix, bounds, weight):
-    if loss not in LOSSES:
-        raise InputError(f"unknown loss {loss!r}; valid: {', '.join(LOSSES)}")
+def _check(model, data, rows, op, term_name, options: FitOptions, weight):
     if not 0 < weight < math.inf:
         raise InputError(f"the collective weight must be positive, got {weight}")
     if "message_bytes" not in data.config:
@@ -119,18 +122,9 @@ def _check(model, data, rows, op, term_name, loss, fix, bounds, weight):
     if other:
         raise InputError(
             f"nccl-tests rows of {', '.join(other)}, but term {term_name!r} is {op}; "
-            f"keep only {op} rows (collective={op!r}, --collective {op})"
+            f"keep only {op} rows (set {{arg:collective}} to {op})"
         )
-    specs = model.parameter_specs()
-    for name in [*fix, *bounds]:
-        if name not in specs:
-            raise InputError(
-                f"no parameter {name!r} in model {model.family!r}; valid: {', '.join(specs)}"
-            )
-    for name, (lo, hi) in bounds.items():
-        if lo is not None and hi is not None and not lo < hi:
-            raise InputError(f"bound for {name!r}: expected lo < hi, got {lo}:{hi}")
-    free = [n for n in specs if n not in fix]
+    free = check_names(model, options)
     distinct = data.distinct_configs() + len(set(zip(rows["n_ranks"], rows["message_bytes"])))
     if len(free) > distinct:
         raise InputError(
@@ -150,13 +144,13 @@ def fit_joint(
     gpus_per_node: float | None = None,
     collective: str | None = None,
     n_ranks: int | None = None,
-    loss: str = "log",
+    loss: str = DEFAULTS.loss,
     fix: dict[str, float] | None = None,
     bounds: dict[str, tuple[float | None, float | None]] | None = None,
-    n_starts: int = 64,
-    adam_steps: int = 600,
-    lbfgs_steps: int = 500,
-    seed: int = 0,
+    n_starts: int = DEFAULTS.n_starts,
+    adam_steps: int = DEFAULTS.adam_steps,
+    lbfgs_steps: int = DEFAULTS.lbfgs_steps,
+    seed: int = DEFAULTS.seed,
 ) -> JointFit:
     """Fit step times and nccl-tests measurements in one loss, link parameters shared.
 
@@ -179,7 +173,15 @@ def fit_joint(
     Returns:
         A `JointFit`: the training `FitResult` and the collective fit quality.
     """
-    fix, bounds = dict(fix or {}), dict(bounds or {})
+    options = FitOptions.of(
+        loss=loss,
+        fix=fix,
+        bounds=bounds,
+        n_starts=n_starts,
+        adam_steps=adam_steps,
+        lbfgs_steps=lbfgs_steps,
+        seed=seed,
+    )
     if isinstance(model, str):
         model = build(model)
     index, t = collective_term(model, term)
@@ -187,21 +189,15 @@ def fit_joint(
     if collective not in (None, op):
         raise InputError(f"term {t.name!r} is {op}; its measurements cannot be {collective}")
     rows, notes = measurements(collectives, collective=op, n_ranks=n_ranks)
-    free = _check(model, benchmarks, rows, op, t.name, loss, fix, bounds, weight)
-    per_node = _gpus_per_node(benchmarks, gpus_per_node)
+    free = _check(model, benchmarks, rows, op, t.name, options, weight)
+    per_node = gpus_per_node_of(benchmarks, gpus_per_node)
     with jax.enable_x64(True):
-        return _fit_float64(
-            model, benchmarks, rows, notes, index, per_node, weight, loss, fix, bounds, free,
-            n_starts, adam_steps, lbfgs_steps, seed,
-        )  # fmt: skip
+        return _fit_float64(model, benchmarks, rows, notes, index, per_node, weight, free, options)
 
 
-def _fit_float64(
-    model, data, rows, notes, index, per_node, weight, loss, fix, bounds, free, n_starts,
-    adam_steps, lbfgs_steps, seed,
-):  # fmt: skip
-    model = as_float64(model)
-    model = model.with_parameters(fix)
+def _fit_float64(model, data, rows, notes, index, per_node, weight, free, options) -> JointFit:
+    ready = setup(model, data, free, options)
+    loss = options.loss
     config, time_s = data.to_config(), jnp.asarray(data.time_s)
     coll_config = Config(
         gpus=rows["n_ranks"].astype(np.float64),
@@ -209,52 +205,45 @@ def _fit_float64(
         message_bytes=rows["message_bytes"],
     ).broadcast()
     coll_time = jnp.asarray(rows["time_s"])
-    mask = model.raw_leaf_mask(set(free))
-    starts, _ = eqx.partition(
-        model.with_parameters(_start_values(model, free, data, n_starts, seed)), mask
-    )
-    _, static = eqx.partition(model, mask)
-    lower, upper = _raw_bounds(model, free, bounds)
-    starts = project(starts, lower, upper)
     _, group = group_keys(rows)
     means = np.array([rows["time_s"][group == g].mean() for g in range(group.max() + 1)])
-    scale = means[group]
+    scale = jnp.asarray(means[group])
+    static = ready.static
     args = (static, config, time_s, jnp.ones_like(time_s), loss, data.target, index,
-            coll_config, coll_time, jnp.asarray(scale), weight)  # fmt: skip
-    found = minimise(joint_objective, starts, lower, upper, adam_steps, lbfgs_steps, args)
+            coll_config, coll_time, scale, weight)  # fmt: skip
+    found = minimise(
+        joint_objective,
+        ready.starts,
+        ready.lower,
+        ready.upper,
+        options.adam_steps,
+        options.lbfgs_steps,
+        args,
+    )
     if found is None:
-        raise InputError(f"{data.source}: every start gave a non-finite loss")
+        raise FitError(f"{data.source}: every start gave a non-finite loss")
     params, value, gnorm, steps = found
     fitted = eqx.combine(params, static)
-    result = _result(params, static, data, loss, value, gnorm, steps, fix, bounds)
+    result = assemble(params, static, data, value, gnorm, steps, options)
     predicted = np.asarray(fitted.terms[index](coll_config), dtype=np.float64)
-    result = _joint_uncertainty(
-        result, fitted, params, static, config, time_s, data.target, loss, index,
-        coll_config, rows, free, bounds,
-    )  # fmt: skip
+    result = _joint_uncertainty(result, fitted, params, static, args, rows, free, options)
     step_loss = float(objective(params, *args[:6]))
-    coll_loss = float(jnp.mean(point_loss(jnp.asarray(predicted), coll_time, loss, args[9])))
+    coll_loss = float(jnp.mean(point_loss(jnp.asarray(predicted), coll_time, loss, scale)))
     return _joint_result(result, fitted.terms[index].name, weight, per_node, step_loss,
                          coll_loss, rows, notes, predicted)  # fmt: skip
 
 
-def _joint_uncertainty(
-    result, fitted, params, static, config, time_s, target, loss, index, coll_config, rows,
-    free, bounds,
-):  # fmt: skip
+def _joint_uncertainty(result, fitted, params, static, args, rows, free, options):
     """The Laplace covariance from both data sets, each whitened by its own residual scale,
     and the identifiability warnings that follow from it."""
+    _, config, time_s, _, loss, target, index, coll_config, coll_time, _, _ = args
     flat, unravel = ravel_pytree(params)
-    coll_time = jnp.asarray(rows["time_s"])
 
     def residuals(theta):
         model = eqx.combine(unravel(theta), static)
-        step, coll = model(config), model.terms[index](coll_config)
-        if loss == "squared":
-            measured = 1.0 / time_s if target == "throughput" else time_s
-            step = (1.0 / step if target == "throughput" else step) - measured
-            return step, coll - coll_time
-        return jnp.log(step) - jnp.log(time_s), jnp.log(coll) - jnp.log(coll_time)
+        step = loss_residuals(model(config), time_s, loss, target)
+        coll = loss_residuals(model.terms[index](coll_config), coll_time, loss, "time")
+        return step, coll
 
     blocks = [np.asarray(r) for r in residuals(flat)]
     jacobians = [np.asarray(j) for j in jax.jacfwd(residuals)(flat)]
@@ -265,26 +254,7 @@ def _joint_uncertainty(
     jac = np.concatenate([j / s for j, s in zip(jacobians, sigmas)])
     res = np.concatenate([b / s for b, s in zip(blocks, sigmas)])
     cov = laplace_covariance(jac, res)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None)) if cov is not None else None
-    specs = fitted.parameter_specs()
-    warnings = []
-    for i, name in enumerate(free):
-        raw = float(specs[name].to_raw(fitted.parameters()[name]))
-        if abs(raw) >= _RAW_LIMIT[specs[name].kind] - 1e-6 and name not in bounds:
-            warnings.append(
-                f"{name} is not identifiable: the fit pushed it to the edge of its range, "
-                "so neither data set can tell this term's size"
-            )
-        elif sd is not None and not np.isfinite(sd[i]):
-            warnings.append(
-                f"{name} is not identifiable: other parameters can compensate any change "
-                "in it exactly, even with the collective measurements"
-            )
-        elif sd is not None and sd[i] > 2.0:
-            warnings.append(
-                f"{name} is poorly determined: its Laplace standard error is a factor of "
-                f"{math.exp(min(sd[i], 50.0)):.3g} on its value"
-            )
+    warnings = identifiability(fitted, free, options.bounds, cov)
     message = result.message.split("; ")[0]
     if warnings:
         message += "; " + "; ".join(warnings)

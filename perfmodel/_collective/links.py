@@ -16,7 +16,7 @@ import numpy as np
 from .._config import Config
 from .._errors import InputError
 from .._model import ScalingModel
-from .._terms.collectives import Collective, HierarchicalAllReduce
+from .._terms import Collective, HierarchicalAllReduce
 
 
 def collective_term(model: ScalingModel, term: str | None = None) -> tuple[int, object]:

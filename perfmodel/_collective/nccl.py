@@ -12,7 +12,7 @@ import re
 import pandas as pd
 
 from .._errors import InputError
-from .._terms.collectives import BUS_FACTOR_COEFFICIENTS
+from .._terms import BUS_FACTOR_COEFFICIENTS
 
 # nccl-tests binary `<stem>_perf` -> collective name.
 _BINARIES = {"alltoall": "all_to_all", "sendrecv": "send_recv"} | {

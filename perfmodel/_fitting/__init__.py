@@ -1,0 +1,39 @@
+"""Fitting models to benchmarks: the losses, the shared problem set-up, the optimisers,
+single fits, the PMNF search, family selection and the averaged default."""
+
+from .average import AVERAGED_FAMILY as AVERAGED_FAMILY
+from .average import averaged_parameters as averaged_parameters
+from .average import can_average as can_average
+from .average import nested_fit as nested_fit
+from .covariance import fit_quality as fit_quality
+from .covariance import gauss_newton_inverse as gauss_newton_inverse
+from .covariance import laplace_covariance as laplace_covariance
+from .covariance import unconstrained as unconstrained
+from .loss import HUBER_DELTA as HUBER_DELTA
+from .loss import log_squared_error as log_squared_error
+from .loss import LOSSES as LOSSES
+from .loss import objective as objective
+from .loss import residuals as residuals
+from .optimise import minimise as minimise
+from .optimise import multistart_adam as multistart_adam
+from .optimise import project as project
+from .optimise import refine_lbfgs as refine_lbfgs
+from .problem import as_float64 as as_float64
+from .problem import assemble as assemble
+from .problem import check_names as check_names
+from .problem import DEFAULTS as DEFAULTS
+from .problem import FitOptions as FitOptions
+from .problem import identifiability as identifiability
+from .problem import raw_bounds as raw_bounds
+from .problem import RAW_LIMIT as RAW_LIMIT
+from .problem import setup as setup
+from .problem import to_numpy_leaves as to_numpy_leaves
+from .result import convergence as convergence
+from .result import FitResult as FitResult
+from .select import CRITERIA as CRITERIA
+from .select import DEFAULT_CRITERION as DEFAULT_CRITERION
+from .select import fit_auto as fit_auto
+from .select import MARGIN as MARGIN
+from .select import Selection as Selection
+from .single import fit as fit
+from .single import fit_at as fit_at

@@ -19,9 +19,10 @@ import dataclasses
 
 from .._data import Benchmarks
 from .._model import ScalingModel
-from .._presets import amdahl
-from .._terms.weak import weak_data_parallel
-from .fit import fit, fit_at, FitResult
+from .._presets import amdahl, weak_data_parallel
+from .._terms import ComputeTerm, WeakAllReduceTerm
+from .result import FitResult
+from .single import fit, fit_at
 
 AVERAGED_LOSS = "squared"
 AVERAGED_FAMILY = "weak_data_parallel+amdahl"  # its name among fit_auto's candidates
@@ -31,12 +32,16 @@ DESCRIPTION = (
 
 
 def can_average(model: ScalingModel, data: Benchmarks) -> bool:
-    """Whether `model` is the ring `weak_data_parallel` family on throughput data."""
-    options = dict(model.options)
+    """Whether `model` has the terms of the ring `weak_data_parallel` family (a
+    `ComputeTerm` and a ring `WeakAllReduceTerm`, no overlap) and `data` are throughput."""
+    terms = model.terms
     return (
-        model.family == "weak_data_parallel"
-        and options.get("algorithm", "ring") == "ring"
-        and data.target == "throughput"
+        data.target == "throughput"
+        and model.logit_overlap is None
+        and len(terms) == 2
+        and isinstance(terms[0], ComputeTerm)
+        and isinstance(terms[1], WeakAllReduceTerm)
+        and terms[1].algorithm == "ring"
     )
 
 

@@ -13,24 +13,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._data import Benchmarks
-from .._errors import InputError
+from .._errors import FitError
 from .._model import ScalingModel
-from .._terms.empirical import formula, hypotheses_of, pmnf, with_exponents
-from .fit import (
-    _check_options,
-    _raw_bounds,
-    _result,
-    _start_values,
+from .._presets import pmnf
+from .._terms import formula, hypotheses_of, PowerLogTerm, with_exponents
+from .loss import objective
+from .optimise import multistart_adam, refine_lbfgs
+from .problem import (
     as_float64,
-    FitResult,
-    objective,
+    assemble,
+    check_options,
+    FitOptions,
+    raw_bounds,
+    setup,
 )
-from .optimise import multistart_adam, project, refine_lbfgs
+from .result import FitResult
 
 SEARCH_STARTS = 16  # starts per PMNF hypothesis: two positive coefficients need few
-FIT_DEFAULTS = dict(
-    loss="log", fix=None, bounds=None, n_starts=64, adam_steps=600, lbfgs_steps=500, seed=0
-)
 
 
 @eqx.filter_jit
@@ -51,29 +50,25 @@ def _batched_adam(starts, statics, weights, lower, upper, config, time_s, kind, 
     return jax.vmap(one)(starts, statics, weights)
 
 
-def _term_scale(model: ScalingModel, data: Benchmarks) -> float:
-    # `fit` draws starts of a time around the data's work per GPU; N^i·log2(N)^j moves
-    # the PMNF coefficient away from that by orders of magnitude for large |i|.
-    term = model.terms[1]
-    n = data.gpus
-    size = n ** float(term.exponent) * np.log2(n) ** float(term.log_exponent)
-    typical = float(np.median(size[size > 0])) if np.any(size > 0) else 1.0
-    return 1.0 / (float(np.median(n)) * typical)
+def _power_log_scale(model: ScalingModel, data: Benchmarks) -> tuple[str, float] | None:
+    """``(parameter, factor)`` for a `PowerLogTerm`'s coefficient: starts of a time are
+    drawn around the data's work per GPU, and N^i·log2(N)^j moves the coefficient away
+    from that by orders of magnitude for large |i|."""
+    for term in model.terms:
+        if isinstance(term, PowerLogTerm):
+            n = data.gpus
+            size = n ** float(term.exponent) * np.log2(n) ** float(term.log_exponent)
+            typical = float(np.median(size[size > 0])) if np.any(size > 0) else 1.0
+            return f"{term.name}.time", 1.0 / (float(np.median(n)) * typical)
+    return None
 
 
 def weighted_fits(
     models: list[ScalingModel],
     data: Benchmarks,
     weights: np.ndarray,
-    *,
     free: list[str],
-    loss: str,
-    fix: dict[str, float],
-    bounds: dict,
-    n_starts: int,
-    adam_steps: int,
-    seed: int,
-    **_,
+    options: FitOptions,
 ):
     """Fit each of `models` (one structure, different array leaves) to `data` under each
     row of `weights` (weight 0 drops a measurement), all in one compiled `vmap`.
@@ -84,18 +79,18 @@ def weighted_fits(
         ``(fitted, values)``: the fitted models stacked on a leading axis of size
         ``len(models)·len(weights)`` (model-major) and their losses.
     """
-    models = [as_float64(m).with_parameters(fix) for m in models]
-    mask = models[0].raw_leaf_mask(set(free))
-    lower, upper = _raw_bounds(models[0], free, bounds)
     starts, statics = [], []
     for index, model in enumerate(models):
-        values = _start_values(model, free, data, n_starts, seed + index)
-        if model.family == "pmnf" and "scaling.time" in values:
-            values["scaling.time"] = values["scaling.time"] * _term_scale(model, data)
-        start, _ = eqx.partition(model.with_parameters(values), mask)
-        _, static = eqx.partition(model, mask)
-        starts += [project(start, lower, upper)] * len(weights)
-        statics += [static] * len(weights)
+        scale = _power_log_scale(model, data)
+        ready = setup(model, data, free, options.replace(seed=options.seed + index))
+        start = ready.starts
+        if scale is not None and scale[0] in free:
+            # Shift the coefficient's starts by the term's typical size (in log space).
+            getter = ready.model.leaf_getter(scale[0])
+            start = eqx.tree_at(getter, start, getter(start) + np.log(scale[1]))
+            start = jax.tree_util.tree_map(jnp.clip, start, ready.lower, ready.upper)
+        starts += [start] * len(weights)
+        statics += [ready.static] * len(weights)
 
     def stack(trees):
         return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *trees)
@@ -104,13 +99,13 @@ def weighted_fits(
         stack(starts),
         stack(statics),
         jnp.asarray(np.tile(weights, (len(models), 1)), dtype=jnp.float64),
-        lower,
-        upper,
+        ready.lower,
+        ready.upper,
         data.to_config(),
         jnp.asarray(data.time_s),
-        loss,
+        options.loss,
         data.target,
-        adam_steps,
+        options.adam_steps,
     )
     return eqx.combine(params, stack(statics)), np.asarray(values)
 
@@ -136,21 +131,12 @@ def held_out_errors(fitted, data: Benchmarks, held: list[np.ndarray]) -> np.ndar
     )
 
 
-def fit_options_with_defaults(fit_options: dict) -> dict:
-    """`fit`'s keyword arguments with its defaults filled in (a TypeError for others)."""
-    unknown = set(fit_options) - set(FIT_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unexpected fit options: {', '.join(sorted(unknown))}")
-    options = {**FIT_DEFAULTS, **fit_options}
-    options["fix"], options["bounds"] = dict(options["fix"] or {}), dict(options["bounds"] or {})
-    return options
-
-
 def fit_pmnf(
     model: ScalingModel,
     data: Benchmarks,
     *,
     criterion: str = "loss",
+    options: FitOptions | None = None,
     **fit_options,
 ) -> FitResult:
     """Search the PMNF hypotheses left open in `model` and fit the best.
@@ -158,52 +144,43 @@ def fit_pmnf(
     Every hypothesis is fitted at once. ``criterion="loo"`` keeps the one with the
     smallest leave-one-GPU-count-out error (Extra-P's cross-validation); otherwise the
     smallest loss (all hypotheses have the same parameter count, so AICc and BIC rank
-    them by loss too). `fit` calls this for a `pmnf` model left unsearched.
+    them by loss too). `fit` calls this for a model whose exponents are left open.
     """
-    options = fit_options_with_defaults(fit_options)
-    free = _check_options(model, data, options["loss"], options["fix"], options["bounds"])
+    options = options or FitOptions.of(**fit_options)
+    free = check_options(model, data, options)
     pairs = hypotheses_of(model)
     models = [with_exponents(model, i, j) for i, j in pairs]
-    search = options | dict(free=free, n_starts=min(options["n_starts"], SEARCH_STARTS))
+    search = options.replace(n_starts=min(options.n_starts, SEARCH_STARTS))
     with jax.enable_x64(True):
-        fitted, values = weighted_fits(models, data, np.ones((1, len(data.gpus))), **search)
+        fitted, values = weighted_fits(models, data, np.ones((1, len(data.gpus))), free, search)
         score, how = values, "loss"
         if criterion == "loo" and len(np.unique(data.gpus)) - 1 >= len(free):
             weights, held = folds(data)
-            fold_fits, _ = weighted_fits(models, data, weights, **search)
+            fold_fits, _ = weighted_fits(models, data, weights, free, search)
             score = held_out_errors(fold_fits, data, held).mean(axis=1)
             how = "leave-one-out error"
         score = np.where(np.isfinite(score) & np.isfinite(values), score, np.inf)
         best = int(np.argmin(score))
         if not np.isfinite(score[best]):
-            raise InputError(f"{data.source}: every pmnf hypothesis gave a non-finite loss")
+            raise FitError(f"{data.source}: every pmnf hypothesis gave a non-finite loss")
         i, j = pairs[best]
         # Polish the chosen hypothesis with L-BFGS in the search's structure (compiled
         # once for all hypotheses), then give it its own exponents as options.
         chosen = as_float64(jax.tree_util.tree_map(lambda x: x[best], fitted))
         mask = chosen.raw_leaf_mask(set(free))
         start, static = eqx.partition(chosen, mask)
-        lower, upper = _raw_bounds(chosen, free, options["bounds"])
+        lower, upper = raw_bounds(chosen, free, options.bounds)
         args = (static, data.to_config(), jnp.asarray(data.time_s), jnp.ones(len(data.gpus)))
-        args = (*args, options["loss"], data.target)
+        args = (*args, options.loss, data.target)
         params, value, gnorm, iterations = refine_lbfgs(
-            objective, start, lower, upper, options["lbfgs_steps"], args
+            objective, start, lower, upper, options.lbfgs_steps, args
         )
         if not float(value) <= float(values[best]):
             params, value = start, values[best]
         polished = eqx.combine(params, static)
         final = as_float64(pmnf(i, j).with_parameters(polished.parameters()))
         params, static = eqx.partition(final, final.raw_leaf_mask(set(free)))
-        result = _result(
-            params,
-            static,
-            data,
-            options["loss"],
-            float(value),
-            float(gnorm),
-            options["adam_steps"] + int(iterations),
-            options["fix"],
-            options["bounds"],
-        )
+        steps = options.adam_steps + int(iterations)
+        result = assemble(params, static, data, float(value), float(gnorm), steps, options)
     note = f"{formula(i, j)}, best of {len(pairs)} hypotheses by {how}"
     return dataclasses.replace(result, message=f"{note}; {result.message}")

@@ -7,21 +7,15 @@ import jax
 import numpy as np
 
 from .._data import Benchmarks
-from .._errors import InputError
+from .._errors import FitError, InputError
 from .._model import ScalingModel
-from .._presets import amdahl, data_parallel, usl
-from .._terms.empirical import hypotheses_of, is_searched, pmnf, with_exponents
-from .._terms.weak import weak_data_parallel
+from .._presets import amdahl, data_parallel, pmnf, usl, weak_data_parallel
+from .._terms import hypotheses_of, is_searched, with_exponents
 from .average import average_with_amdahl, AVERAGED_FAMILY, can_average, DESCRIPTION
-from .fit import _check_options, fit, FitResult
-from .search import (
-    fit_options_with_defaults,
-    fit_pmnf,
-    folds,
-    held_out_errors,
-    SEARCH_STARTS,
-    weighted_fits,
-)
+from .problem import check_options, FitOptions
+from .result import FitResult
+from .search import fit_pmnf, folds, held_out_errors, SEARCH_STARTS, weighted_fits
+from .single import fit
 
 CRITERIA = ("bic", "aicc", "loo")
 DEFAULT_CRITERION = "bic"
@@ -56,6 +50,30 @@ class Selection:
     best: FitResult
     criterion: str
     candidates: tuple[Candidate, ...]
+
+    def rows(self) -> list[dict]:
+        """One row per candidate: family, parameters, score under the criterion (or why
+        it has none), MAPE in percent, whether it was chosen, and a note."""
+        out = []
+        for c in self.candidates:
+            if math.isfinite(c.score):
+                score = c.score
+            else:
+                score = "—" if c.family == AVERAGED_FAMILY else "undefined"
+            note = c.reason
+            if not note and c.fit is not None and not math.isfinite(c.score):
+                note = "too few points for the criterion"
+            out.append(
+                {
+                    "family": c.family,
+                    "parameters": c.parameters,
+                    self.criterion: score,
+                    "mape_percent": None if c.fit is None else c.fit.mape,
+                    "chosen": c.fit is self.best,
+                    "note": note,
+                }
+            )
+        return out
 
 
 def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingModel]:
@@ -109,21 +127,20 @@ def leave_one_out(model: ScalingModel, data: Benchmarks, **fit_options) -> float
     model whose exponents are searched, each fold runs its own search (the hypothesis
     with the smallest loss on that fold), so the score includes the search's freedom.
     """
-    options = fit_options_with_defaults(fit_options)
-    free = _check_options(model, data, options["loss"], options["fix"], options["bounds"])
+    options = FitOptions.of(**fit_options)
+    free = check_options(model, data, options)
     if len(np.unique(data.gpus)) - 1 < len(free):
         return math.inf
     weights, held = folds(data)
     searched = is_searched(model)
-    options = options | dict(free=free)
     if searched:
         pairs = hypotheses_of(model)
         models = [with_exponents(model, i, j) for i, j in pairs]
-        options["n_starts"] = min(options["n_starts"], SEARCH_STARTS)
+        options = options.replace(n_starts=min(options.n_starts, SEARCH_STARTS))
     else:
         models = [model]
     with jax.enable_x64(True):
-        fitted, values = weighted_fits(models, data, weights, **options)
+        fitted, values = weighted_fits(models, data, weights, free, options)
         errors = held_out_errors(fitted, data, held)
     if searched:
         # Per fold, the hypothesis with the smallest loss on the fold's own data.
@@ -186,7 +203,7 @@ def fit_auto(
                 result = fit_pmnf(model, data, criterion=criterion, **fit_options)
             else:
                 result = fit(model, data, **fit_options)
-        except InputError as error:
+        except (InputError, FitError) as error:
             candidates.append(Candidate(model.family, k, None, math.inf, str(error)))
             continue
         note = ""

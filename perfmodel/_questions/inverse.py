@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
-from .._terms.base import SerialTerm
-from .sensitivity import _times, check_gpus, format_seconds, parameter_spec
+from .._fitting import FitResult
+from .._terms import SerialTerm
+from .elasticity import _times, check_gpus, format_seconds, parameter_spec
 
 # Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
 TARGETS: dict[str, int] = {
@@ -154,7 +154,7 @@ class Requirement:
 def _substitute(model, config, u, unknown: str):
     if unknown == "gpus":
         return model, eqx.tree_at(lambda c: c.gpus, config, jnp.exp(u))
-    return eqx.tree_at(model._leaf_getter(unknown), model, u), config
+    return eqx.tree_at(model.leaf_getter(unknown), model, u), config
 
 
 def _log_quantities(model, config) -> jnp.ndarray:

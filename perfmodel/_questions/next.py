@@ -23,10 +23,10 @@ import numpy as np
 
 from .._config import Config
 from .._errors import InputError
-from .._fitting.fit import FitResult
+from .._fitting import FitResult
+from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
 from .query import diminishing_returns, optimal_gpus
-from .sensitivity import check_gpus, format_seconds
 
 QUANTITIES = ("auto", "optimum", "knee", "time")
 
@@ -294,7 +294,7 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, 
     if not math.isfinite(sd0) and not np.any(np.isfinite(after)):
         raise InputError(
             f"the data cannot determine {description} (its variance is unbounded) and no "
-            "single candidate fixes that; fix a parameter with --fix or measure more counts"
+            "single candidate fixes that; fix a parameter with {arg:fix} or measure more counts"
         )
     if sigma2 is None:
         note = "; ".join(

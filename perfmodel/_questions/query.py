@@ -7,9 +7,9 @@ import jax
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
-from .._terms.base import SerialTerm
-from .._uncertainty.ensemble import check_level, ensemble
+from .._fitting import FitResult
+from .._terms import SerialTerm
+from .._uncertainty import check_level, ensemble
 
 OBJECTIVES = ("time", "cost")
 

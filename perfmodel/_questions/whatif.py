@@ -13,7 +13,7 @@ import numpy as np
 
 from .._config import Config, CONFIG_FIELDS
 from .._errors import InputError
-from .._fitting.fit import _to_numpy_leaves, FitResult
+from .._fitting import FitResult, to_numpy_leaves
 from .query import amdahl_bound, diminishing_returns, DiminishingReturns, optimal_gpus, Optimum
 
 _CONFIG_DEFAULTS = {
@@ -66,7 +66,7 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
             current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
             config[name] = _check_range(name, _parse_value(name, raw, current), "config")
         elif name == "gpus":
-            raise InputError("gpus is what predictions vary; give GPU counts with --gpus")
+            raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:
             fields = ", ".join(f for f in CONFIG_FIELDS if f != "gpus")
             raise InputError(
@@ -103,7 +103,7 @@ def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
     """
     params, config = split_changes(fit, changes)
     with jax.enable_x64(True):
-        model = _to_numpy_leaves(fit.model.with_parameters(params))
+        model = to_numpy_leaves(fit.model.with_parameters(params))
     keep = [i for i, name in enumerate(fit.free) if name not in params]
     covariance = fit.raw_covariance
     if covariance is not None:

@@ -14,8 +14,8 @@ import jax
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
-from .._questions.query import (
+from .._fitting import FitResult
+from .._questions import (
     amdahl_bound,
     diminishing_returns,
     DiminishingReturns,
@@ -23,7 +23,7 @@ from .._questions.query import (
     Optimum,
 )
 
-FORMATS = ("png", "svg", "pdf")
+FIGURE_FORMATS = ("png", "svg", "pdf")
 _OPTIMUM_STYLE = dict(color="tab:red", linestyle="--", linewidth=1.2)
 _KNEE_STYLE = dict(color="tab:orange", linestyle=":", linewidth=1.6)
 _POINT_STYLE = dict(
@@ -66,14 +66,7 @@ def quantity_label(fit: FitResult) -> str:
     """Axis label of the measured quantity: ``step time (s)`` or the throughput's unit."""
     if fit.target != "throughput":
         return "step time (s)"
-    # Shipped datasets say what their work unit is (images/s, tokens/s, ...).
-    from .._datasets import list_datasets
-
-    stem = os.path.basename(fit.data.source).removesuffix(".csv")
-    for info in list_datasets():
-        if info.name == stem and info.quantity.startswith("throughput ("):
-            return info.quantity
-    return "throughput (work/s)"
+    return f"throughput ({fit.data.unit})"
 
 
 def interval_band(fit: FitResult, gpus: np.ndarray, level: float):
@@ -82,7 +75,7 @@ def interval_band(fit: FitResult, gpus: np.ndarray, level: float):
     ``(None, why)`` when the fit leaves no residual to estimate it from. Where the data
     do not determine the parameters the prediction depends on, lo and hi are NaN.
     """
-    from .._uncertainty.intervals import predict_interval
+    from .._uncertainty import predict_interval
 
     try:
         bands = predict_interval(fit, gpus, level=level, method="laplace")
@@ -451,8 +444,8 @@ def figure_bytes(fig, fmt: str = "png", *, dpi: int = 100, colors: int = 256) ->
     PNGs are stored with a palette of `colors`: a third of the size of RGBA for line art,
     with no visible loss.
     """
-    if fmt not in FORMATS:
-        raise InputError(f"unknown image format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt not in FIGURE_FORMATS:
+        raise InputError(f"unknown image format {fmt!r}; use one of {', '.join(FIGURE_FORMATS)}")
     buffer = io.BytesIO()
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
     fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
@@ -473,11 +466,11 @@ def save_figure(fig, path: str | os.PathLike, *, dpi: int = 100, colors: int = 2
 
     The figure is rendered first, so an error leaves no file, half-written or not.
     """
-    from .._io import atomic_write
+    from .._files import atomic_write
 
     fmt = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise InputError(f"{path}: unknown image format {fmt!r}; use .{', .'.join(FORMATS)}")
+    if fmt not in FIGURE_FORMATS:
+        raise InputError(f"{path}: unknown image format {fmt!r}; use .{', .'.join(FIGURE_FORMATS)}")
     data = figure_bytes(fig, fmt, dpi=dpi, colors=colors)
     with atomic_write(path, "wb") as stream:
         stream.write(data)

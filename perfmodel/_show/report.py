@@ -15,12 +15,11 @@ import os
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
-from .._fitting.select import Selection
-from .._io import atomic_write, package_version
+from .._files import atomic_write, package_version
+from .._fitting import FitResult, Selection
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
 
-FORMATS = ("html", "md")
+REPORT_FORMATS = ("html", "md")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,9 +57,7 @@ def selection_rows(selection) -> tuple[str, list[dict]] | None:
     if selection is None:
         return None
     if isinstance(selection, Selection):
-        from .._cli.fit import _selection_rows
-
-        return selection.criterion, _selection_rows(selection)
+        return selection.criterion, selection.rows()
     try:
         return str(selection["criterion"]), [dict(r) for r in selection["candidates"]]
     except (KeyError, TypeError, ValueError) as error:
@@ -71,7 +68,7 @@ def selection_rows(selection) -> tuple[str, list[dict]] | None:
 
 
 def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
-    from .._uncertainty.intervals import parameter_intervals
+    from .._uncertainty import parameter_intervals
 
     specs = fit.model.parameter_specs()
     try:
@@ -172,7 +169,7 @@ def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict
 
 
 def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
-    from .._questions.sensitivity import sensitivity
+    from .._questions import sensitivity
 
     n = c.knee.gpus or int(fit.data.gpus.max())
     where = "where returns diminish" if c.knee.gpus else "the largest GPU count measured"
@@ -379,7 +376,7 @@ def write_report(
     """
     path = os.fspath(path)
     fmt = os.path.splitext(path)[1].lower().lstrip(".")
-    if fmt not in FORMATS:
+    if fmt not in REPORT_FORMATS:
         raise InputError(f"{path}: unknown report format {fmt!r}; use .html or .md")
     compared = selection_rows(selection)  # a malformed one fails before the work
     c = curves(fit, interval=interval, **options)

@@ -1,0 +1,10 @@
+"""Design-space sweeps: chunked, sharded evaluation of a model over a grid, reduced as it
+streams (best per GPU count, top-k, Pareto front)."""
+
+from .run import OBJECTIVES as OBJECTIVES
+from .run import PRECISIONS as PRECISIONS
+from .run import sweep as sweep
+from .run import SweepResult as SweepResult
+from .run import WHOLE_FIELDS as WHOLE_FIELDS
+from .space import load_space as load_space
+from .space import Space as Space

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._config import Config
 from .._model import ScalingModel
-from .._terms.hybrid import layout_checks, memory_per_gpu
+from .._terms import layout_checks, memory_per_gpu
 from .stream import chunk_indices, outer_digits, Plan
 
 INT_DTYPE = {"float32": "int32", "float64": "int64"}
@@ -63,7 +63,7 @@ class Walk:
 def set_raw(model: ScalingModel, raw: Mapping[str, jax.Array]) -> ScalingModel:
     """`model` with the named parameters' stored (log/logit) leaves replaced."""
     for name, value in raw.items():
-        model = eqx.tree_at(model._leaf_getter(name), model, value)
+        model = eqx.tree_at(model.leaf_getter(name), model, value)
     return model
 
 

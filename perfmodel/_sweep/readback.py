@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .._config import Config
-from .._terms.hybrid import layout_status, memory_per_gpu, OUT_OF_MEMORY, pipeline_bubble, REASONS
+from .._presets import pipeline_bubble
+from .._terms import layout_status, memory_per_gpu, OUT_OF_MEMORY, REASONS
 from .keys import best_in_rows, INT_DTYPE, memory_of, score_of, Walk
 from .stream import Reduced
 

@@ -1,0 +1,36 @@
+"""Cost terms: each maps one `Config` to seconds per step and holds positive parameters."""
+
+from .base import AbstractCostTerm as AbstractCostTerm
+from .base import CoherencyTerm as CoherencyTerm
+from .base import ComputeTerm as ComputeTerm
+from .base import HostToDeviceTerm as HostToDeviceTerm
+from .base import ParamSpec as ParamSpec
+from .base import Role as Role
+from .base import SerialTerm as SerialTerm
+from .collectives import bus_bandwidth_factor as bus_bandwidth_factor
+from .collectives import BUS_FACTOR_COEFFICIENTS as BUS_FACTOR_COEFFICIENTS
+from .collectives import Collective as Collective
+from .collectives import collective_time as collective_time
+from .collectives import HierarchicalAllReduce as HierarchicalAllReduce
+from .collectives import node_split as node_split
+from .collectives import OPS as OPS
+from .empirical import formula as formula
+from .empirical import hypotheses as hypotheses
+from .empirical import hypotheses_of as hypotheses_of
+from .empirical import is_searched as is_searched
+from .empirical import LOG_EXPONENTS as LOG_EXPONENTS
+from .empirical import PowerLogTerm as PowerLogTerm
+from .empirical import with_exponents as with_exponents
+from .hybrid import AbstractDataParallelTerm as AbstractDataParallelTerm
+from .hybrid import bubble_fraction as bubble_fraction
+from .hybrid import DataParallelAllReduce as DataParallelAllReduce
+from .hybrid import DataParallelInput as DataParallelInput
+from .hybrid import layout_checks as layout_checks
+from .hybrid import layout_status as layout_status
+from .hybrid import memory_per_gpu as memory_per_gpu
+from .hybrid import OUT_OF_MEMORY as OUT_OF_MEMORY
+from .hybrid import PipelinedComputeTerm as PipelinedComputeTerm
+from .hybrid import REASONS as REASONS
+from .hybrid import TensorParallelTerm as TensorParallelTerm
+from .weak import WeakAllReduceTerm as WeakAllReduceTerm
+from .weak import WeakHierarchicalAllReduceTerm as WeakHierarchicalAllReduceTerm

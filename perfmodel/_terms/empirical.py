@@ -15,7 +15,6 @@ failure this family exists to avoid. Fitting searches every hypothesis at once (
 """
 
 from fractions import Fraction
-import math
 from typing import ClassVar
 
 import equinox as eqx
@@ -23,9 +22,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._config import Config
-from .._errors import InputError
-from .._model import ScalingModel
-from .base import _positive, AbstractCostTerm, ParamSpec, Role, SerialTerm
+from .base import _positive, AbstractCostTerm, ParamSpec, Role
 
 EXPONENTS: tuple[float, ...] = (
     -1,
@@ -58,11 +55,14 @@ class PowerLogTerm(AbstractCostTerm):
         log_time: log c, seconds (the term's value where ``N^i·log2(N)^j = 1``).
         exponent: i, the power of N.
         log_exponent: j ∈ {0, 1, 2}, the power of log2(N).
+        searched: whether fitting searches ``(i, j)`` (each left open) instead of
+            keeping the values given.
     """
 
     log_time: Float[Array, ""]
     exponent: Float[Array, ""]
     log_exponent: Float[Array, ""]
+    searched: tuple[bool, bool] = eqx.field(static=True, default=(False, False))
     name: str = eqx.field(static=True, default="scaling")
     role: ClassVar[Role] = "compute"
     params: ClassVar[dict[str, ParamSpec]] = {
@@ -74,11 +74,13 @@ class PowerLogTerm(AbstractCostTerm):
         time: float = 1.0,
         exponent: float = -1.0,
         log_exponent: float = 0.0,
+        searched: tuple[bool, bool] = (False, False),
         name: str = "scaling",
     ):
         self.log_time = _positive(time)
         self.exponent = _as_float(exponent)
         self.log_exponent = _as_float(log_exponent)
+        self.searched = tuple(bool(x) for x in searched)
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
@@ -100,68 +102,38 @@ def hypotheses(
     return [(i, j) for i in powers for j in logs if (i, j) != (0, 0)]
 
 
-def hypotheses_of(model: ScalingModel) -> list[tuple[float, int]]:
-    """The ``(i, j)`` pairs a `pmnf` model leaves to the search (given ones pinned)."""
-    options = dict(model.options)
-    return hypotheses(options.get("exponent"), options.get("log_exponent"))
+def _searched_term(model) -> "PowerLogTerm | None":
+    for term in model.terms:
+        if isinstance(term, PowerLogTerm) and any(term.searched):
+            return term
+    return None
 
 
-def pmnf(
-    exponent: float | None = None, log_exponent: int | None = None, *, weak: bool = False
-) -> ScalingModel:
-    """The PMNF family ``T(N) = c0 + c · N^i · log2(N)^j``.
-
-    Parameters ``constant.time`` (c0, seconds) and ``scaling.time`` (c, seconds).
-
-    Args:
-        exponent: i, or None to search `EXPONENTS` when fitted.
-        log_exponent: j ∈ {0, 1, 2}, or None to search `LOG_EXPONENTS` when fitted.
-        weak: accepted for a uniform interface; the exponent search covers weak and
-            strong scaling alike, so only False is valid.
-
-    An unsearched model evaluates as ``i = −1, j = 0`` (Amdahl's shape) until fitted.
-
-    Example:
-        >>> model = pmnf(-0.5, 1)
-        >>> sorted(model.parameter_specs())
-        ['constant.time', 'scaling.time']
-    """
-    if weak:
-        raise InputError(
-            "the pmnf family has no weak-scaling variant: its exponent search covers "
-            "weak and strong scaling (drop --weak-scaling)"
-        )
-    if log_exponent is not None and log_exponent not in LOG_EXPONENTS:
-        raise InputError(f"pmnf log_exponent must be 0, 1 or 2, got {log_exponent!r}")
-    if exponent is not None and not (isinstance(exponent, int | float) and math.isfinite(exponent)):
-        raise InputError(f"pmnf exponent must be a finite number, got {exponent!r}")
-    if exponent == 0 and log_exponent == 0:
-        raise InputError("pmnf exponents (0, 0) give a constant, not a scaling term")
-    term = PowerLogTerm(
-        exponent=-1.0 if exponent is None else exponent,
-        log_exponent=0 if log_exponent is None else log_exponent,
-    )
-    return ScalingModel(
-        terms=(SerialTerm(name="constant"), term),
-        family="pmnf",
-        options=(("exponent", exponent), ("log_exponent", log_exponent)),
+def hypotheses_of(model) -> list[tuple[float, int]]:
+    """The ``(i, j)`` pairs a model's searched `PowerLogTerm` leaves open (the others
+    pinned to the term's values); ``[]`` when nothing is searched."""
+    term = _searched_term(model)
+    if term is None:
+        return []
+    search_i, search_j = term.searched
+    return hypotheses(
+        None if search_i else float(term.exponent),
+        None if search_j else int(term.log_exponent),
     )
 
 
-def is_searched(model: ScalingModel) -> bool:
-    """True for a `pmnf` model whose exponents are left to the search."""
-    options = dict(model.options)
-    return model.family == "pmnf" and (
-        options.get("exponent") is None or options.get("log_exponent") is None
-    )
+def is_searched(model) -> bool:
+    """True when a `PowerLogTerm` of the model leaves an exponent to the search."""
+    return _searched_term(model) is not None
 
 
-def with_exponents(model: ScalingModel, exponent: float, log_exponent: int) -> ScalingModel:
-    """`model` (a `pmnf`) evaluating hypothesis ``(i, j)``, its options unchanged, so that
-    every hypothesis of a search shares one structure (and one compiled fit)."""
-    term = model.terms[1]
+def with_exponents(model, exponent: float, log_exponent: int):
+    """`model` evaluating hypothesis ``(i, j)`` in its searched `PowerLogTerm`, its
+    structure unchanged, so that every hypothesis of a search shares one compiled fit."""
+    index = next(i for i, t in enumerate(model.terms) if isinstance(t, PowerLogTerm))
+    term = model.terms[index]
     return eqx.tree_at(
-        lambda m: (m.terms[1].exponent, m.terms[1].log_exponent),
+        lambda m: (m.terms[index].exponent, m.terms[index].log_exponent),
         model,
         (
             jnp.asarray(exponent, dtype=term.exponent.dtype),

@@ -31,8 +31,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from .._config import Config
-from .._model import OVERLAP, ScalingModel
-from .base import _positive, AbstractCostTerm, HostToDeviceTerm, ParamSpec, Role, SerialTerm
+from .base import _positive, AbstractCostTerm, HostToDeviceTerm, ParamSpec, Role
 from .collectives import collective_time, HierarchicalAllReduce
 
 # Why a layout is marked; code 0 is a valid, feasible layout.
@@ -191,87 +190,6 @@ class DataParallelInput(AbstractDataParallelTerm):
     def __init__(self, inner: HostToDeviceTerm, name: str = "input"):
         self.inner = inner
         self.name = name
-
-
-def hybrid(
-    *,
-    serial_time: float = 5e-3,
-    flops: float = 4e14,
-    nvlink_bandwidth: float = 3.6e11,
-    nvlink_latency: float = 5e-6,
-    network_bandwidth: float = 4.5e10,
-    network_latency: float = 1e-5,
-    host_bandwidth: float = 5e10,
-    input_transfer: bool = True,
-    overlap: bool = False,
-) -> ScalingModel:
-    """Tensor × pipeline × data-parallel training (see the module docstring).
-
-    Defaults describe a DGX H100-like node: 400 TFLOP/s sustained per GPU (about 40% of
-    the dense bf16 peak), NVSwitch at 360 GB/s bus bandwidth, one 400 Gb/s NIC per GPU
-    (45 GB/s), PCIe Gen5 for input. Parameters: ``serial.time``, ``compute.flops``,
-    ``tensor.latency``, ``tensor.bandwidth``, ``allreduce.{latency,bandwidth}_{intra,inter}``
-    and ``input.bandwidth``; the data-parallel intra-node link defaults to the
-    tensor-parallel one.
-
-    Args:
-        serial_time: seconds per step no GPU count shortens.
-        flops: sustained FLOP/s of one GPU.
-        nvlink_bandwidth, nvlink_latency: intra-node link, B/s and seconds.
-        network_bandwidth, network_latency: inter-node link per GPU, B/s and seconds.
-        host_bandwidth: host→device link, B/s.
-        input_transfer: include the host→device input term.
-        overlap: add the communication/compute overlap fraction (starts at 0.5).
-    """
-    terms: list[AbstractCostTerm] = [
-        SerialTerm(serial_time),
-        PipelinedComputeTerm(flops),
-        TensorParallelTerm(nvlink_latency, nvlink_bandwidth),
-        DataParallelAllReduce(
-            HierarchicalAllReduce(
-                nvlink_latency, nvlink_bandwidth, network_latency, network_bandwidth
-            )
-        ),
-    ]
-    if input_transfer:
-        terms.append(DataParallelInput(HostToDeviceTerm(host_bandwidth)))
-    options = dict(
-        serial_time=serial_time,
-        flops=flops,
-        nvlink_bandwidth=nvlink_bandwidth,
-        nvlink_latency=nvlink_latency,
-        network_bandwidth=network_bandwidth,
-        network_latency=network_latency,
-        host_bandwidth=host_bandwidth,
-        input_transfer=input_transfer,
-        overlap=overlap,
-    )
-    return ScalingModel(
-        terms=tuple(terms),
-        logit_overlap=OVERLAP.to_raw(0.5) if overlap else None,
-        family="hybrid",
-        options=tuple(options.items()),
-    )
-
-
-def is_hybrid(model: ScalingModel) -> bool:
-    """True when the model reads the hybrid layout (batch, layers, micro-batches)."""
-    kinds = (PipelinedComputeTerm, TensorParallelTerm, AbstractDataParallelTerm)
-    return any(isinstance(term, kinds) for term in model.terms)
-
-
-def pipeline_bubble(model: ScalingModel, config: Config) -> Float[Array, "..."]:
-    """Seconds per step the pipeline bubble adds to `model` at `config`.
-
-    The bubble fraction ``(pp−1)/(m+pp−1)`` of the pipelined compute and
-    tensor-parallel terms; it is included in their `ScalingModel.breakdown` entries.
-    """
-    staged = sum(
-        term(config)
-        for term in model.terms
-        if isinstance(term, (PipelinedComputeTerm, TensorParallelTerm))
-    )
-    return bubble_fraction(config) * staged
 
 
 def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:

@@ -21,12 +21,9 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
-import numpy as np
 
 from .._config import Config
-from .._errors import InputError
-from .._model import ScalingModel
-from .base import _positive, AbstractCostTerm, ComputeTerm, ParamSpec, Role
+from .base import _positive, AbstractCostTerm, ParamSpec, Role
 from .collectives import node_split
 
 
@@ -135,70 +132,3 @@ class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
         intra = self.value("transfer_intra") * (local - 1.0) / local
         inter = self.value("transfer_inter") * (nodes - 1.0) / (nodes * local)
         return (intra + inter) / n
-
-
-def weak_data_parallel(*, algorithm: str = "ring", weak: bool = True) -> ScalingModel:
-    """Data-parallel training with a fixed per-GPU batch, fitted to throughput.
-
-    ``T(N) = t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N²`` seconds per unit of work (ring);
-    see the module docstring. Parameters ``compute.time``, ``allreduce.latency`` and
-    ``allreduce.transfer`` (seconds per unit of work).
-
-    Args:
-        algorithm: ``"ring"`` (default) or ``"tree"`` for the all-reduce latency.
-        weak: accepted for a uniform interface; the family is weak scaling by
-            construction, whatever the value.
-
-    Example:
-        >>> model = weak_data_parallel()
-        >>> sorted(model.parameter_specs())
-        ['allreduce.latency', 'allreduce.transfer', 'compute.time']
-    """
-    del weak
-    if algorithm not in ("ring", "tree"):
-        raise InputError(f"algorithm must be 'ring' or 'tree', got {algorithm!r}")
-    return ScalingModel(
-        terms=(ComputeTerm(), WeakAllReduceTerm(algorithm=algorithm)),
-        family="weak_data_parallel",
-        options=(("algorithm", algorithm),),
-    )
-
-
-def weak_hierarchical(*, weak: bool = True) -> ScalingModel:
-    """Data-parallel training with a fixed per-GPU batch across nodes, fitted to throughput.
-
-    ``T(N) = t_c/N + t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)`` seconds per unit of
-    work, with l = min(N, G) GPUs per node and m = max(N/G, 1) nodes for G =
-    ``gpus_per_node`` (required in the data): a step of compute plus a two-level
-    all-reduce (`WeakHierarchicalAllReduceTerm`). Parameters ``compute.time``,
-    ``allreduce.transfer_intra`` and ``allreduce.transfer_inter`` (seconds per unit of
-    work).
-
-    Use it when the measurements lie on both sides of the node boundary
-    (`straddles_nodes`): inside one node ``transfer_inter`` has no effect, and when
-    every count fills whole nodes ``transfer_intra`` cannot be told apart from
-    ``compute.time``. Its per-GPU throughput levels off and never falls again, so
-    `fit_auto` does not offer it: choose it when you know that scaling across nodes
-    stays flat, as it does where the inter-node all-reduce is bandwidth-bound.
-
-    Args:
-        weak: accepted for a uniform interface; the family is weak scaling by
-            construction, whatever the value.
-
-    Example:
-        >>> sorted(weak_hierarchical().parameter_specs())
-        ['allreduce.transfer_inter', 'allreduce.transfer_intra', 'compute.time']
-    """
-    del weak
-    return ScalingModel(
-        terms=(ComputeTerm(), WeakHierarchicalAllReduceTerm()), family="weak_hierarchical"
-    )
-
-
-def straddles_nodes(data) -> bool:
-    """Whether `data` (`Benchmarks`) give ``gpus_per_node`` and GPU counts both inside one
-    node and across nodes, which `weak_hierarchical` needs to tell its times apart."""
-    per_node = data.config.get("gpus_per_node")
-    if per_node is None:
-        return False
-    return bool(np.any(data.gpus < per_node) and np.any(data.gpus > per_node))

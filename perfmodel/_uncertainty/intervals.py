@@ -14,19 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
-from .ensemble import (
-    _along_unknown,
-    _check_method,
-    _Problem,
-    _svd,
-    check_level,
-    Ensemble,
-    ensemble,
-    NOISE,
-    NOISE_DOF,
-)
-from .ensemble import METHODS as METHODS
+from .._fitting import FitResult, gauss_newton_inverse
+from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
+from .problem import along_unknown, check_level, check_method, Problem
 
 KINDS = ("prediction", "confidence")
 
@@ -63,7 +53,7 @@ def _log_times(varying, shared, config):
 
 
 def _get_ensemble(fit, method, ensemble_, samples, seed) -> "Ensemble":
-    _check_method(method)
+    check_method(method)
     if ensemble_ is None:
         return ensemble(fit, method, samples=samples, seed=seed)
     if ensemble_.fit is not fit:
@@ -120,7 +110,7 @@ def predict_interval(
     draws = _get_ensemble(fit, method, ensemble, samples, seed)
     point = fit.predict(gpus, **overrides)
     with jax.enable_x64(True):
-        problem = _Problem(fit)
+        problem = Problem(fit)
         config = fit.config(counts, **overrides).broadcast()
         varying, shared = draws.models()
         log_t = np.asarray(_log_times(varying, shared, config))
@@ -132,7 +122,7 @@ def predict_interval(
                 log_t = np.log(np.asarray(problem.from_space(jnp.asarray(space))))
             else:
                 log_t = log_t + noise
-        open_ = _along_unknown(problem, draws.unknown, config)
+        open_ = along_unknown(problem, draws.unknown, config)
     tail = (1.0 - level) / 2.0
     lo = np.exp(np.quantile(log_t, tail, axis=0))
     hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
@@ -168,10 +158,12 @@ def parameter_intervals(
     out = {name: (values[name], values[name]) for name in fit.fixed}
     tail = (1.0 - level) / 2.0
     with jax.enable_x64(True):
-        problem = _Problem(fit)
+        problem = Problem(fit)
         if method == "laplace" and ensemble is None:
             _, sigma2, dof = problem.noise(NOISE, NOISE_DOF)
-            inverse, unknown = _svd(problem.space_jacobian(problem.theta, problem.config))
+            inverse, unknown = gauss_newton_inverse(
+                problem.space_jacobian(problem.theta, problem.config)
+            )
             half = t_quantile(1.0 - tail, dof) * math.sqrt(sigma2) * np.sqrt(np.diag(inverse))
             theta = np.asarray(problem.theta)
             lo, hi = theta - half, theta + half

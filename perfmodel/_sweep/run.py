@@ -18,9 +18,9 @@ import pandas as pd
 
 from .._config import CONFIG_FIELDS
 from .._errors import InputError
-from .._fitting.fit import FitResult
+from .._fitting import FitResult
 from .._model import ScalingModel
-from .._terms.hybrid import is_hybrid
+from .._presets import is_hybrid
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape

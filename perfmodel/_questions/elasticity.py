@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError
-from .._fitting.fit import FitResult
+from .._fitting import FitResult
 from .._model import ScalingModel
-from .._terms.base import ParamSpec
+from .._terms import ParamSpec
 
 
 def parameter_spec(model: ScalingModel, name: str) -> ParamSpec:

@@ -1,31 +1,11 @@
-"""The `perfmodel` command: argument parsing, error reporting and output helpers.
+"""Helpers every command shares: parsing option values, printing tables and JSON."""
 
-Each group of subcommands lives in its own `_cli_*.py` module exposing
-``register(subparsers)``; add new ones to `COMMAND_MODULES`.
-"""
-
-import argparse
 from collections.abc import Sequence
-import importlib
 import json
 import math
 import sys
 
 from .._errors import InputError
-
-COMMAND_MODULES = (
-    ".fit",
-    ".plot",
-    ".analysis",
-    ".collective",
-    ".sweep",
-)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        # argparse's own message and exit status 2, without the usage dump of every option.
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def parse_list(text: str, what: str, cast=float) -> list:
@@ -96,43 +76,3 @@ def _json_default(value):
     if hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="perfmodel",
-        description="Fit multi-GPU scaling models to benchmarks and ask how many GPUs pay.",
-    )
-    parser.add_argument("--version", action="version", version=_version())
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name, __package__).register(subparsers, _Parser)
-    return parser
-
-
-def _version() -> str:
-    from .._io import package_version
-
-    return f"perfmodel {package_version()}"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `perfmodel` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    import jax
-
-    # The command line is an application: it owns the process and fits in float64.
-    jax.config.update("jax_enable_x64", True)
-    try:
-        return int(args.run(args) or 0)
-    except InputError as error:
-        print(f"perfmodel: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("perfmodel: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

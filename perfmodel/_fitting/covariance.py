@@ -1,0 +1,62 @@
+"""Gauss-Newton (Laplace) covariance from a Jacobian of residuals, and fit quality.
+
+One helper for every fit: step times, nccl-tests groups, joint fits and the ensembles
+behind intervals.
+"""
+
+import math
+
+from jaxtyping import Float
+import numpy as np
+
+NULL_SHARE = 1e-7  # singular values of J below this share of the largest span no data
+
+
+def gauss_newton_inverse(
+    jacobian: Float[np.ndarray, "n k"],
+) -> tuple[Float[np.ndarray, "k k"], Float[np.ndarray, "r k"]]:
+    """``(inverse, null)``: ``(JᵀJ)⁺`` on the directions the data determine, and the rows
+    of Vᵀ (from the SVD ``J = U·S·Vᵀ``) they leave undetermined.
+
+    A direction is undetermined when its singular value is at most `NULL_SHARE` of the
+    largest; a ``k``-column J with fewer rows has ``k − rows`` further null directions.
+    """
+    _, singular, vt = np.linalg.svd(jacobian, full_matrices=False)
+    null = singular <= NULL_SHARE * max(float(singular.max(initial=0.0)), 1e-300)
+    inverse = np.where(null, 0.0, 1.0 / np.where(null, 1.0, singular) ** 2)
+    _, _, vt_full = np.linalg.svd(jacobian, full_matrices=True)
+    extra = vt_full[len(singular) :]
+    return (vt.T * inverse) @ vt, np.concatenate([vt[null], extra])
+
+
+def unconstrained(null: Float[np.ndarray, "r k"]) -> np.ndarray:
+    """True for each parameter with weight on an undetermined direction."""
+    return np.abs(null).max(axis=0, initial=0.0) > 1e-3
+
+
+def laplace_covariance(
+    jacobian: Float[np.ndarray, "n k"], residuals: Float[np.ndarray, " n"]
+) -> Float[np.ndarray, "k k"] | None:
+    """Gauss-Newton (Laplace) covariance ``σ²·(JᵀJ)⁻¹`` of stored parameters.
+
+    ``σ² = Σr²/(n − k)``. A parameter with weight on a direction the data cannot tell
+    (`gauss_newton_inverse`) gets infinite variance rather than the zero a
+    pseudo-inverse would give. None when there are no more residuals than parameters.
+    """
+    n, k = jacobian.shape
+    if n <= k:
+        return None
+    sigma2 = float(np.sum(residuals**2)) / (n - k)
+    inverse, null = gauss_newton_inverse(jacobian)
+    cov = sigma2 * inverse
+    open_ = unconstrained(null)
+    cov[open_, :] = np.inf
+    cov[:, open_] = np.inf
+    return cov
+
+
+def fit_quality(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, float]:
+    """R² (NaN when the measurements do not vary) and MAPE in percent."""
+    ss_tot = float(np.sum((measured - measured.mean()) ** 2))
+    r2 = 1.0 - float(np.sum((predicted - measured) ** 2)) / ss_tot if ss_tot > 0 else math.nan
+    return r2, float(np.mean(np.abs(predicted - measured) / measured) * 100.0)

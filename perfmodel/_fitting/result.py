@@ -1,0 +1,122 @@
+"""`FitResult`: a fitted model, the data it was fitted to and how well it fits."""
+
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+from .._config import Config
+from .._data import Benchmarks
+from .._model import ScalingModel
+
+
+@dataclasses.dataclass(frozen=True)
+class FitResult:
+    """A fitted model and how well it fits.
+
+    Attributes:
+        model: the fitted `ScalingModel` (leaves are float64 NumPy arrays).
+        data: the benchmarks it was fitted to.
+        loss_kind: ``"log"``, ``"squared"`` or ``"huber"``.
+        loss: final value of the loss.
+        converged: True when the optimiser reached a stationary point.
+        message: a readable account of convergence and identifiability.
+        num_steps: Adam steps per start plus L-BFGS iterations.
+        r2: coefficient of determination on the measured quantity.
+        mape: mean absolute percentage error on the measured quantity, in percent.
+        residuals: ``log(predicted / measured)`` per measurement.
+        free: names of the fitted parameters; the rest were fixed.
+        fixed: fixed parameter values (physical units).
+        bounds: user bounds (physical units) per parameter.
+        raw_covariance: Laplace covariance of the free parameters in their stored
+            (log/logit) form, or None when the data leave no degrees of freedom.
+        warnings: identifiability and convergence warnings.
+        config_defaults: config values used for predictions at new GPU counts.
+        precision: floating-point precision the fit ran in.
+        averaged_with: the family whose fit this one averages in (`average`: the
+            mean step time of two fits, refitted together by the bootstrap), or "".
+    """
+
+    model: ScalingModel
+    data: Benchmarks
+    loss_kind: str
+    loss: float
+    converged: bool
+    message: str
+    num_steps: int
+    r2: float
+    mape: float
+    residuals: np.ndarray
+    free: tuple[str, ...]
+    fixed: dict[str, float]
+    bounds: dict[str, tuple[float, float]]
+    raw_covariance: np.ndarray | None
+    warnings: tuple[str, ...]
+    config_defaults: dict[str, float]
+    precision: str = "float64"
+    averaged_with: str = ""
+
+    @property
+    def family(self) -> str:
+        return self.model.family
+
+    @property
+    def target(self) -> str:
+        return self.data.target
+
+    @property
+    def label(self) -> str:
+        """The family, with the one averaged into it (its parameters then mix both)."""
+        if self.averaged_with:
+            return f"{self.family} averaged with {self.averaged_with}"
+        return self.family
+
+    def parameters(self) -> dict[str, float]:
+        """Fitted physical parameter values by name (float64)."""
+        with jax.enable_x64(True):
+            return {k: float(v) for k, v in self.model.parameters().items()}
+
+    def standard_errors(self) -> dict[str, float]:
+        """Laplace standard error of each free parameter, relative (log scale) for
+        times and bandwidths, absolute on the logit for fractions; NaN when unknown."""
+        if self.raw_covariance is None:
+            return {name: math.nan for name in self.free}
+        sd = np.sqrt(np.clip(np.diag(self.raw_covariance), 0.0, None))
+        return dict(zip(self.free, map(float, sd)))
+
+    def config(self, gpus, **overrides) -> Config:
+        """A `Config` at `gpus` with the fitted data's other config values."""
+        return Config(gpus=np.asarray(gpus, dtype=float), **{**self.config_defaults, **overrides})
+
+    def predict(self, gpus, **overrides) -> dict[str, np.ndarray]:
+        """Predicted ``time_s`` (and ``throughput``), ``speedup`` and ``efficiency``.
+
+        `time_s` is seconds per step, or per unit of work for throughput fits;
+        speedup and efficiency are relative to one GPU.
+        """
+        with jax.enable_x64(True):
+            config = self.config(gpus, **overrides)
+            out = {
+                "gpus": np.asarray(config.gpus, dtype=float),
+                "time_s": np.asarray(self.model(config), dtype=float),
+                "speedup": np.asarray(self.model.speedup(config), dtype=float),
+                "efficiency": np.asarray(self.model.efficiency(config), dtype=float),
+            }
+        if self.target == "throughput":
+            out["throughput"] = 1.0 / out["time_s"]
+        return out
+
+
+def convergence(value: float, gnorm: float, steps: int, warnings) -> tuple[bool, str]:
+    """Whether a fit reached a stationary point, and a readable message with its warnings."""
+    tolerance = 1e-6 * max(1.0, value)
+    converged = gnorm <= tolerance
+    message = (
+        "converged"
+        if converged
+        else f"not converged: gradient norm {gnorm:.3g} > {tolerance:.3g} after {steps} steps"
+    )
+    if warnings:
+        message += "; " + "; ".join(warnings)
+    return converged, message
