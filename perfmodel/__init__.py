@@ -68,6 +68,7 @@ from ._terms.base import AbstractCostTerm as AbstractCostTerm
 from ._terms.base import CoherencyTerm as CoherencyTerm
 from ._terms.base import ComputeTerm as ComputeTerm
 from ._terms.base import HostToDeviceTerm as HostToDeviceTerm
+from ._terms.base import ParamSpec as ParamSpec
 from ._terms.base import SerialTerm as SerialTerm
 from ._terms.collectives import bus_bandwidth_factor as bus_bandwidth_factor
 from ._terms.collectives import Collective as Collective

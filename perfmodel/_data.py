@@ -79,6 +79,7 @@ def load_benchmarks(
     time_column: str | None = None,
     time_unit: str = "s",
     throughput_column: str | None = None,
+    throughput_unit: str = "work/s",
     series: str | None = None,
 ) -> Benchmarks:
     """Read a benchmark CSV: a `gpus` column and one time or throughput column.
@@ -87,7 +88,8 @@ def load_benchmarks(
     `time_column`, in `time_unit`); ``throughput`` is work per second. Columns named like
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
-    Repeated measurements are kept.
+    Repeated measurements are kept. `throughput_unit` names the work per second a
+    throughput is counted in (``"images/s"``), for labels and reports.
 
     Raises:
         InputError: naming the file, row, column and what was expected.
@@ -107,7 +109,10 @@ def load_benchmarks(
         frame = frame.drop(columns=[c for c in renames.values() if c in frame.columns])
         frame = frame.rename(columns=renames)
     frame = _select_series(frame, series, source)
-    return _validate(frame, source)
+    data = _validate(frame, source)
+    if data.target == "throughput":
+        data = dataclasses.replace(data, unit=throughput_unit)
+    return data
 
 
 def _read_csv(source: str) -> pd.DataFrame:

@@ -53,17 +53,23 @@ def dataset_path(name: str) -> Path:
     return path
 
 
+def dataset_unit(path) -> str:
+    """The work per second a shipped series' throughput is counted in ("images/s"), from
+    SOURCES.md, when `path` is one of the shipped CSVs; else ``"work/s"``."""
+    path = Path(path).resolve()
+    if path.parent != datasets_dir().resolve():
+        return "work/s"
+    for info in list_datasets():
+        if info.name == path.stem and info.quantity.startswith("throughput ("):
+            return info.quantity.removeprefix("throughput (").split(")")[0]
+    return "work/s"
+
+
 def load_dataset(name: str) -> Benchmarks:
     """Load a shipped series by name, e.g. ``load_dataset("usl_specsdm91")``."""
     path = dataset_path(name)
-    data = load_benchmarks(path)
-    unit = data.unit
-    stem = path.name.removesuffix(".csv")
-    for info in list_datasets():
-        # SOURCES.md says what a shipped series' work is: "throughput (images/s)".
-        if info.name == stem and info.quantity.startswith("throughput (") and data.target == "throughput":
-            unit = info.quantity.removeprefix("throughput (").split(")")[0]
-    return dataclasses.replace(data, source=os.path.basename(path), unit=unit)
+    data = load_benchmarks(path, throughput_unit=dataset_unit(path))
+    return dataclasses.replace(data, source=os.path.basename(path))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,10 +1,15 @@
 import jax
+from jaxtyping import install_import_hook
 import numpy as np
 import pytest
 
 # Closed-form and gradient checks run in float64; the library itself never flips this.
 jax.config.update("jax_enable_x64", True)
+# Equinox's settings: silent float32/float64 mixing and accidental broadcasting raise.
+jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
+# Shape and dtype annotations are checked at runtime in the tests, and cost users nothing.
+install_import_hook("perfmodel", "_typecheck.checker")
 
 
 @pytest.fixture

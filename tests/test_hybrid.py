@@ -1,13 +1,13 @@
 import dataclasses
 
 import equinox as eqx
+from helpers import exact_fit as fitted
 from helpers import ring_allreduce
 import jax
 import jax.numpy as jnp
 from jax.test_util import check_grads
 import numpy as np
 import pytest
-from test_query import fitted
 
 import perfmodel as pm
 

@@ -3,9 +3,9 @@ import json
 import math
 import re
 
+from helpers import exact_fit as fitted
 from helpers import ring_allreduce
 import pytest
-from test_query import fitted
 
 import perfmodel as pm
 from perfmodel._cli import main

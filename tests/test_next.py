@@ -2,10 +2,10 @@ import dataclasses
 import json
 import math
 
+from helpers import exact_fit as fitted
 import jax
 import numpy as np
 import pytest
-from test_query import fitted
 
 import perfmodel as pm
 from perfmodel._cli import main

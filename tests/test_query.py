@@ -1,34 +1,8 @@
+from helpers import exact_fit as fitted
 import numpy as np
 import pytest
 
 import perfmodel as pm
-
-
-def fitted(model, data=None):
-    """A FitResult around a known model (no fitting), for exact closed-form checks."""
-    import jax
-
-    data = data or pm.from_arrays([1, 2, 4, 8], [1.0, 0.6, 0.4, 0.3])
-    with jax.enable_x64(True):
-        residuals = np.zeros(data.gpus.size)
-    return pm.FitResult(
-        model=model,
-        data=data,
-        loss_kind="log",
-        loss=0.0,
-        converged=True,
-        message="",
-        num_steps=0,
-        r2=1.0,
-        mape=0.0,
-        residuals=residuals,
-        free=(),
-        fixed={},
-        bounds={},
-        raw_covariance=None,
-        warnings=(),
-        config_defaults={},
-    )
 
 
 @pytest.fixture(scope="module")

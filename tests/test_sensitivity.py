@@ -1,9 +1,9 @@
 import dataclasses
 import json
 
+from helpers import exact_fit as fitted
 import numpy as np
 import pytest
-from test_query import fitted
 from test_whatif import HIER
 
 import perfmodel as pm
@@ -99,11 +99,16 @@ def test_bandwidths_double_times_halve_and_overlap_hides_half_the_rest(dp_fit):
     )
 
 
+def test_a_gpu_count_of_the_wrong_type_is_rejected(amdahl_fit):
+    # An InputError at run time; the annotations' type check (on in the tests) is first.
+    with pytest.raises((pm.InputError, TypeError)):
+        pm.sensitivity(amdahl_fit, "x")
+
+
 @pytest.mark.parametrize(
     "gpus, factor, match",
     [
         (0, 2.0, "GPU count"),
-        ("x", 2.0, "GPU count"),
         (8, 1.0, "factor"),
         (8, float("nan"), "factor"),
     ],

@@ -6,10 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+from helpers import exact_fit as fitted
 import numpy as np
 import pandas as pd
 import pytest
-from test_query import fitted
 
 import perfmodel as pm
 from perfmodel._cli import main

@@ -298,12 +298,18 @@ def test_optimum_and_knee_intervals_contain_the_estimates(fit):
     assert pm.optimal_gpus(fit, max_gpus=512).gpus_interval is None
 
 
-@pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 1.5, math.nan, "high"])
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 1.5, math.nan])
 def test_bad_levels_are_rejected(fit, level):
     with pytest.raises(pm.InputError, match="interval level"):
         pm.predict_interval(fit, [8], level)
     with pytest.raises(pm.InputError, match="interval level"):
         pm.optimal_gpus(fit, interval=level)
+
+
+def test_a_level_of_the_wrong_type_is_rejected(fit):
+    # An InputError at run time; the annotations' type check (on in the tests) is first.
+    with pytest.raises((pm.InputError, TypeError)):
+        pm.predict_interval(fit, [8], "high")
 
 
 def test_bad_options_are_rejected(fit):

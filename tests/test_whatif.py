@@ -2,9 +2,9 @@ import dataclasses
 import json
 from pathlib import Path
 
+from helpers import exact_fit as fitted
 import numpy as np
 import pytest
-from test_query import fitted
 
 import perfmodel as pm
 from perfmodel._cli import main

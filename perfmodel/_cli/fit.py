@@ -4,7 +4,7 @@ import math
 import sys
 
 from .._data import load_benchmarks
-from .._datasets import dataset_path, list_datasets, load_dataset
+from .._datasets import dataset_path, dataset_unit, list_datasets, load_dataset
 from .._errors import InputError
 from .._fitting import (
     AVERAGED_FAMILY,
@@ -276,6 +276,7 @@ def _load_csv(args):
         time_column=args.time_column,
         time_unit=args.time_unit,
         throughput_column=args.throughput_column,
+        throughput_unit=dataset_unit(args.csv),
         series=args.series,
     )
 

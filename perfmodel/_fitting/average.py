@@ -45,7 +45,7 @@ def can_average(model: ScalingModel, data: Benchmarks) -> bool:
     )
 
 
-def averaged_parameters(full: dict[str, float], nested: dict[str, float]) -> dict[str, float]:
+def averaged_parameters(full: dict, nested: dict) -> dict:
     """`weak_data_parallel` parameters (seconds per unit of work) of the mean step time
     of a `weak_data_parallel` fit `full` and an `amdahl` fit `nested`."""
     serial, compute = nested["serial.time"], nested["compute.time"]

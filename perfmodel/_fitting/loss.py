@@ -2,7 +2,7 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, ArrayLike, Float
 import optax
 
 LOSSES = ("log", "squared", "huber")
@@ -10,19 +10,19 @@ HUBER_DELTA = 0.05  # in log space: residuals beyond ~5% count linearly
 
 
 def log_squared_error(
-    predicted: Float[Array, " n"], measured: Float[Array, " n"]
+    predicted: Float[ArrayLike, " n"], measured: Float[ArrayLike, " n"]
 ) -> Float[Array, ""]:
     """Mean of ``(log t_pred − log t_measured)²``: a 10% error costs the same at any scale."""
     return jnp.mean(squared_log_errors(predicted, measured))
 
 
-def squared_log_errors(predicted: Float[Array, " n"], measured: Float[Array, " n"]):
+def squared_log_errors(predicted: Float[ArrayLike, " n"], measured: Float[ArrayLike, " n"]):
     """``(log t_pred − log t_measured)²`` per measurement."""
     return (jnp.log(predicted) - jnp.log(measured)) ** 2
 
 
 def residuals(
-    predicted: Float[Array, " n"], time_s: Float[Array, " n"], kind: str, target: str
+    predicted: Float[ArrayLike, " n"], time_s: Float[ArrayLike, " n"], kind: str, target: str
 ) -> Float[Array, " n"]:
     """Residuals in the space of the loss `kind`: ``log t̂ − log t`` for the log and Huber
     losses, the error of the measured quantity (time, or throughput = 1/t) for squared."""

@@ -41,7 +41,9 @@ def multistart_adam(objective, starts, lower, upper, steps: int, args: tuple):
         value = loss(p)
         return p, jnp.where(jnp.isfinite(value), value, jnp.inf)
 
-    return jax.vmap(run)(starts)
+    # Optax's schedules and line search mix int32 step counts with floats.
+    with jax.numpy_dtype_promotion("standard"):
+        return jax.vmap(run)(starts)
 
 
 @eqx.filter_jit
@@ -70,7 +72,9 @@ def refine_lbfgs(objective, start, lower, upper, steps: int, args: tuple):
         updates, state = optimiser.update(grad, state, p, value=value, grad=grad, value_fn=loss)
         return project(optax.apply_updates(p, updates), lower, upper), state, count + 1
 
-    p, _, count = jax.lax.while_loop(keep_going, step, (start, optimiser.init(start), 0))
+    with jax.numpy_dtype_promotion("standard"):
+        state = optimiser.init(start)
+        p, _, count = jax.lax.while_loop(keep_going, step, (start, state, 0))
     value, grad = jax.value_and_grad(loss)(p)
     return p, value, optax.tree_utils.tree_norm(grad), count
 

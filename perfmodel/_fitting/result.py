@@ -50,7 +50,7 @@ class FitResult:
     residuals: np.ndarray
     free: tuple[str, ...]
     fixed: dict[str, float]
-    bounds: dict[str, tuple[float, float]]
+    bounds: dict[str, tuple[float | None, float | None]]
     raw_covariance: np.ndarray | None
     warnings: tuple[str, ...]
     config_defaults: dict[str, float]

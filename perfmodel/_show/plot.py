@@ -207,7 +207,7 @@ def _seconds_formatter():
 
 def _spans_decade(values: np.ndarray) -> bool:
     values = values[np.isfinite(values) & (values > 0)]
-    return values.size > 0 and values.max() / values.min() >= 10.0
+    return bool(values.size > 0 and values.max() / values.min() >= 10.0)
 
 
 def _draw_measurements(ax, c: Curves, *, mark: bool = True) -> None:

@@ -13,6 +13,7 @@ import time
 
 import equinox as eqx
 import jax
+from jaxtyping import ArrayLike
 import numpy as np
 import pandas as pd
 
@@ -190,7 +191,7 @@ def _order(axes: dict, group: list[str], chunk_size: int):
 
 def sweep(
     model_or_fit: ScalingModel | FitResult,
-    axes: Mapping[str, Sequence[float]],
+    axes: Mapping[str, Sequence | ArrayLike],
     *,
     fixed: Mapping[str, float] | None = None,
     objective: str = "time",

@@ -36,6 +36,7 @@ import time
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from jaxtyping import ArrayLike
 import numpy as np
 
 _AXIS = "devices"
@@ -266,7 +267,7 @@ def chunk_indices(plan: Plan, chunk: jax.Array) -> tuple[list[jax.Array], jax.Ar
     return indices, jnp.where(inside[:, None], rows, _ROW_LIMIT).reshape(-1), mask
 
 
-def _fold(x: jax.Array, op: Callable, axis: int, leaf: Callable = lambda x: x) -> jax.Array:
+def _fold(x: ArrayLike, op: Callable, axis: int, leaf: Callable = lambda x: x) -> jax.Array:
     """`op` (`jnp.minimum` or `jnp.add`) over `axis` of ``leaf(x)``, by halves.
 
     A tree of element-wise operations, which XLA vectorises on a CPU better than its
@@ -594,7 +595,7 @@ def _merge_host(old, new, k):
     return top_keys, top_rows, group_keys, group_rows
 
 
-def _report(fraction: float, evaluated: int, plan: Plan, elapsed: float) -> None:
+def _report(fraction: float, evaluated: float, plan: Plan, elapsed: float) -> None:
     total = plan.rows * plan.inner_width
     evaluated = min(evaluated, total)
     rate = evaluated / max(elapsed, 1e-9)

@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, ArrayLike, Float
 
 from .._config import Config
 
@@ -36,10 +36,10 @@ class ParamSpec:
     kind: Literal["time", "bandwidth", "fraction"]
     description: str
 
-    def to_physical(self, raw: Float[Array, ""]) -> Float[Array, ""]:
+    def to_physical(self, raw: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
         return jax.nn.sigmoid(raw) if self.kind == "fraction" else jnp.exp(raw)
 
-    def to_raw(self, value: Float[Array, ""]) -> Float[Array, ""]:
+    def to_raw(self, value: Float[ArrayLike, "..."]) -> Float[Array, "..."]:
         value = jnp.asarray(value, dtype=jnp.result_type(float))
         if self.kind == "fraction":
             return jnp.log(value) - jnp.log1p(-value)

@@ -62,10 +62,10 @@ def bus_bandwidth_factor(op: str, n: ArrayLike) -> Float[Array, "..."]:
 def collective_time(
     op: str,
     algorithm: str,
-    ranks: Float[Array, "..."],
-    message_bytes: Float[Array, "..."],
-    latency: Float[Array, ""],
-    bandwidth: Float[Array, ""],
+    ranks: Float[ArrayLike, "..."],
+    message_bytes: Float[ArrayLike, "..."],
+    latency: Float[ArrayLike, "..."],
+    bandwidth: Float[ArrayLike, "..."],
 ) -> Float[Array, "..."]:
     """Seconds for one collective (see the module docstring for the formulas).
 
@@ -77,7 +77,7 @@ def collective_time(
         latency: α, seconds per step of the algorithm.
         bandwidth: β, bytes/s of one link.
     """
-    p = ranks
+    p = jnp.asarray(ranks, dtype=jnp.result_type(float))
     steps = p - 1.0
     if algorithm == "ring":
         if op == "all_reduce":

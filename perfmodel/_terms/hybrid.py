@@ -28,7 +28,7 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 from .._config import Config
 from .base import _positive, AbstractCostTerm, HostToDeviceTerm, ParamSpec, Role
@@ -221,12 +221,12 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     return parts
 
 
-def _whole(x: Float[Array, "..."]) -> Bool[Array, "..."]:
+def _whole(x: Float[ArrayLike, "..."]) -> Bool[Array, "..."]:
     # floor, not remainder: XLA's float remainder is a scalar libm call on the CPU.
     return (x == jnp.floor(x)) & (x >= 1.0)
 
 
-def layout_checks(config: Config, hybrid: bool = True) -> tuple[Bool[Array, "..."], ...]:
+def layout_checks(config: Config, hybrid: bool = True) -> tuple[Bool[ArrayLike, "..."], ...]:
     """One boolean per entry of `REASONS[1:]`, True where that check passes.
 
     With ``hybrid=False`` only the parallel layout is checked (the batch, layers and

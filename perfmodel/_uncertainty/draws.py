@@ -72,8 +72,8 @@ class Linearized(eqx.Module):
     parameter into a factor of e^10.
     """
 
-    model: ScalingModel
-    delta: Float[Array, " k"]
+    model: ScalingModel | None
+    delta: Float[Array, "*samples k"] | None
     free: tuple[str, ...] = eqx.field(static=True)
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
@@ -115,7 +115,7 @@ class Ensemble:
     drift: np.ndarray
     unknown: np.ndarray
     sigma: float
-    dof: int
+    dof: float
     tau: float
     tau_dof: float
     gpus_range: tuple[float, float]

@@ -11,7 +11,6 @@ import numpy as np
 
 from .._config import Config
 from .._fitting import gauss_newton_inverse
-from .._model import ScalingModel
 from .problem import log_scale, Problem
 
 
@@ -28,8 +27,8 @@ class Drifted(eqx.Module):
     like `ScalingModel.speedup`, so the queries of `optimal_gpus` apply unchanged.
     """
 
-    model: ScalingModel
-    drift: Float[Array, ""]
+    model: eqx.Module | None
+    drift: Float[Array, "*samples"] | None
     lo: float = eqx.field(static=True)
     hi: float = eqx.field(static=True)
 
