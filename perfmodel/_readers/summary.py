@@ -136,10 +136,12 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
     for run in runs:
         where = f"{run.source} line {run.line}" if run.line else run.source
         if run.gpus is None:
-            raise InputError(
-                f"{where}: no GPU count in the log; pass gpus= (or gpus_per_node= for MLLOG "
-                "logs that give the node count)"
+            hint = (
+                " (or gpus_per_node=: the log gives the node count)"
+                if run.format == "mllog"
+                else ""
             )
+            raise InputError(f"{where}: no GPU count in the log; pass gpus={hint}")
         value = _value(run, quantity)
         if value is None or not math.isfinite(value) or value <= 0:
             raise InputError(f"{where}: the log gives no {quantity.replace('_', ' ')} for this run")
