@@ -33,6 +33,9 @@ from ._errors import InputError
 
 OBJECTIVES = ("time", "cost")
 NOISE_FLOOR = 0.02  # relative run-to-run scatter of the work to target assumed at least
+# Model-form drift of log work (log step time) per doubling of the batch (of N) beyond the
+# data: the prior perfmodel's step-time intervals use (`_ensemble.DISCREPANCY`).
+DRIFT = 0.05
 _GRID_MARGIN = 7.0  # the fit's B_noise range: e^±7 beyond the batches measured
 _GRID_POINTS = 1401
 
@@ -153,11 +156,12 @@ class CriticalBatchFit:
         rss: the smallest of them.
         dof: degrees of freedom of the residuals, n − 2 (at least 1).
         noise: relative run-to-run scatter of the work, s = sqrt(rss/dof), at least
-            `NOISE_FLOOR`.
+            `noise_floor`.
         bound: ``""`` when B_noise is determined, ``"lower"`` when the data only bound
             it from below (the work does not grow with the batch measured), ``"upper"``
             when only from above (the steps do not fall), ``"none"`` with one batch.
         message: a readable account of what the data determine.
+        noise_floor: the smallest relative scatter assumed (`NOISE_FLOOR` by default).
     """
 
     model: CriticalBatch
@@ -170,6 +174,7 @@ class CriticalBatchFit:
     noise: float
     bound: str
     message: str
+    noise_floor: float = NOISE_FLOOR
 
     @property
     def work_min(self) -> float:
@@ -182,12 +187,12 @@ class CriticalBatchFit:
     def log_work_range(self, batch, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """The range of log E(`batch`) over the B_noise values the data allow at `level`
         (profile likelihood: ``n·log(RSS(B_noise)/RSS_min) ≤ χ²₁(level)``, with RSS_min
-        at least n·`NOISE_FLOOR`²). Where the data leave B_noise open on one side, the
+        at least n·`noise_floor`²). Where the data leave B_noise open on one side, the
         range reaches the corresponding limit (work independent of the batch, or steps
         independent of it)."""
         batch = np.asarray(batch, float)
         n = self.work.size
-        floor = max(self.rss, n * NOISE_FLOOR**2)
+        floor = max(self.rss, n * self.noise_floor**2)
         chi2 = NormalDist().inv_cdf(0.5 + level / 2.0) ** 2
         allowed = n * np.log(np.maximum(self.profile_rss, floor) / floor) <= chi2
         u = self.log_noise_grid[allowed]
@@ -196,22 +201,31 @@ class CriticalBatchFit:
         shape = batch.shape
         return values.min(axis=0).reshape(shape), values.max(axis=0).reshape(shape)
 
-    def predict_interval(self, batch, level: float = 0.9) -> dict[str, np.ndarray]:
+    def predict_interval(
+        self, batch, level: float = 0.9, drift: float = DRIFT
+    ) -> dict[str, np.ndarray]:
         """Work to the target of a new run at `batch`, with a central interval of
         probability `level`: the profile range of the curve (`log_work_range`) widened,
-        in quadrature on each side, by the run-to-run scatter (Student t, `dof`)."""
+        in quadrature on each side, by the run-to-run scatter (Student t, `dof`) and by a
+        model-form drift of `drift` in log work per doubling of the batch outside the
+        batches fitted (the hyperbola is an approximation: B_noise itself changes over
+        training, and each batch's learning rate is tuned separately)."""
         batch = np.asarray(batch, float)
         centre = np.log(np.asarray(self.model(batch)))
         lo, hi = self.log_work_range(batch, level)
-        spread = t_quantile(0.5 + level / 2.0, self.dof) * self.noise
-        below = np.sqrt((centre - lo) ** 2 + spread**2)
-        above = np.sqrt((hi - centre) ** 2 + spread**2)
+        t = t_quantile(0.5 + level / 2.0, self.dof)
+        doublings = np.log2(np.maximum(batch / self.batch.max(), 1.0)) + np.log2(
+            np.maximum(self.batch.min() / batch, 1.0)
+        )
+        spread = np.hypot(
+            t * self.noise, NormalDist().inv_cdf(0.5 + level / 2.0) * drift * doublings
+        )
+        below = np.hypot(centre - lo, spread)
+        above = np.hypot(hi - centre, spread)
         return {
             "work": np.exp(centre),
             "work_lo": np.exp(centre - below),
             "work_hi": np.exp(centre + above),
-            "log_sd_lo": below / t_quantile(0.5 + level / 2.0, self.dof),
-            "log_sd_hi": above / t_quantile(0.5 + level / 2.0, self.dof),
         }
 
 
@@ -239,7 +253,9 @@ def _profile_rss(batch, work, log_noise) -> np.ndarray:
     return np.sum((shifted - shifted.mean(axis=1, keepdims=True)) ** 2, axis=1)
 
 
-def fit_critical_batch(batch, work, *, source: str = "<arrays>") -> CriticalBatchFit:
+def fit_critical_batch(
+    batch, work, *, source: str = "<arrays>", noise_floor: float = NOISE_FLOOR
+) -> CriticalBatchFit:
     """Fit ``E = E_min·(1 + B/B_noise)`` to runs' global batch and work to the target.
 
     Minimises the squared log error ``Σ (log E_pred − log E)²``: E_min is exact given
@@ -251,6 +267,7 @@ def fit_critical_batch(batch, work, *, source: str = "<arrays>") -> CriticalBatc
         batch: global batch of each run, samples per step.
         work: its work to the target: samples, or epochs.
         source: where the data came from, for messages.
+        noise_floor: the smallest relative run-to-run scatter assumed.
 
     Raises:
         InputError: fewer than two runs, or a batch or work that is not a positive
@@ -304,7 +321,7 @@ def fit_critical_batch(batch, work, *, source: str = "<arrays>") -> CriticalBatc
         message += f"{math.exp(_profile_log_work_min(batch, work, np.array([u]))[0]):.4g}"
     log_e_min = float(_profile_log_work_min(batch, work, np.array([u]))[0])
     dof = max(batch.size - 2, 1)
-    noise = max(math.sqrt(best / dof), NOISE_FLOOR)
+    noise = max(math.sqrt(best / dof), noise_floor)
     model = CriticalBatch(np.float64(log_e_min), np.float64(u))
     return CriticalBatchFit(
         model=model,
@@ -317,6 +334,7 @@ def fit_critical_batch(batch, work, *, source: str = "<arrays>") -> CriticalBatc
         noise=noise,
         bound=bound,
         message=message,
+        noise_floor=noise_floor,
     )
 
 
@@ -334,6 +352,131 @@ def _golden(f, a: float, b: float, iterations: int = 80) -> float:
             d = a + ratio * (b - a)
             fd = f(d)
     return (a + b) / 2.0
+
+
+def time_to_train_interval(work_band, step_band, steps_per_work=1.0) -> dict[str, np.ndarray]:
+    """Time to train, ``work × steps_per_work × step time``, with its interval: the two
+    intervals' half-widths in log time added in quadrature on each side (independent
+    errors of convergence and of step time).
+
+    Args:
+        work_band: ``work``, ``work_lo``, ``work_hi`` (`CriticalBatchFit.predict_interval`).
+        step_band: ``time_s``, ``time_s_lo``, ``time_s_hi``: seconds per step (any
+            family's `predict_interval`), or per unit of work with `steps_per_work` 1.
+        steps_per_work: steps per unit of work, D/B (D samples per unit, B the batch).
+
+    Returns:
+        ``time_to_train_s``, ``time_to_train_s_lo``, ``time_to_train_s_hi``, seconds.
+    """
+    w = np.log(np.asarray(work_band["work"], float))
+    t = np.log(np.asarray(step_band["time_s"], float))
+    centre = w + t + np.log(steps_per_work)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = np.hypot(w - np.log(work_band["work_lo"]), t - np.log(step_band["time_s_lo"]))
+        above = np.hypot(np.log(work_band["work_hi"]) - w, np.log(step_band["time_s_hi"]) - t)
+    return {
+        "time_to_train_s": np.exp(centre),
+        "time_to_train_s_lo": np.exp(centre - below),
+        "time_to_train_s_hi": np.exp(centre + above),
+    }
+
+
+# A step-time family of GPU count and batch ------------------------------------------
+
+STEP_NOISE_FLOOR = 0.01  # relative noise of one step-time measurement assumed at least
+
+
+def linear_step_time(gpus, batch, overhead_s, sample_time_s):
+    """Seconds per step of data-parallel training whose compute splits the global batch
+    over the GPUs: ``T = a + c·B/N`` — `overhead_s` a (seconds per step that neither
+    more GPUs nor a smaller batch shorten: all-reduce, optimizer, launch) plus
+    `sample_time_s` c (seconds of compute per sample on one GPU) × the per-GPU batch.
+    At a fixed N it is `optimal_batch`'s ``a + b·B`` with ``b = c/N``."""
+    return overhead_s + sample_time_s * batch / gpus
+
+
+class LinearStepTime(eqx.Module):
+    """`linear_step_time` with its parameters stored as logarithms.
+
+    Fields:
+        log_overhead: log a, seconds per step.
+        log_sample_time: log c, seconds per sample on one GPU.
+    """
+
+    log_overhead: Float[Array, ""] = eqx.field(converter=jnp.asarray)
+    log_sample_time: Float[Array, ""] = eqx.field(converter=jnp.asarray)
+
+    def __call__(self, gpus: ArrayLike, batch: ArrayLike) -> Float[Array, "..."]:
+        """Seconds per step at `gpus` GPUs and global batch `batch`."""
+        return jnp.exp(self.log_overhead) * (
+            1.0 + batch / gpus * jnp.exp(self.log_sample_time - self.log_overhead)
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearStepFit:
+    """`LinearStepTime` fitted to step times (or times per epoch × batch).
+
+    ``T = a·(1 + x/x₀)`` with x = B/N the per-GPU batch and x₀ = a/c has the critical-
+    batch model's form, so it is fitted the same way (`fit_critical_batch` on x, with
+    E_min → a and B_noise → x₀) and shares its profile-likelihood intervals.
+
+    Attributes:
+        model: the fitted parameters.
+        profile: the fit on the per-GPU batch (a `CriticalBatchFit`).
+        gpus_range: the smallest and largest GPU counts fitted.
+    """
+
+    model: LinearStepTime
+    profile: CriticalBatchFit
+    gpus_range: tuple[float, float]
+
+    @property
+    def overhead_s(self) -> float:
+        return float(np.exp(self.model.log_overhead))
+
+    @property
+    def sample_time_s(self) -> float:
+        return float(np.exp(self.model.log_sample_time))
+
+    def predict_interval(self, gpus, batch, level: float = 0.9, drift: float = DRIFT):
+        """Step time at (`gpus`, `batch`) with a central interval of probability
+        `level`: the profile range and measurement noise (`CriticalBatchFit`), and a
+        model-form drift of `drift` in log time per doubling of N outside the GPU
+        counts fitted, added in quadrature."""
+        gpus, batch = np.broadcast_arrays(np.asarray(gpus, float), np.asarray(batch, float))
+        band = self.profile.predict_interval(batch / gpus, level)
+        lo, hi = self.gpus_range
+        doublings = np.log2(np.maximum(gpus / hi, 1.0)) + np.log2(np.maximum(lo / gpus, 1.0))
+        extra = NormalDist().inv_cdf(0.5 + level / 2.0) * drift * doublings
+        centre = np.log(band["work"])
+        below = np.hypot(centre - np.log(band["work_lo"]), extra)
+        above = np.hypot(np.log(band["work_hi"]) - centre, extra)
+        return {
+            "time_s": band["work"],
+            "time_s_lo": np.exp(centre - below),
+            "time_s_hi": np.exp(centre + above),
+        }
+
+
+def fit_linear_step_time(
+    gpus, batch, step_time_s, *, source: str = "<arrays>", noise_floor: float = STEP_NOISE_FLOOR
+) -> LinearStepFit:
+    """Fit ``T = a + c·B/N`` to step times measured at GPU counts `gpus` and global
+    batches `batch` (squared log error; a and c > 0).
+
+    Raises:
+        InputError: as `fit_critical_batch`, naming the per-GPU batch.
+    """
+    gpus, batch = np.asarray(gpus, float).ravel(), np.asarray(batch, float).ravel()
+    if gpus.shape != batch.shape or not np.all(np.isfinite(gpus) & (gpus >= 1)):
+        raise InputError(f"{source}: gpus: expected one GPU count ≥ 1 per global batch")
+    profile = fit_critical_batch(
+        batch / gpus, step_time_s, source=f"{source} (per-GPU batch)", noise_floor=noise_floor
+    )
+    log_a = profile.model.log_work_min
+    model = LinearStepTime(log_a, log_a - profile.model.log_noise_batch)
+    return LinearStepFit(model, profile, (float(gpus.min()), float(gpus.max())))
 
 
 # Answers ------------------------------------------------------------------------------

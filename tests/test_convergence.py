@@ -232,3 +232,49 @@ def test_plan_errors():
         cv.plan(GPUS, GRID_BATCHES, grid.T, E_MIN, B_NOISE)
     with pytest.raises(InputError, match="no configuration of the grid can run"):
         cv.plan(GPUS, GRID_BATCHES, np.full_like(grid, np.nan), E_MIN, B_NOISE)
+
+
+# The step-time family of GPU count and batch -----------------------------------------
+
+
+def test_linear_step_time_fit_recovers_parameters(rng):
+    gpus = np.repeat([8.0, 16.0, 64.0, 256.0], 4)
+    batch = np.repeat([256.0, 512.0, 1024.0, 2048.0], 4)
+    truth = cv.linear_step_time(gpus, batch, 0.03, 2e-3)
+    fit = cv.fit_linear_step_time(gpus, batch, truth)
+    assert fit.overhead_s == pytest.approx(0.03, rel=1e-6)
+    assert fit.sample_time_s == pytest.approx(2e-3, rel=1e-6)
+    np.testing.assert_allclose(fit.model(gpus, batch), truth, rtol=1e-9)
+    band = fit.predict_interval([256.0, 1024.0], [2048.0, 4096.0])
+    assert band["time_s_lo"][0] < band["time_s"][0] < band["time_s_hi"][0]
+    # two doublings beyond the data widen the interval by the drift prior
+    width = np.log(band["time_s_hi"] / band["time_s_lo"])
+    assert width[1] > width[0] + 2 * 1.6 * cv.DRIFT
+    with pytest.raises(InputError, match="gpus: expected one GPU count ≥ 1 per global batch"):
+        cv.fit_linear_step_time([0.0, 2.0], [64.0, 128.0], [1.0, 1.0])
+
+
+def test_time_to_train_interval_joins_the_two_in_quadrature():
+    work = {"work": np.array([50.0]), "work_lo": np.array([50.0 / np.e**0.3])}
+    work["work_hi"] = np.array([50.0 * np.e**0.3])
+    step = {"time_s": np.array([2.0]), "time_s_lo": np.array([2.0 / np.e**0.4])}
+    step["time_s_hi"] = np.array([2.0 * np.e**0.4])
+    band = cv.time_to_train_interval(work, step, steps_per_work=10.0)
+    assert band["time_to_train_s"][0] == pytest.approx(1000.0)
+    assert np.log(band["time_to_train_s_hi"][0] / 1000.0) == pytest.approx(0.5)
+    assert np.log(1000.0 / band["time_to_train_s_lo"][0]) == pytest.approx(0.5)
+
+
+def test_time_to_train_of_the_largest_mlperf_ssd_scale_from_the_smaller_ones():
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("ttt", root / "benchmarks" / "time_to_train.py")
+    ttt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ttt)
+    (name, data, work), *_ = [s for s in ttt.series() if s[0] == "mlperf07_dgxa100_ssd"]
+    train, test = ttt.holdout_split(data, "largest")
+    _, point, lo, hi = ttt.critical_batch_linear_step(train, test, ttt._work_of(train, work, data))
+    assert np.all(np.abs(point / test.time_s - 1) < 0.15)  # 512 GPUs from 8, 16 and 64
+    assert np.all((lo <= test.time_s) & (test.time_s <= hi))
