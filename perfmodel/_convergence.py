@@ -32,6 +32,7 @@ import numpy as np
 from ._errors import InputError
 
 OBJECTIVES = ("time", "cost")
+MIN_GAIN = 0.1  # a doubling of the GPUs "helps" when it saves at least this share of time
 NOISE_FLOOR = 0.02  # relative run-to-run scatter of the work to target assumed at least
 # Model-form drift of log work (log step time) per doubling of the batch (of N) beyond the
 # data: the prior perfmodel's step-time intervals use (`_ensemble.DISCREPANCY`).
@@ -501,6 +502,10 @@ class TrainingPlan:
             cost and deadlines, ``"cost"``/``"deadline"``.
         reason: one sentence saying so, with the numbers.
         time_grid_s, cost_grid: (gpus × batches) time and cost at every grid point.
+        knee_gpus: the GPU count beyond which a doubling (with the best batch at each
+            count) saves less than `min_gain` of the time to train, or None. When the
+            fastest count is the largest offered but such a knee exists, `limited_by`
+            and `reason` say why returns diminish there.
     """
 
     objective: str
@@ -516,6 +521,7 @@ class TrainingPlan:
     reason: str
     time_grid_s: np.ndarray
     cost_grid: np.ndarray
+    knee_gpus: float | None = None
 
 
 def plan(
@@ -530,6 +536,7 @@ def plan(
     price_per_gpu_hour: float = 1.0,
     deadline_s: float | None = None,
     level: float = 0.9,
+    min_gain: float = MIN_GAIN,
 ) -> TrainingPlan:
     """The (GPU count, global batch) of a grid that minimises time or cost to train.
 
@@ -545,6 +552,8 @@ def plan(
         price_per_gpu_hour: currency per GPU-hour (1: cost in GPU-hours).
         deadline_s: for ``"cost"``: the cheapest configuration that trains within this.
         level: probability of the intervals over the draws.
+        min_gain: a doubling of the GPUs that saves less than this share of the time
+            counts as not helping (`TrainingPlan.knee_gpus`).
 
     Raises:
         InputError: an unknown objective, or arrays of mismatched shapes.
@@ -586,6 +595,15 @@ def plan(
     limited_by, reason = _reason(
         objective, gpus, batch, time_grid, i, j, b_point, deadline_s, feasible
     )
+    knee = _knee(gpus, time_grid, min_gain)
+    if objective == "time" and limited_by == "gpu_range" and knee is not None:
+        k = int(np.argmax(gpus == knee))
+        m = int(np.argmin(time_grid[k]))
+        limited_by, why = _reason("time", gpus, batch, time_grid, k, m, b_point, None, True)
+        reason += (
+            f", but beyond {knee:g} GPUs each doubling saves less than {min_gain:.0%}: "
+            + why.replace("more GPUs stop helping here because ", "")
+        )
     return TrainingPlan(
         objective=objective,
         gpus=float(gpus[i]),
@@ -600,7 +618,21 @@ def plan(
         reason=reason,
         time_grid_s=time_grid,
         cost_grid=cost_grid,
+        knee_gpus=knee,
     )
+
+
+def _knee(gpus, time_grid, min_gain) -> float | None:
+    """The smallest GPU count after which a doubling (with the best batch at each count)
+    saves less than `min_gain` of the time to train, or None."""
+    best = time_grid.min(axis=1)
+    for k in range(gpus.size - 1):
+        if not (np.isfinite(best[k]) and np.isfinite(best[k + 1])):
+            continue
+        per_doubling = (best[k + 1] / best[k]) ** (1.0 / math.log2(gpus[k + 1] / gpus[k]))
+        if per_doubling > 1.0 - min_gain:
+            return float(gpus[k])
+    return None
 
 
 def _reason(objective, gpus, batch, time_grid, i, j, noise_batch, deadline_s, feasible):

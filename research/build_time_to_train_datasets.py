@@ -10,7 +10,8 @@ batch, status, GPU count).
 
 Needs a local copy of github mlcommons/training_results_v0.7 (a bare git directory)::
 
-    python research/build_time_to_train_datasets.py /work/.mirror/mlcommons+training_results_v0.7/repo
+    python research/build_time_to_train_datasets.py \
+        /work/.mirror/mlcommons+training_results_v0.7/repo
 """
 
 from pathlib import Path
@@ -78,13 +79,13 @@ def main(repo: str) -> int:
         name = f"mlperf07_{fam}_{bench}.csv"
         frame.to_csv(OUT / name, index=False)
         systems = sorted(group.system.unique())
-        table.append(
-            (name, len(frame), frame.gpus.nunique(), sorted(frame.gpus.unique()), systems)
-        )
+        table.append((name, len(frame), frame.gpus.nunique(), sorted(frame.gpus.unique()), systems))
         print(f"{name}: {len(frame)} runs at {sorted(frame.gpus.unique())} GPUs", file=sys.stderr)
     print(f"commit {commit}")
     for name, n, distinct, counts, systems in table:
-        print(f"| {name} | {n} | {distinct} | {', '.join(map(str, counts))} | {', '.join(systems)} |")
+        print(
+            f"| {name} | {n} | {distinct} | {', '.join(map(str, counts))} | {', '.join(systems)} |"
+        )
     return 0
 
 

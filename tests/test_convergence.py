@@ -278,3 +278,13 @@ def test_time_to_train_of_the_largest_mlperf_ssd_scale_from_the_smaller_ones():
     _, point, lo, hi = ttt.critical_batch_linear_step(train, test, ttt._work_of(train, work, data))
     assert np.all(np.abs(point / test.time_s - 1) < 0.15)  # 512 GPUs from 8, 16 and 64
     assert np.all((lo <= test.time_s) & (test.time_s <= hi))
+
+
+def test_plan_names_the_knee_when_the_largest_count_is_fastest_but_barely():
+    grid = cv.linear_step_time(GPUS[:, None], GRID_BATCHES[None, :], 0.01, 1e-3)
+    grid = np.where(GRID_BATCHES[None, :] >= GPUS[:, None], grid, np.inf)  # ≥ 1 per GPU
+    out = cv.plan(GPUS, GRID_BATCHES, grid, E_MIN, 500.0, min_gain=0.2)
+    assert out.gpus == GPUS.max() and out.knee_gpus is not None and out.knee_gpus < GPUS.max()
+    assert out.limited_by == "critical_batch"
+    assert f"but beyond {out.knee_gpus:g} GPUs each doubling saves less than 20%" in out.reason
+    assert cv.plan(GPUS, GRID_BATCHES, grid, E_MIN, 1e12).knee_gpus is None
