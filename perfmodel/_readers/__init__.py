@@ -1,0 +1,11 @@
+"""Readers of the logs users already have, into `Benchmarks`: MLPerf MLLOG result files,
+Megatron-LM training logs, PyTorch Lightning CSVLogger and experiment-tracker CSVs."""
+
+from .read import detect_format as detect_format
+from .read import FORMATS as FORMATS
+from .read import log_files as log_files
+from .read import read_log as read_log
+from .read import read_runs as read_runs
+from .read import run_table as run_table
+from .summary import RunSummary as RunSummary
+from .summary import steady_median as steady_median

@@ -1,0 +1,205 @@
+"""Per-step CSV exports: PyTorch Lightning's CSVLogger ``metrics.csv`` and the CSVs of
+experiment trackers (Weights & Biases, TensorBoard, MLflow exports), one run per file.
+
+Lightning's CSVLogger writes one row per ``log_metrics`` call with a ``step`` column (and
+``epoch`` when the Trainer logs it); a metric not logged in that call leaves its cell
+empty, so a row without a value in the time column (a validation row, say) belongs to
+another metric and is skipped. Lightning logs no time by itself: the run must log either
+
+* a duration per step (`time_column`, e.g. ``self.log("step_time", seconds)``) in
+  `time_unit`, or
+* a wall-clock time (`timestamp_column`, seconds: W&B's ``_runtime``/``_timestamp``,
+  TensorBoard's ``Wall time``), from which each row's step time is
+  Δtime / Δstep since the previous row with a time.
+
+Without a column named, the first one present among `STEP_COLUMNS`, `DURATION_COLUMNS`
+and `TIMESTAMP_COLUMNS` is used. The global batch and the GPU count come from a column
+(`BATCH_COLUMNS`, `GPU_COLUMNS`; constant within the run) or from the caller.
+"""
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+
+from .._errors import InputError
+from .summary import RunSummary, steady_median
+
+STEP_COLUMNS = ("step", "global_step", "trainer/global_step", "_step", "Step", "iteration")
+DURATION_COLUMNS = (
+    "step_time",
+    "step_time_s",
+    "train/step_time",
+    "time/step",
+    "batch_time",
+    "iteration_time",
+    "time_per_step",
+)
+TIMESTAMP_COLUMNS = ("_runtime", "_timestamp", "Wall time", "wall_time", "timestamp", "time")
+BATCH_COLUMNS = ("global_batch", "global_batch_size", "batch_size")
+GPU_COLUMNS = ("gpus", "world_size", "num_gpus")
+UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def _pick(frame: pd.DataFrame, given: str | None, candidates, what: str, source: str):
+    if given is not None:
+        if given not in frame.columns:
+            raise InputError(
+                f"{source}: no column {given!r} ({what}); columns found: "
+                + ", ".join(frame.columns)
+            )
+        return given
+    return next((c for c in candidates if c in frame.columns), None)
+
+
+def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarray:
+    """The column's values at `rows` (frame positions) as floats; each must be a number
+    (> 0 when `positive`)."""
+    values = []
+    for position in rows:
+        cell = frame[column].iloc[position].strip()
+        where = f"{source} line {position + 2}, column {column!r}"
+        try:
+            value = float(cell)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or (positive and value <= 0):
+            kind = "a positive number" if positive else "a finite number"
+            raise InputError(f"{where}: expected {kind}, got {cell!r}")
+        values.append(value)
+    return np.asarray(values, float)
+
+
+def _constant(frame, column, rows, source, given, name) -> float | None:
+    if given is not None:
+        return float(given)
+    if column is None:
+        return None
+    values = _cells(frame, column, rows, source)
+    if np.any(values != values[0]):
+        k = int(np.argmax(values != values[0]))
+        raise InputError(
+            f"{source} line {rows[k] + 2}, column {column!r}: {name} {values[k]:g} "
+            f"differs from {values[0]:g} at line {rows[0] + 2}; expected one {name} per run"
+        )
+    return float(values[0])
+
+
+def read_tracker_csv(
+    text: str,
+    source: str,
+    *,
+    format: str = "csv",
+    step_column: str | None = None,
+    time_column: str | None = None,
+    time_unit: str = "s",
+    timestamp_column: str | None = None,
+    batch_column: str | None = None,
+    gpus_column: str | None = None,
+    gpus: int | None = None,
+    global_batch: float | None = None,
+    warmup: int | str = "auto",
+) -> RunSummary:
+    """The run of one per-step CSV (its text), as a `RunSummary`.
+
+    Args:
+        text: the file's text.
+        source: its name, for messages.
+        format: ``"lightning"`` or ``"csv"``, recorded in the summary.
+        step_column: the optimizer-step column (default: the first of `STEP_COLUMNS`).
+        time_column: a per-step duration column, in `time_unit`.
+        time_unit: ``"s"``, ``"ms"`` or ``"us"``, of `time_column`.
+        timestamp_column: a wall-clock column, seconds; used when no duration column.
+        batch_column, gpus_column: columns giving the global batch and the GPU count.
+        gpus, global_batch: the values, when no column gives them.
+        warmup: leading rows left out of the median (`steady_median`).
+
+    Raises:
+        InputError: naming the file, the line and column and what was expected.
+    """
+    if time_unit not in UNITS:
+        raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{source}: empty file, expected a CSV header and rows")
+    except (pd.errors.ParserError, ValueError) as error:
+        first = str(error).strip().splitlines()[0]
+        raise InputError(f"{source}: not readable as CSV text ({first})")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    found = ", ".join(frame.columns)
+    step = _pick(frame, step_column, STEP_COLUMNS, "step", source)
+    if step is None:
+        raise InputError(
+            f"{source}: no step column; expected one of {', '.join(STEP_COLUMNS)} (or name it "
+            f"with step_column=); columns found: {found}"
+        )
+    duration = _pick(frame, time_column, DURATION_COLUMNS, "time per step", source)
+    stamp = None
+    if duration is None:
+        stamp = _pick(frame, timestamp_column, TIMESTAMP_COLUMNS, "wall-clock time", source)
+    if duration is None and stamp is None:
+        raise InputError(
+            f"{source}: no time column; expected a per-step duration ("
+            + ", ".join(DURATION_COLUMNS)
+            + ", or time_column=) or a wall-clock time ("
+            + ", ".join(TIMESTAMP_COLUMNS)
+            + f", or timestamp_column=); columns found: {found}"
+        )
+    timed = duration or stamp
+    rows = [i for i, cell in enumerate(frame[timed]) if cell.strip() != ""]
+    if len(rows) < (1 if duration else 2):
+        need = "a row" if duration else "two rows"
+        raise InputError(f"{source}: column {timed!r}: expected {need} with a value")
+    steps = _cells(frame, step, rows, source, positive=False)
+    for k in range(1, len(rows)):
+        if steps[k] <= steps[k - 1]:
+            raise InputError(
+                f"{source} line {rows[k] + 2}, column {step!r}: step {steps[k]:g} after step "
+                f"{steps[k - 1]:g} at line {rows[k - 1] + 2}; expected increasing steps (a "
+                "restarted or second run: give each as its own file)"
+            )
+    if duration:
+        seconds = _cells(frame, duration, rows, source) * UNITS[time_unit]
+        ends, lines = steps, rows
+    else:
+        clock = _cells(frame, stamp, rows, source, positive=False)
+        gaps = np.diff(clock)
+        if np.any(gaps <= 0):
+            k = int(np.argmax(gaps <= 0)) + 1
+            raise InputError(
+                f"{source} line {rows[k] + 2}, column {stamp!r}: time {clock[k]:g} s is not "
+                f"after {clock[k - 1]:g} s at line {rows[k - 1] + 2}; expected increasing "
+                "wall-clock times"
+            )
+        seconds, ends, lines = gaps / np.diff(steps), steps[1:], rows[1:]
+    batch = _constant(
+        frame,
+        _pick(frame, batch_column, BATCH_COLUMNS, "global batch", source),
+        rows,
+        source,
+        global_batch,
+        "global batch",
+    )
+    count = _constant(
+        frame,
+        _pick(frame, gpus_column, GPU_COLUMNS, "GPU count", source),
+        rows,
+        source,
+        gpus,
+        "GPU count",
+    )
+    median, dropped, warm, rule = steady_median(ends, seconds, warmup)
+    return RunSummary(
+        source=source,
+        line=lines[dropped] + 2,
+        format=format,
+        gpus=None if count is None else int(count),
+        global_batch=batch,
+        step_time_s=median,
+        steps_used=len(seconds) - dropped,
+        warmup_dropped=dropped,
+        warmup_steps=warm,
+        warmup_rule=rule,
+    )

@@ -1,0 +1,176 @@
+"""Megatron-LM training logs: one log per run, one ``iteration`` line per log interval.
+
+``training_log`` in Megatron-LM (``megatron/training.py``, later
+``megatron/training/training.py``) prints, every ``--log-interval`` iterations::
+
+     iteration      100/  500000 | consumed samples:        51200 | elapsed time per
+     iteration (ms): 1234.5 | learning rate: 1.500E-04 | global batch size:   512 | ...
+
+(one line; recent versions prefix a ``[YYYY-MM-DD hh:mm:ss]`` timestamp). The elapsed
+time is the mean over the interval. The GPU count comes from the ``using world size: N,
+... tensor-model-parallel size: T, pipeline-model-parallel size: P`` line of argument
+parsing, else from the ``world_size ...... N`` line of the argument dump, else from the
+caller. Other lines are noise and skipped.
+
+A log whose global batch changes (``--rampup-batch-size``) gives one run per global
+batch: the step time at each.
+"""
+
+import math
+import re
+
+import numpy as np
+
+from .._errors import InputError
+from .summary import RunSummary, steady_median
+
+ITERATION_RE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|")
+_FIELD_RE = re.compile(r"\s*([^|:]+?)\s*:\s*([^|]*?)\s*(?:\||$)")
+_WORLD_RE = re.compile(r"using world size:\s*(\d+)")
+_PARALLEL_RE = {
+    "tp": re.compile(r"tensor-model-parallel size:\s*(\d+)"),
+    "pp": re.compile(r"pipeline-model-parallel size:\s*(\d+)"),
+}
+_ARGUMENT_RE = re.compile(r"^\s*([a-z_]+) \.{3,} (\S+)\s*$")
+_ARGUMENTS = {
+    "world_size": "gpus",
+    "tensor_model_parallel_size": "tp",
+    "pipeline_model_parallel_size": "pp",
+    "micro_batch_size": "micro_batch_size",
+    "seq_length": "seq_len",
+}
+ELAPSED = "elapsed time per iteration (ms)"
+BATCH = "global batch size"
+CONSUMED = "consumed samples"
+
+
+def _positive(text: str, what: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}: {what}: expected a positive number, got {text!r}")
+    return value
+
+
+def _fields(line: str, start: int) -> dict[str, str]:
+    return {m.group(1).strip(): m.group(2) for m in _FIELD_RE.finditer(line, start)}
+
+
+def read_megatron(
+    text: str,
+    source: str,
+    *,
+    gpus: int | None = None,
+    global_batch: float | None = None,
+    warmup: int | str = "auto",
+) -> list[RunSummary]:
+    """The run(s) of one Megatron-LM log (its text): one `RunSummary` per global batch.
+
+    Args:
+        text: the log's text.
+        source: its name, for messages.
+        gpus: the GPU count, when the log has no world-size line (or to override it).
+        global_batch: the global batch, when the iteration lines do not print it.
+        warmup: leading intervals left out of the median (`steady_median`).
+
+    Raises:
+        InputError: naming the file, the line and what was expected.
+    """
+    world: tuple[int, int] | None = None  # (line, value)
+    settings: dict[str, tuple[int, float]] = {}
+    rows = []  # (line, iteration, ms, batch, consumed)
+    for number, line in enumerate(text.splitlines(), start=1):
+        where = f"{source} line {number}"
+        match = ITERATION_RE.search(line)
+        if match is None:
+            found = _WORLD_RE.search(line)
+            if found:
+                value = int(found.group(1))
+                if world is not None and world[1] != value:
+                    raise InputError(
+                        f"{where}: world size {value} differs from {world[1]} at line "
+                        f"{world[0]}; expected one run per log (split the file)"
+                    )
+                world = (number, value)
+                for name, pattern in _PARALLEL_RE.items():
+                    size = pattern.search(line)
+                    if size:
+                        settings[name] = (number, float(size.group(1)))
+                continue
+            argument = _ARGUMENT_RE.match(line)
+            if argument and argument.group(1) in _ARGUMENTS:
+                name = _ARGUMENTS[argument.group(1)]
+                if argument.group(2) != "None":
+                    value = _positive(argument.group(2), argument.group(1), where)
+                    settings.setdefault(name, (number, value))
+            continue
+        fields = _fields(line, match.end())
+        if ELAPSED not in fields:
+            raise InputError(
+                f"{where}: iteration line without '{ELAPSED}: <number>' (a line cut off?); "
+                "expected ' iteration N/M | consumed samples: ... | elapsed time per "
+                "iteration (ms): ... | ...'"
+            )
+        ms = _positive(fields[ELAPSED], ELAPSED, where)
+        batch = global_batch
+        if BATCH in fields:
+            batch = _positive(fields[BATCH], BATCH, where)
+        elif batch is None:
+            raise InputError(
+                f"{where}: iteration line without '{BATCH}: <number>'; pass global_batch="
+            )
+        consumed = _positive(fields[CONSUMED], CONSUMED, where) if CONSUMED in fields else None
+        iteration = int(match.group(1))
+        if rows and iteration <= rows[-1][1]:
+            raise InputError(
+                f"{where}: iteration {iteration} after iteration {rows[-1][1]} at line "
+                f"{rows[-1][0]}; expected increasing iterations (a restarted or second run: "
+                "give each as its own file)"
+            )
+        rows.append((number, iteration, ms, batch, consumed))
+    if not rows:
+        raise InputError(
+            f"{source}: no Megatron-LM iteration lines; expected lines like ' iteration "
+            "100/ 500000 | consumed samples: 51200 | elapsed time per iteration (ms): "
+            "1234.5 | ... | global batch size: 512 | ...'"
+        )
+    if gpus is None:
+        if world is not None:
+            gpus = world[1]
+        elif "gpus" in settings:
+            gpus = int(settings["gpus"][1])
+    config = {k: v for k, (_, v) in settings.items() if k in ("tp", "pp", "seq_len")}
+    micro = settings.get("micro_batch_size")
+    runs = []
+    for batch in dict.fromkeys(r[3] for r in rows):
+        chosen = [r for r in rows if r[3] == batch]
+        iterations = np.array([r[1] for r in chosen], float)
+        seconds = np.array([r[2] for r in chosen], float) / 1000.0
+        median, dropped, warm, rule = steady_median(iterations, seconds, warmup)
+        # The iteration where this batch's first interval begins: the previous line's.
+        first = rows.index(chosen[0])
+        begins = rows[first - 1][1] if first else 0
+        warm = warm - begins if dropped else 0
+        extra = dict(config)
+        if micro is not None and gpus is not None:
+            dp = gpus / (extra.get("tp", 1.0) * extra.get("pp", 1.0))
+            extra["microbatches"] = batch / (dp * micro[1])
+        runs.append(
+            RunSummary(
+                source=source,
+                line=chosen[dropped][0],
+                format="megatron",
+                gpus=gpus,
+                global_batch=batch,
+                step_time_s=median,
+                steps_used=len(chosen) - dropped,
+                warmup_dropped=dropped,
+                warmup_steps=warm,
+                warmup_rule=rule,
+                samples=chosen[-1][4],
+                config=extra,
+            )
+        )
+    return runs

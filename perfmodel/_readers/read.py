@@ -1,0 +1,218 @@
+"""The entry points: which format a log is in, and logs (files or folders) to runs and to
+`Benchmarks`."""
+
+import os
+from pathlib import Path
+
+from .._data import Benchmarks
+from .._errors import InputError
+from .lightning import read_tracker_csv, STEP_COLUMNS
+from .megatron_log import ITERATION_RE, read_megatron
+from .mllog import read_mllog, TOKEN
+from .summary import QUANTITIES, RunSummary, to_benchmarks
+
+FORMATS = ("mllog", "megatron", "lightning", "csv")
+DEFAULT_QUANTITY = {
+    "mllog": "time_to_train",
+    "megatron": "step_time",
+    "lightning": "step_time",
+    "csv": "step_time",
+}
+# Files a folder contributes; others (hparams.yaml, checkpoints) are not logs.
+LOG_SUFFIXES = (".txt", ".log", ".out", ".csv")
+_OPTIONS = {
+    "mllog": {"gpus", "gpus_per_node", "warmup"},
+    "megatron": {"gpus", "global_batch", "warmup"},
+    "lightning": {
+        "step_column",
+        "time_column",
+        "time_unit",
+        "timestamp_column",
+        "batch_column",
+        "gpus_column",
+        "gpus",
+        "global_batch",
+        "warmup",
+    },
+}
+_OPTIONS["csv"] = _OPTIONS["lightning"]
+_SCAN_BYTES = 8 << 20
+
+
+def _read_text(path: str) -> str:
+    try:
+        # latin-1 as mlperf_logging's parser: any byte decodes, nothing is dropped.
+        return Path(path).read_text(encoding="latin-1")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file")
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a log file")
+    except OSError as error:
+        raise InputError(f"{path}: cannot read the file ({error.strerror})")
+
+
+def _detect_text(text: str, source: str) -> str:
+    head = text[:_SCAN_BYTES]
+    if TOKEN in head:
+        return "mllog"
+    if "elapsed time per iteration" in head and ITERATION_RE.search(head):
+        return "megatron"
+    first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
+    if "," in first:
+        columns = [c.strip() for c in first.split(",")]
+        if "step" in columns and "epoch" in columns:
+            return "lightning"
+        if any(c in columns for c in STEP_COLUMNS):
+            return "csv"
+    raise InputError(
+        f"{source}: cannot tell the log format: no ':::MLLOG' line, no Megatron-LM "
+        "'iteration N/M | ... elapsed time per iteration (ms): ...' line and no CSV header "
+        f"with a step column ({', '.join(STEP_COLUMNS)}); give format= (one of "
+        f"{', '.join(FORMATS)})"
+    )
+
+
+def detect_format(path: str | os.PathLike) -> str:
+    """The format of the log at `path`: ``"mllog"``, ``"megatron"``, ``"lightning"`` or
+    ``"csv"`` (a tracker export), from its content (the first 8 MiB).
+
+    Raises:
+        InputError: a missing or unreadable file, or none of the formats.
+    """
+    source = os.fspath(path)
+    return _detect_text(_read_text(source), source)
+
+
+def log_files(paths) -> list[str]:
+    """The files `paths` name: files as given, folders as their ``*.txt``, ``*.log``,
+    ``*.out`` and ``*.csv`` files (recursively, sorted; hidden ones left out).
+
+    Raises:
+        InputError: a path that does not exist, or a folder without such files.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix in LOG_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not found:
+                raise InputError(
+                    f"{path}: a folder without log files (expected {', '.join(LOG_SUFFIXES)})"
+                )
+            files += [str(p) for p in found]
+        elif path.is_file():
+            files.append(str(path))
+        else:
+            raise InputError(f"{path}: no such file or folder")
+    if not files:
+        raise InputError("no log files given")
+    return files
+
+
+def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
+    """Every run in the logs at `paths` (files, or folders of them), one `RunSummary` each
+    (a Megatron-LM log with a batch ramp-up gives one per global batch).
+
+    Args:
+        paths: a path or a list of paths.
+        format: one of `FORMATS`; detected per file (`detect_format`) when None. All files
+            must be in one format.
+        options: passed to the format's reader: ``gpus``, ``gpus_per_node`` (MLLOG),
+            ``global_batch``, ``warmup`` and, for CSVs, ``step_column``, ``time_column``,
+            ``time_unit``, ``timestamp_column``, ``batch_column``, ``gpus_column``.
+
+    Raises:
+        InputError: an unknown format or option, files in several formats, or a malformed
+            log (its message names the file and the line).
+    """
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
+    runs, formats = [], {}
+    for path in log_files(paths):
+        text = _read_text(path)
+        kind = format or _detect_text(text, path)
+        formats.setdefault(kind, path)
+        if len(formats) > 1:
+            (a, first), (b, _) = list(formats.items())[:2]
+            raise InputError(
+                f"{path}: a {b} log, while {first} is a {a} log; read one format at a time"
+            )
+        unknown = sorted(set(options) - _OPTIONS[kind])
+        if unknown:
+            raise InputError(
+                f"unknown option(s) for {kind} logs: {', '.join(unknown)}; valid: "
+                + ", ".join(sorted(_OPTIONS[kind]))
+            )
+        if kind == "mllog":
+            runs.append(read_mllog(text, path, **options))
+        elif kind == "megatron":
+            runs += read_megatron(text, path, **options)
+        else:
+            runs.append(read_tracker_csv(text, path, format=kind, **options))
+    return runs
+
+
+def _source(paths) -> str:
+    if isinstance(paths, (str, os.PathLike)):
+        return os.fspath(paths)
+    paths = [os.fspath(p) for p in paths]
+    return paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more"
+
+
+def read_log(
+    paths,
+    format: str | None = None,
+    *,
+    quantity: str | None = None,
+    status: str | None = "success",
+    **options,
+) -> Benchmarks:
+    """`Benchmarks` from training logs: one row per run, ``gpus`` and ``time_s``.
+
+    ``time_s`` is the median seconds per step after warm-up for per-step logs
+    (Megatron-LM, Lightning, tracker CSVs) and the time to train (run_stop − run_start)
+    for MLPerf result files; ``quantity`` picks ``"step_time"``, ``"time_to_train"`` or
+    ``"epoch_time"`` (MLLOG: median epoch). ``global_batch`` (and ``tp``, ``pp``,
+    ``microbatches``, ``seq_len``, ``gpus_per_node`` where the log gives them) are carried
+    into the configuration. `read_runs` gives the per-run details (warm-up dropped and by
+    which rule, epochs and samples to the target, status).
+
+    Args:
+        paths: log files, or folders of them (one MLPerf result file per run).
+        format: one of `FORMATS`, or None to detect it.
+        quantity: the measured quantity (default: per format, see above).
+        status: keep only MLLOG runs whose run_stop status is this (``"success"``, the
+            default, as MLPerf scores; aborted runs are left out); None keeps all.
+        options: passed to `read_runs`.
+
+    Raises:
+        InputError: as `read_runs`, or when no run is left.
+    """
+    if quantity is not None and quantity not in QUANTITIES:
+        raise InputError(f"quantity: expected one of {', '.join(QUANTITIES)}, got {quantity!r}")
+    runs = read_runs(paths, format, **options)
+    kind = runs[0].format
+    if status is not None and kind == "mllog":
+        kept = [run for run in runs if run.status == status]
+        if not kept:
+            found = sorted({run.status or "none" for run in runs})
+            raise InputError(
+                f"{_source(paths)}: no run with status {status!r} (found: {', '.join(found)}); "
+                "pass status=None to keep every run"
+            )
+        runs = kept
+    return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths))
+
+
+def run_table(runs: list[RunSummary]):
+    """The runs as a pandas DataFrame, one row each (`RunSummary.as_dict`)."""
+    import pandas as pd
+
+    return pd.DataFrame([run.as_dict() for run in runs])
