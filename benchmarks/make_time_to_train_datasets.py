@@ -10,7 +10,7 @@ batch, status, GPU count).
 
 Needs a local copy of github mlcommons/training_results_v0.7 (a bare git directory)::
 
-    python research/build_time_to_train_datasets.py \
+    python benchmarks/make_time_to_train_datasets.py \
         /work/.mirror/mlcommons+training_results_v0.7/repo
 """
 

@@ -1,7 +1,7 @@
 """A time-to-train answer from MLPerf logs: the GPU count and global batch that train SSD
 fastest, and the cheapest within a deadline, from three result files (8, 16 and 64 GPUs).
 
-    PYTHONPATH=. python research/time_to_train_example.py [LOGS...]
+    PYTHONPATH=. python benchmarks/time_to_train_example.py [LOGS...]
 
 Default LOGS: tests/data/logs/mllog_ssd (three real MLPerf v0.7 DGX A100 result files).
 """
