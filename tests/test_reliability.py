@@ -33,8 +33,11 @@ def _param(case):
     return pytest.param(case, id=case.id, marks=marks)
 
 
+SCALE_IDS = ("scale.1e5-rows-default", "scale.1e6-rows-amdahl")
+
+
 def test_known_defects_name_cases():
-    assert not KNOWN - {case.id for case in CASES}
+    assert not KNOWN - {case.id for case in CASES} - set(SCALE_IDS)
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +74,18 @@ def _per_step_csv(path, rows: int, seed: int = 0) -> None:
         np.savetxt(stream, np.column_stack([gpus, times]), fmt=["%d", "%.6g"], delimiter=",")
 
 
+def _scale(rows, options, name):
+    known = pytest.mark.xfail(strict=True, reason="known defect: research/DEFECTS.md")
+    return pytest.param(rows, options, id=name, marks=[known] if f"scale.{name}" in KNOWN else [])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "rows, options",
-    [(10**5, []), (10**6, ["--model", "amdahl"])],
-    ids=["1e5-rows-default", "1e6-rows-amdahl"],
+    [
+        _scale(10**5, [], "1e5-rows-default"),
+        _scale(10**6, ["--model", "amdahl"], "1e6-rows-amdahl"),
+    ],
 )
 def test_large_csv_fits_in_seconds(tmp_path, rows, options):
     """Scope 5 of the issue: 10⁶ rows read and fitted in under 10 s and 1 GB."""

@@ -1082,6 +1082,14 @@ add(
         what="--top 10^12 on 3 configurations",
     ),
     Case(
+        f"{K}.num-float.sweep",
+        K,
+        ["sweep", "s.toml"],
+        {"s.toml": AMDAHL_SPACE + "[axes]\ngpus = { start = 1, stop = 1e8, num = 1e8 }\n"},
+        names=("s.toml", "num"),
+        what="num = 1e8 written as a float (TOML): refused before any allocation",
+    ),
+    Case(
         f"{K}.huge-starts.fit",
         K,
         ["fit", "bench.csv", "--model", "amdahl", "--starts", E9],
@@ -1181,6 +1189,14 @@ add(
         timeout=90,
         names=("--distributed",),
         what="sweep --distributed, the second process never comes",
+    ),
+    Case(
+        f"{K}.non-integer-max-gpus.optimal",
+        K,
+        ["optimal", FIT_FILE, "--max-gpus", "1e9"],
+        SAVED,
+        names=("--max-gpus",),
+        what="--max-gpus 1e9 (argparse's int refuses it: its own 'perfmodel optimal: error:')",
     ),
     Case(
         f"{K}.nan-factor.explain",
@@ -1397,7 +1413,8 @@ def closed_pipe(argv):
             stderr=subprocess.PIPE,
         )
         process.stdout.close()  # like `| head` that has already exited
-        err = process.stderr.read().decode(errors="replace")
+        with process.stderr:
+            err = process.stderr.read().decode(errors="replace")
         rc = process.wait(timeout=120)
         problems = []
         if "Traceback" in err:

@@ -47,6 +47,7 @@ LIMITED_CASE_SECONDS = 25
 
 NON_FINITE = re.compile(r"(?<![\w.])[-+]?(nan|inf|infinity)(?![\w])", re.IGNORECASE)
 ALLOWED_STDERR = ("warning:", "wrote ")
+FATAL_LINE = re.compile(r"^F\d{4} \d\d:\d\d:\d\d")
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
 
 
@@ -124,14 +125,27 @@ class Verdict:
     def summary(self) -> str:
         o = self.outcome
         last = _last_traceback_line(o.err)
+        fatal = [line for line in o.err.splitlines() if FATAL_LINE.match(line)]
         bits = [f"exit {o.rc}"]
-        if last:
+        if fatal:  # absl's LOG(FATAL) from inside XLA or the distributed runtime
+            bits.append("aborted: " + fatal[0].split("] ", 1)[-1][:200])
+        elif last:
             bits.append(last)
         elif o.err.strip():
             bits.append("stderr: " + " / ".join(o.err.strip().splitlines()[-2:])[:300])
+        if o.rc == 0 and o.out.strip():
+            bits.append("printed: " + _excerpt(o.out))
         if o.note:
             bits.append(o.note)
         return "; ".join(bits)
+
+
+def _excerpt(text: str, width: int = 160) -> str:
+    """Where `text` shows a non-finite number, else its first lines, on one line."""
+    flat = " / ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+    match = NON_FINITE.search(flat)
+    start = 0 if match is None else max(0, match.start() - width // 2)
+    return ("…" if start else "") + flat[start : start + width] + "…" * (len(flat) > width)
 
 
 def known_defects() -> set[str]:
@@ -300,21 +314,22 @@ def run_subprocess(argv, folder: Path, timeout: float = 120.0, **kwargs) -> Outc
 
 def run_measured(argv, folder: Path, timeout: float, as_bytes: int) -> tuple[Outcome, float]:
     """``perfmodel ARGV`` in a subprocess limited to `as_bytes`; also its peak RSS in bytes."""
-    import resource
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (as_bytes, as_bytes))
-
+    # The limit is set by the child itself: a preexec_fn would fork this (JAX) process.
+    limited = (
+        "import resource, runpy, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({as_bytes}, {as_bytes}))\n"
+        "sys.argv = ['perfmodel', *sys.argv[1:]]\n"
+        "runpy.run_module('perfmodel', run_name='__main__', alter_sys=True)\n"
+    )
     out, err = folder / "_stdout.txt", folder / "_stderr.txt"
     start = time.perf_counter()
     with open(out, "w") as stdout, open(err, "w") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "perfmodel", *argv],
+            [sys.executable, "-c", limited, *argv],
             cwd=folder,
             env=subprocess_env(),
             stdout=stdout,
             stderr=stderr,
-            preexec_fn=limit,
         )
         note, status, usage = "", None, None
         while True:
@@ -636,8 +651,11 @@ def _main(argv=None) -> int:
     )
     if args.markdown:
         print(format_markdown(verdicts))
-    if args.write_known:
-        ids = [v.case.id for v in verdicts if not v.passed]
+    if args.write_known:  # a run of some cases (-k) updates only their lines
+        ran = {v.case.id for v in verdicts}
+        failing = (known_defects() - ran) | {v.case.id for v in verdicts if not v.passed}
+        ids = [c.id for c in CASES if c.id in failing]
+        ids += sorted(failing - {c.id for c in CASES})  # scale.*: the benchmarks
         KNOWN_DEFECTS.write_text(
             "# Cases of tests/reliability/corpus.py that fail on the current code (issue #13).\n"
             "# test_reliability.py marks them xfail(strict=True): remove a line once fixed.\n"
