@@ -67,15 +67,33 @@ PRIOR_EFFICIENCY = dict(e_max=0.8, d0=100.0)
 STACKS = {
     # [MLM21]: no async TP, unfused gradient accumulation into fp16 main_grad, fp16
     # gradients all-reduced (no --accumulate-allreduce-grads-in-fp32 in sc21/CONFIG.sh).
-    "megatron-2021": dict(async_tp=0, grad_accum_fusion=0, dp_overlap=0, grad_bytes=2.0,
-                          scatter_gather=1, flash_attention=0),
+    "megatron-2021": dict(
+        async_tp=0,
+        grad_accum_fusion=0,
+        dp_overlap=0,
+        grad_bytes=2.0,
+        scatter_gather=1,
+        flash_attention=0,
+    ),
     # [MLM22]: async TP backward collectives, fused fp32 accumulation (fp32 main grads:
     # 18 bytes/parameter as in [K22] Figure 1).
-    "megatron-2022": dict(async_tp=1, grad_accum_fusion=1, dp_overlap=0, grad_bytes=4.0,
-                          scatter_gather=1, flash_attention=0),
+    "megatron-2022": dict(
+        async_tp=1,
+        grad_accum_fusion=1,
+        dp_overlap=0,
+        grad_bytes=4.0,
+        scatter_gather=1,
+        flash_attention=0,
+    ),
     # Megatron-Core (2023+): as 2022 plus --overlap-grad-reduce and flash attention.
-    "megatron-core": dict(async_tp=1, grad_accum_fusion=1, dp_overlap=1, grad_bytes=4.0,
-                          scatter_gather=1, flash_attention=1),
+    "megatron-core": dict(
+        async_tp=1,
+        grad_accum_fusion=1,
+        dp_overlap=1,
+        grad_bytes=4.0,
+        scatter_gather=1,
+        flash_attention=1,
+    ),
 }
 
 
@@ -132,10 +150,6 @@ def iteration_flops(h, s, L, V, B, recompute=FULL):
 # ---------------------------------------------------------------------------------------
 
 
-K_WEIGHT = 1.0
-ATTN_D0_SCALE = 1.0
-
-
 def gemm_efficiency(M, N, K, e_max, d0):
     """Fraction of peak one (M×K)·(K×N) GEMM sustains (dimensionless, in (0, e_max)).
 
@@ -145,7 +159,7 @@ def gemm_efficiency(M, N, K, e_max, d0):
     short K loop). Two parameters, fitted (`fit_efficiency`): e_max (dimensionless) and
     d0 (elements). Micro-batch size enters through M = b·s.
     """
-    inv = 1.0 / _f(M) + 1.0 / _f(N) + K_WEIGHT / _f(K)
+    inv = 1.0 / _f(M) + 1.0 / _f(N) + 1.0 / _f(K)
     return e_max / (1.0 + d0 * inv)
 
 
@@ -183,8 +197,7 @@ def layer_gemm_times(h, a, s, b, t, hw, eff, flash_attention=0):
     )
     d = h / a
     heads = b * a / t
-    da = d0 * ATTN_D0_SCALE
-    plain = gemm_time(s, s, d, peak, bw, e, da, heads) + gemm_time(s, d, s, peak, bw, e, da, heads)
+    plain = gemm_time(s, s, d, peak, bw, e, d0, heads) + gemm_time(s, d, s, peak, bw, e, d0, heads)
     # Flash attention: same FLOPs in one fused kernel, no s×s tensor in HBM.
     fused = heads * 4.0 * s * s * d / (peak * gemm_efficiency(s, s, d, e, d0))
     return dense, np.where(_f(flash_attention) > 0, fused, plain)
@@ -204,8 +217,9 @@ def layer_gemm_times(h, a, s, b, t, hw, eff, flash_attention=0):
 #   bwd: LayerNorm read grad 2, input 2, write 2 (×2) + bias-dropout-add grad read 2,
 #        mask 1, write 2 (×2) = 22; GeLU read grad, input, write grad = 24;
 #        softmax read grad 2, out 2, write 2 + dropout read 2, mask 1, write 2 = 11.
-ELEMENTWISE_BYTES = dict(rep_fwd=22.0, rep_bwd=22.0, col_fwd=16.0, col_bwd=24.0,
-                         att_fwd=9.0, att_bwd=11.0)
+ELEMENTWISE_BYTES = dict(
+    rep_fwd=22.0, rep_bwd=22.0, col_fwd=16.0, col_bwd=24.0, att_fwd=9.0, att_bwd=11.0
+)
 
 
 def layer_elementwise_bytes(h, a, s, b, t, seq_parallel=0, flash_attention=0):
@@ -291,14 +305,15 @@ def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff
     dense, attn = layer_gemm_times(h, a, s, b, t, hw, eff, fa)
     rd, ra = recompute_passes(recompute)
     fwd_bytes, bwd_bytes, att_bytes = layer_elementwise_bytes(h, a, s, b, t, seq_parallel, fa)
-    bw = hw["hbm_bandwidth"] * eff.get("e_mem", 1.0)
+    bw = hw["hbm_bandwidth"]
     # Flash attention's backward recomputes the scores: 2.5× its forward, not 2×.
     attn_bwd = np.where(_f(fa) > 0, 2.5, 2.0) * attn
     forward = dense + attn + fwd_bytes / bw
     backward = 2.0 * dense + attn_bwd + bwd_bytes / bw
     recomputed = rd * (dense + fwd_bytes / bw) + ra * (attn + np.where(rd > 0, 0.0, att_bytes / bw))
-    sync, overlappable = tensor_parallel_times(h, s, b, t, recompute, seq_parallel,
-                                               stack["async_tp"], hw)
+    sync, overlappable = tensor_parallel_times(
+        h, s, b, t, recompute, seq_parallel, stack["async_tp"], hw
+    )
     exposed = sync + np.maximum(0.0, overlappable - 2.0 * dense)
     total = forward + backward + recomputed + exposed
     return total, backward + recomputed
@@ -365,8 +380,8 @@ def p2p_time(h, s, b, t, p, v, m, d, seq_parallel, scatter_gather, hw):
     optimisation [N21 §4.1] or sequence parallelism (then re-gathered over NVLink with an
     all-gather when not sequence parallel). Adjacent stages are tp·dp ranks apart in
     Megatron's rank order; when the p stages span more than one node some boundary is
-    on InfiniBand (one NIC per GPU) and paces the lock-stepped schedule, else NVLink. Blocking transfers [MLM21 schedules.py]: one after
-    every chunk's forward and backward, ``2·(v·m + p − 1)`` per iteration; none if p = 1.
+    on InfiniBand (one NIC per GPU) and paces the lock-stepped schedule, else NVLink.
+    Blocking transfers [MLM21 schedules.py]: one after every chunk's forward and backward, ``2·(v·m + p − 1)`` per iteration; none if p = 1.
     """
     h, s, b, t, p, v, m, d = map(_f, (h, s, b, t, p, v, m, d))
     size = b * s * h * 2.0
@@ -379,8 +394,9 @@ def p2p_time(h, s, b, t, p, v, m, d, seq_parallel, scatter_gather, hw):
     bw = np.where(remote, hw["network_bandwidth"], hw["nvlink_bandwidth"])
     one = lat + message / bw
     regather = (_f(scatter_gather) > 0) & (_f(seq_parallel) <= 0) & (t > 1.0)
-    one = one + np.where(regather, all_gather_time(t, size, hw["nvlink_latency"],
-                                                   hw["nvlink_bandwidth"]), 0.0)
+    one = one + np.where(
+        regather, all_gather_time(t, size, hw["nvlink_latency"], hw["nvlink_bandwidth"]), 0.0
+    )
     count = 2.0 * (v * m + p - 1.0)
     return np.where(p > 1.0, count * one, 0.0)
 
@@ -395,11 +411,15 @@ def logits_time(h, s, b, V, t, hw, eff):
     pays it m times, not m/p [N21 §3, the stage imbalance of the output layer].
     """
     h, s, b, V, t = map(_f, (h, s, b, V, t))
-    gemm = 3.0 * gemm_time(b * s, V / t, h, hw["peak_flops"], hw["hbm_bandwidth"],
-                           eff["e_max"], eff["d0"])
-    loss = 24.0 * b * s * V / t / (hw["hbm_bandwidth"] * eff.get("e_mem", 1.0))
-    comm = np.where(t > 1.0, all_reduce_time(t, b * s * h * 2.0, hw["nvlink_latency"],
-                                             hw["nvlink_bandwidth"]), 0.0)
+    gemm = 3.0 * gemm_time(
+        b * s, V / t, h, hw["peak_flops"], hw["hbm_bandwidth"], eff["e_max"], eff["d0"]
+    )
+    loss = 24.0 * b * s * V / t / hw["hbm_bandwidth"]
+    comm = np.where(
+        t > 1.0,
+        all_reduce_time(t, b * s * h * 2.0, hw["nvlink_latency"], hw["nvlink_bandwidth"]),
+        0.0,
+    )
     return gemm + loss + comm
 
 
@@ -489,8 +509,7 @@ def activation_bytes_per_layer(h, a, s, b, t, recompute, seq_parallel, flash_att
     return np.where(r >= FULL, full, plain)
 
 
-def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zero,
-                   stack):
+def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zero, stack):
     """Bytes the busiest (first) pipeline GPU holds, by part; ``"total"`` sums them.
 
     * ``layer_states``: L/p layers' parameters over t (`layer_parameters`) × (2 weight
@@ -511,15 +530,19 @@ def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zer
         + grad / np.where(z >= 2.0, d, 1.0)
         + 12.0 / np.where(z >= 1.0, d, 1.0)
     )
-    act = activation_bytes_per_layer(h, a, s, b, t, recompute, seq_parallel,
-                                     stack["flash_attention"])
+    act = activation_bytes_per_layer(
+        h, a, s, b, t, recompute, seq_parallel, stack["flash_attention"]
+    )
     layers_in_flight = inflight_layers(L, p, v, m)
-    working = np.where(_f(recompute) >= FULL,
-                       activation_bytes_per_layer(h, a, s, b, t, NONE, seq_parallel,
-                                                  stack["flash_attention"]), 0.0)
+    working = np.where(
+        _f(recompute) >= FULL,
+        activation_bytes_per_layer(h, a, s, b, t, NONE, seq_parallel, stack["flash_attention"]),
+        0.0,
+    )
     micro_in_flight = layers_in_flight / (_f(L) / _f(p))
-    dropout_mask = _f(s) * _f(b) * _f(h) * micro_in_flight / np.where(
-        _f(seq_parallel) > 0, _f(t), 1.0)
+    dropout_mask = (
+        _f(s) * _f(b) * _f(h) * micro_in_flight / np.where(_f(seq_parallel) > 0, _f(t), 1.0)
+    )
     logits = np.where(_f(p) <= 1.0, 6.0 * _f(b) * _f(s) * _f(V) / _f(t), 0.0)
     parts = {
         "layer_states": layers * per_param,
@@ -536,8 +559,25 @@ def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zer
 # ---------------------------------------------------------------------------------------
 
 
-def iteration_time(h, a, s, V, L, b, t, p, d, v, B, recompute, seq_parallel, zero, stack,
-                   hw=A100_SELENE, eff=PRIOR_EFFICIENCY):
+def iteration_time(
+    h,
+    a,
+    s,
+    V,
+    L,
+    b,
+    t,
+    p,
+    d,
+    v,
+    B,
+    recompute,
+    seq_parallel,
+    zero,
+    stack,
+    hw=A100_SELENE,
+    eff=PRIOR_EFFICIENCY,
+):
     """Seconds of one training iteration, by term; ``"total"`` is their sum.
 
     * ``pipeline``: ``(m + (p−1)/v)`` slots (`pipeline_schedule_factor`) of the busiest
@@ -551,12 +591,12 @@ def iteration_time(h, a, s, V, L, b, t, p, d, v, B, recompute, seq_parallel, zer
     * ``embedding_sync``: `embedding_sync_time`; ``optimizer``: `optimizer_time`.
     """
     m = _f(B) / (_f(d) * _f(b))
-    layer, layer_bwd = layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack,
-                                             hw, eff)
+    layer, layer_bwd = layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff)
     layers, embedding = stage_parameters(h, s, V, L, t, p)
     device_params = layers + embedding
     per_micro = _f(L) / _f(p) * layer + grad_accumulation_time(
-        device_params, stack["grad_bytes"], stack["grad_accum_fusion"], hw)
+        device_params, stack["grad_bytes"], stack["grad_accum_fusion"], hw
+    )
     pipeline = pipeline_schedule_factor(p, v, m) * per_micro
     logits = m * logits_time(h, s, b, V, t, hw, eff)
     p2p = p2p_time(h, s, b, t, p, v, m, d, seq_parallel, stack["scatter_gather"], hw)
@@ -564,8 +604,9 @@ def iteration_time(h, a, s, V, L, b, t, p, d, v, B, recompute, seq_parallel, zer
     allreduce = data_parallel_time(device_params, stack["grad_bytes"], t, d, hw)
     window = np.where(_f(stack["dp_overlap"]) > 0, _f(L) / _f(p) * layer_bwd, 0.0)
     zero3 = zero3_time(device_params, t, d, m, recompute, hw)
-    dp_exposed = np.where(z >= 3.0, np.maximum(0.0, zero3 - pipeline),
-                          np.maximum(0.0, allreduce - window))
+    dp_exposed = np.where(
+        z >= 3.0, np.maximum(0.0, zero3 - pipeline), np.maximum(0.0, allreduce - window)
+    )
     parts = {
         "pipeline": pipeline,
         "logits": logits,
