@@ -277,7 +277,7 @@ def tensor_parallel_times(h, s, b, t, recompute, seq_parallel, async_tp, hw):
     ag = all_gather_time(t, size, lat, bw)
     rd, _ = recompute_passes(recompute)
     forward = 2.0 * ar * (1.0 + rd)  # RS+AG costs one all-reduce
-    col_bwd = np.where(sp, 2.0 * ar + 2.0 * ag, 2.0 * ar)  # SP: 2 RS + 2 re-done AG
+    col_bwd = np.where(sp, 4.0 * ag, 2.0 * ar)  # SP: 2 reduce-scatters + 2 re-done AGs
     row_bwd = np.where(sp, 2.0 * ag, 0.0)  # SP: backward of the forward reduce-scatters
     overlapped = np.where(sp | (_f(async_tp) > 0), col_bwd, 0.0)
     sync = forward + row_bwd + col_bwd - overlapped
@@ -381,7 +381,8 @@ def p2p_time(h, s, b, t, p, v, m, d, seq_parallel, scatter_gather, hw):
     all-gather when not sequence parallel). Adjacent stages are tp·dp ranks apart in
     Megatron's rank order; when the p stages span more than one node some boundary is
     on InfiniBand (one NIC per GPU) and paces the lock-stepped schedule, else NVLink.
-    Blocking transfers [MLM21 schedules.py]: one after every chunk's forward and backward, ``2·(v·m + p − 1)`` per iteration; none if p = 1.
+    Blocking transfers [MLM21 schedules.py]: one after every chunk's forward and
+    backward, ``2·(v·m + p − 1)`` per iteration; none if p = 1.
     """
     h, s, b, t, p, v, m, d = map(_f, (h, s, b, t, p, v, m, d))
     size = b * s * h * 2.0
