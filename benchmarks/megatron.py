@@ -299,12 +299,28 @@ def fill_unpublished(cfg: dict, eff: dict) -> dict:
 
 
 def published_seconds(row: pd.Series) -> float:
-    """Published iteration time (s): the CSV's, or F/(N·X) from the TFLOP/s per GPU."""
+    """Published iteration time (s): the CSV's, or F/(N·X) from the TFLOP/s per GPU (F from
+    the CSV's ``hw_flops_per_iter``, else `ref.iteration_flops` of the row's shape)."""
     value = _num(row.get("iter_time_s"))
     if value > 0:
         return value
-    if row["measured"] == "tflops_per_gpu" and _num(row.get("hw_flops_per_iter")) > 0:
-        return _num(row["hw_flops_per_iter"]) / (_num(row["gpus"]) * _num(row["value"]) * 1e12)
+    if row["measured"] == "iter_time_s":
+        return _num(row["value"])
+    if row["measured"] == "tflops_per_gpu":
+        flops = _num(row.get("hw_flops_per_iter"))
+        if not flops > 0:
+            recompute = ref.RECOMPUTE_CODES.get(str(row.get("recompute", "full")), ref.FULL)
+            flops = float(
+                ref.iteration_flops(
+                    row["hidden"],
+                    row["seq_len"],
+                    row["layers"],
+                    row["vocab"],
+                    row["global_batch"],
+                    recompute,
+                )
+            )
+        return flops / (_num(row["gpus"]) * _num(row["value"]) * 1e12)
     return math.nan
 
 
@@ -604,7 +620,20 @@ def main() -> None:
     if args.csv == DEFAULT_CSV and not os.path.exists(DEFAULT_CSV):
         raise SystemExit(f"{DEFAULT_CSV} not found")
     result = run(args.csv, calibrate, recompute_search=args.recompute_search)
-    print(json.dumps(result, default=float))
+    print(json.dumps(_finite(result)))
+
+
+def _finite(x):
+    """`x` with NaN and infinities as null, so the last line is strict JSON."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
 
 
 if __name__ == "__main__":

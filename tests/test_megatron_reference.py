@@ -252,3 +252,13 @@ def test_cli_runs_on_another_csv_and_ends_with_json(bench, tmp_path):
     ids = {r["id"]: r for r in last["rows"]}
     assert ids["T5_22B_full"]["calibration"] and not ids["T5_1T_full"]["calibration"]
     assert {"error_pct", "layout_gap_pct"} <= set(ids["T5_1T_full"])
+
+
+def test_published_time_is_derived_when_only_tflops_are_given(bench):
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    row = frame[frame.id == "T1_1008B"].iloc[0]
+    bare = row.drop(["iter_time_s", "hw_flops_per_iter", "dp"])
+    assert bench.published_seconds(bare) == pytest.approx(row.iter_time_s, rel=1e-3)
+    assert bench.row_settings(bare)["d"] == row.dp
