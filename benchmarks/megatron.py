@@ -6,7 +6,7 @@ same columns (``--csv``) and prints, per row:
 
 * predicted against published iteration time, with the compute efficiency uncalibrated
   (`_megatron_reference.PRIOR_EFFICIENCY`) and calibrated on at most two rows
-  (``--calibrate ID,ID``; default the smallest and the largest run, see `DEFAULT_CALIBRATION`);
+  (``--calibrate ID,ID``; default the two cheapest runs, see `DEFAULT_CALIBRATION`);
 * predicted against published memory per GPU (Figure 1 rows: the transformer layers'
   parameters + gradients + optimizer state, and their activations, GiB);
 * the model's best layout (tp, pp, micro-batch size, interleaving, recomputation) at the
