@@ -1,0 +1,639 @@
+"""Does the design model reproduce published Megatron-LM runs, and pick their layouts?
+
+Reads ``datasets/megatron_published_runs.csv`` (Narayanan et al. SC'21 Table 1, Korthikanti
+et al. 2022 Table 5 and Figure 1; sources in ``datasets/SOURCES.md``) or any CSV with the
+same columns (``--csv``) and prints, per row:
+
+* predicted against published iteration time, with the compute efficiency uncalibrated
+  (`_megatron_reference.PRIOR_EFFICIENCY`) and calibrated on at most two rows
+  (``--calibrate ID,ID``; default the two cheapest runs, see `DEFAULT_CALIBRATION`);
+* predicted against published memory per GPU (Figure 1 rows: the transformer layers'
+  parameters + gradients + optimizer state, and their activations, GiB);
+* the model's best layout (tp, pp, micro-batch size, interleaving, recomputation) at the
+  row's GPU count and global batch, with memory feasibility, against the published one,
+  and how much slower the model finds the published (tp, pp) than its own pick;
+* Calculon's error on the same row, where its validation publishes one.
+
+The model is the NumPy reference `_megatron_reference` (each term with its formula and
+source). The last line printed is one JSON object: ``mean_abs_error_pct``,
+``max_abs_error_pct`` (calibrated, over the timing rows not fitted on), per-table
+summaries, ``memory_max_abs_error_pct``, ``layout_within_2pct`` (share of timing rows whose
+published (tp, pp) is within 2% of the pick) and ``rows``.
+
+Run from the repository root (a few seconds)::
+
+    python benchmarks/megatron.py
+    python benchmarks/megatron.py --calibrate T1_1.7B,T5_1T_full
+    python benchmarks/megatron.py --csv my_runs.csv --calibrate RUN_A
+"""
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _megatron_reference as ref  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_CSV = os.path.join(HERE, "..", "datasets", "megatron_published_runs.csv")
+# The two cheapest published runs with distinct shapes: Table 5's 22B on 8 GPUs (pp = 1,
+# h/t = 768, pins d0) and 175B on 64 GPUs (interleaved pp = 8, h/t = 1536). Everything else
+# (32–3072 GPUs, and Table 1's 2021 software) is predicted.
+DEFAULT_CALIBRATION = ("T5_22B_full", "T5_175B_full")
+GIB = 2.0**30
+
+# Settings published outside the CSV: NVIDIA/Megatron-LM examples/sc21/run_table_1.sh
+# @cf547dea (the authors' scripts for [N21] Table 1): micro-batch size (MBS), layers per
+# virtual stage (interleave = L/(pp·NLPVS)) and DDP implementation (torch DDP overlaps
+# the gradient all-reduce with the last backward pass; local DDP does not).
+SC21_TABLE1 = {
+    "T1_1.7B": dict(microbatch_size=16, interleave=1, ddp="torch"),
+    "T1_3.6B": dict(microbatch_size=16, interleave=1, ddp="torch"),
+    "T1_7.5B": dict(microbatch_size=16, interleave=1, ddp="torch"),
+    "T1_18.4B": dict(microbatch_size=8, interleave=1, ddp="torch"),
+    "T1_39.1B": dict(microbatch_size=4, interleave=1, ddp="local"),
+    "T1_76.1B": dict(microbatch_size=2, interleave=3, ddp="local"),  # 60/4/5
+    "T1_145.6B": dict(microbatch_size=2, interleave=2, ddp="local"),  # 80/8/5
+    "T1_310.1B": dict(microbatch_size=1, interleave=2, ddp="local"),  # 96/16/3
+    "T1_529.6B": dict(microbatch_size=1, interleave=3, ddp="local"),  # 105/35/1
+    "T1_1008B": dict(microbatch_size=1, interleave=1, ddp="local"),
+}
+
+# Software stack of each published set (see `_megatron_reference.STACKS`).
+DATASET_STACK = {"N21_T1": "megatron-2021", "K22_T5": "megatron-2022", "K22_F1": "megatron-2022"}
+DEFAULT_STACK = "megatron-core"
+
+# Hardware per `gpu` column. A100: `_megatron_reference.A100_SELENE`. H100 SXM (DGX H100):
+# 989 TFLOP/s dense BF16 and 3.35 TB/s HBM3 (H100 datasheet), NVLink4 450 GB/s per
+# direction (~360 GB/s all-reduce bus bandwidth, nccl-tests#312), 8 × ConnectX-7 NDR
+# 400 Gb/s (50 GB/s per GPU). Untested here: no H100 row in this repository.
+HARDWARE = {
+    "A100-80GB": ref.A100_SELENE,
+    "H100-80GB": dict(
+        ref.A100_SELENE,
+        peak_flops=989e12,
+        hbm_bandwidth=3.35e12 * 0.9,
+        nvlink_bandwidth=360e9,
+        network_bandwidth=50e9 * 0.96,
+    ),
+}
+
+# Calculon (calculon-ai/calculon @caa4b11f, `calculon llm-validation`, the validation of
+# Isaev et al. SC'23 against [K22]): signed error of Calculon's prediction against the
+# published value, % (its "Delta" column is 1 − calc/profile). Table 1 of [N21] is not in
+# Calculon's validation.
+CALCULON_ERROR_PCT = {
+    "T5_22B_full": -1.72,
+    "T5_22B_seqsel": 3.33,
+    "T5_175B_full": -0.56,
+    "T5_175B_seqsel": -0.81,
+    "T5_530B_full": 1.72,
+    "T5_530B_seqsel": -8.87,
+    "T5_1T_full": -4.60,
+    "T5_1T_seqsel": -7.62,
+    "F1_22B_none_params": -10.84,
+    "F1_22B_seqsel_params": -10.84,
+    "F1_175B_none_params": -10.17,
+    "F1_175B_seqsel_params": -10.17,
+    "F1_530B_none_params": -7.40,
+    "F1_530B_seqsel_params": -7.40,
+    "F1_1T_none_params": -5.55,
+    "F1_1T_seqsel_params": -5.55,
+    "F1_22B_none_activations": 0.32,
+    "F1_22B_seqsel_activations": 8.74,
+    "F1_175B_none_activations": 0.14,
+    "F1_175B_seqsel_activations": 2.75,
+    "F1_530B_none_activations": 0.14,
+    "F1_530B_seqsel_activations": 2.12,
+    "F1_1T_none_activations": 0.15,
+    "F1_1T_seqsel_activations": 2.30,
+}
+
+MICROBATCH_SIZES = (1, 2, 4, 8, 16, 32)
+INTERLEAVES = (1, 2, 3, 4, 5, 6, 8)
+TENSOR_PARALLEL = (1, 2, 4, 8)
+RECOMPUTE_BY_STACK = {
+    "megatron-2021": (ref.NONE, ref.FULL),
+    "megatron-2022": (ref.NONE, ref.SELECTIVE, ref.FULL),
+    "megatron-core": (ref.NONE, ref.SELECTIVE, ref.FULL),
+}
+TIME_MEASURES = ("tflops_per_gpu", "iter_time_s")
+MEMORY_MEASURES = {
+    "params_grads_optimizer_gib": "layer_states",
+    "activations_gib": "layer_activations",
+}
+
+
+def _num(x, default=math.nan):
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return default
+    return default if math.isnan(value) else value
+
+
+def row_settings(row: pd.Series) -> dict:
+    """Shape, layout and software settings of one CSV row (published, or documented)."""
+    extra = SC21_TABLE1.get(row["id"], {})
+    stack_name = row.get("stack") if isinstance(row.get("stack"), str) else None
+    stack_name = stack_name or DATASET_STACK.get(row["dataset"], DEFAULT_STACK)
+    stack = dict(ref.STACKS[stack_name])
+    if "ddp" in extra:
+        stack["dp_overlap"] = 1 if extra["ddp"] == "torch" else 0
+    gpu = str(row.get("gpu", "A100-80GB"))
+    hw = dict(HARDWARE.get(gpu, ref.A100_SELENE))
+    if _num(row.get("peak_tflops")) > 0:
+        hw["peak_flops"] = _num(row["peak_tflops"]) * 1e12
+    recompute = str(row.get("recompute", "full")).strip().lower()
+    return dict(
+        h=_num(row["hidden"]),
+        a=_num(row["heads"]),
+        s=_num(row["seq_len"]),
+        V=_num(row["vocab"]),
+        L=_num(row["layers"]),
+        t=_num(row["tp"]),
+        p=_num(row["pp"]),
+        d=_num(row.get("dp"), _num(row["gpus"]) / (_num(row["tp"]) * _num(row["pp"]))),
+        B=_num(row["global_batch"]),
+        gpus=_num(row["gpus"]),
+        b=_num(extra.get("microbatch_size", row.get("microbatch_size"))),
+        v=_num(extra.get("interleave", row.get("interleave"))),
+        recompute=ref.RECOMPUTE_CODES.get(recompute, ref.FULL),
+        sp=_num(row.get("seq_parallel"), 0.0),
+        zero=_num(row.get("zero"), 0.0),
+        stack_name=stack_name,
+        stack=stack,
+        hw=hw,
+    )
+
+
+def evaluate(cfg: dict, eff: dict, **override) -> dict:
+    """`ref.iteration_time` and `ref.memory_per_gpu` of a row's settings (arrays allowed)."""
+    c = dict(cfg, **override)
+    m = c["B"] / (c["d"] * c["b"])
+    time = ref.iteration_time(
+        c["h"],
+        c["a"],
+        c["s"],
+        c["V"],
+        c["L"],
+        c["b"],
+        c["t"],
+        c["p"],
+        c["d"],
+        c["v"],
+        c["B"],
+        c["recompute"],
+        c["sp"],
+        c["zero"],
+        c["stack"],
+        c["hw"],
+        eff,
+    )
+    memory = ref.memory_per_gpu(
+        c["h"],
+        c["a"],
+        c["s"],
+        c["V"],
+        c["L"],
+        c["b"],
+        c["t"],
+        c["p"],
+        c["d"],
+        c["v"],
+        m,
+        c["recompute"],
+        c["sp"],
+        c["zero"],
+        c["stack"],
+    )
+    return dict(time=time, memory=memory)
+
+
+def layout_space(cfg: dict, tp=None, pp=None, recompute_search: str = "stack") -> dict:
+    """Valid layouts at the row's GPU count and global batch, as flat arrays.
+
+    tp ∈ {1, 2, 4, 8} dividing the heads, within a node; pp dividing the layers;
+    dp = gpus/(tp·pp) dividing the batch; micro-batch sizes dividing B/dp; interleaving v
+    with v·pp dividing the layers, pp > 2 and m a multiple of pp for v > 1 (Megatron's
+    interleaved schedule); recomputation: every mode of the row's software stack
+    (``recompute_search="stack"``) or the row's own (``"row"``); sequence parallelism and
+    ZeRO as in the row. `tp`/`pp` pin those axes.
+    """
+    L, gpus, B = int(cfg["L"]), int(cfg["gpus"]), int(cfg["B"])
+    tps = (
+        [t for t in TENSOR_PARALLEL if int(cfg["a"]) % t == 0 and t <= cfg["hw"]["gpus_per_node"]]
+        if tp is None
+        else [int(tp)]
+    )
+    pps = [p for p in range(1, L + 1) if L % p == 0] if pp is None else [int(pp)]
+    recomputes = (
+        RECOMPUTE_BY_STACK.get(cfg["stack_name"], (cfg["recompute"],))
+        if recompute_search == "stack"
+        else (cfg["recompute"],)
+    )
+    grid = np.array(
+        list(itertools.product(tps, pps, MICROBATCH_SIZES, INTERLEAVES, recomputes)),
+        dtype=np.float64,
+    ).T
+    t, p, b, v, r = grid
+    d = gpus / (t * p)
+    m = B / (d * b)
+    whole = lambda x: (x == np.floor(x)) & (x >= 1)  # noqa: E731
+    ok = whole(d) & whole(m) & (L % (p * v) == 0)
+    ok &= (v == 1) | ((p > 2) & (np.mod(m, p) == 0))
+    return {k: x[ok] for k, x in dict(t=t, p=p, b=b, v=v, recompute=r, d=d).items()}
+
+
+def search(cfg: dict, eff: dict, tp=None, pp=None, recompute_search="stack", min_layers=0.0):
+    """Fastest memory-feasible layout: ``(seconds, layout dict)``; ``(inf, None)`` if none.
+
+    `min_layers` drops layouts with fewer layers per pipeline stage.
+    """
+    space = layout_space(cfg, tp, pp, recompute_search)
+    keep = cfg["L"] / space["p"] >= min_layers
+    space = {k: x[keep] for k, x in space.items()}
+    if space["t"].size == 0:
+        return math.inf, None
+    result = evaluate(cfg, eff, **space)
+    seconds = np.where(
+        result["memory"]["total"] <= cfg["hw"]["memory_bytes"], result["time"]["total"], np.inf
+    )
+    i = int(np.argmin(seconds))
+    if not np.isfinite(seconds[i]):
+        return math.inf, None
+    return float(seconds[i]), {k: float(x[i]) for k, x in space.items()}
+
+
+def fill_unpublished(cfg: dict, eff: dict) -> dict:
+    """A row with no published micro-batch size or interleaving: the model's best ones
+    at the published (tp, pp) and recomputation (as the authors tuned them)."""
+    if not (math.isnan(cfg["b"]) or math.isnan(cfg["v"])):
+        return cfg
+    space = layout_space(cfg, cfg["t"], cfg["p"])
+    keep = space["recompute"] == cfg["recompute"]
+    if not math.isnan(cfg["b"]):
+        keep &= space["b"] == cfg["b"]
+    if not math.isnan(cfg["v"]):
+        keep &= space["v"] == cfg["v"]
+    space = {k: x[keep] for k, x in space.items()}
+    if space["t"].size == 0:
+        return dict(
+            cfg,
+            b=1.0 if math.isnan(cfg["b"]) else cfg["b"],
+            v=1.0 if math.isnan(cfg["v"]) else cfg["v"],
+        )
+    result = evaluate(cfg, eff, **space)
+    seconds = np.where(
+        result["memory"]["total"] <= cfg["hw"]["memory_bytes"], result["time"]["total"], np.inf
+    )
+    i = int(np.argmin(seconds))
+    return dict(cfg, b=float(space["b"][i]), v=float(space["v"][i]), filled=True)
+
+
+def published_seconds(row: pd.Series) -> float:
+    """Published iteration time (s): the CSV's, or F/(N·X) from the TFLOP/s per GPU (F from
+    the CSV's ``hw_flops_per_iter``, else `ref.iteration_flops` of the row's shape)."""
+    value = _num(row.get("iter_time_s"))
+    if value > 0:
+        return value
+    if row["measured"] == "iter_time_s":
+        return _num(row["value"])
+    if row["measured"] == "tflops_per_gpu":
+        flops = _num(row.get("hw_flops_per_iter"))
+        if not flops > 0:
+            recompute = ref.RECOMPUTE_CODES.get(str(row.get("recompute", "full")), ref.FULL)
+            flops = float(
+                ref.iteration_flops(
+                    row["hidden"],
+                    row["seq_len"],
+                    row["layers"],
+                    row["vocab"],
+                    row["global_batch"],
+                    recompute,
+                )
+            )
+        return flops / (_num(row["gpus"]) * _num(row["value"]) * 1e12)
+    return math.nan
+
+
+def fit_efficiency(cfgs: list, seconds: list, prior: dict = ref.PRIOR_EFFICIENCY) -> dict:
+    """Fit (e_max, d0) of `ref.gemm_efficiency` to ≤ 2 rows' times (log error).
+
+    One row fits e_max alone (d0 stays at the prior); two rows fit both. Bounds:
+    e_max ∈ [0.3, 0.95] (cuBLAS does not sustain more of the tensor-core peak), d0 ∈
+    [0, 5000] elements.
+    """
+    if not cfgs:
+        return dict(prior)
+    names = ["e_max"] if len(cfgs) == 1 else ["e_max", "d0"]
+    lower, upper = {"e_max": 0.3, "d0": 0.0}, {"e_max": 0.95, "d0": 5000.0}
+
+    def residual(x):
+        eff = dict(prior, **dict(zip(names, x)))
+        return [
+            math.log(float(evaluate(c, eff)["time"]["total"]) / s) for c, s in zip(cfgs, seconds)
+        ]
+
+    sol = least_squares(
+        residual,
+        [prior[n] for n in names],
+        bounds=([lower[n] for n in names], [upper[n] for n in names]),
+    )
+    return dict(prior, **dict(zip(names, map(float, sol.x))))
+
+
+def _layout_str(lay: dict | None) -> str:
+    if lay is None:
+        return "none feasible"
+    names = {ref.NONE: "none", ref.SELECTIVE: "sel", ref.FULL: "full"}
+    return (
+        f"tp{lay['t']:.0f} pp{lay['p']:.0f} b{lay['b']:.0f} v{lay['v']:.0f} "
+        f"{names[int(lay['recompute'])]}"
+    )
+
+
+SENSITIVITY_PARAMETERS = ("e_max", "d0", "nvlink_bandwidth", "network_bandwidth", "hbm_bandwidth")
+
+
+def sensitivities(cfg: dict, eff: dict, step: float = 1e-3) -> dict:
+    """d ln T / d ln θ of the row's iteration time for the efficiency and link parameters.
+
+    A parameter is identifiable from a set of rows when its column of these elasticities
+    is large and not proportional to another's (see `identifiability`).
+    """
+    base = math.log(float(evaluate(cfg, eff)["time"]["total"]))
+    out = {}
+    for name in SENSITIVITY_PARAMETERS:
+        if name in eff:
+            moved = evaluate(cfg, dict(eff, **{name: eff[name] * math.exp(step)}))
+        else:
+            hw = dict(cfg["hw"], **{name: cfg["hw"][name] * math.exp(step)})
+            moved = evaluate(dict(cfg, hw=hw), eff)
+        out[name] = (math.log(float(moved["time"]["total"])) - base) / step
+    return out
+
+
+def identifiability(rows: list) -> dict:
+    """Condition number of the calibration rows' elasticities in (e_max, d0).
+
+    Large (≳ 30) means the two rows cannot tell e_max from d0 apart.
+    """
+    cal = [r["sensitivity"] for r in rows if r.get("calibration") and "sensitivity" in r]
+    if len(cal) < 2:
+        return dict(condition_number=None)
+    jac = np.array([[c["e_max"], c["d0"]] for c in cal])
+    sv = np.linalg.svd(jac, compute_uv=False)
+    return dict(condition_number=float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf)
+
+
+def run(
+    csv_path: str, calibrate: tuple[str, ...], quiet: bool = False, recompute_search: str = "stack"
+) -> dict:
+    frame = pd.read_csv(csv_path)
+    missing = [
+        c
+        for c in (
+            "id",
+            "dataset",
+            "hidden",
+            "heads",
+            "layers",
+            "seq_len",
+            "vocab",
+            "tp",
+            "pp",
+            "gpus",
+            "global_batch",
+            "measured",
+            "value",
+        )
+        if c not in frame.columns
+    ]
+    if missing:
+        raise SystemExit(f"{csv_path}: missing column(s) {', '.join(missing)}")
+    unknown = [i for i in calibrate if i not in set(frame["id"])]
+    if unknown:
+        raise SystemExit(f"--calibrate: no row with id {', '.join(unknown)} in {csv_path}")
+    prior = dict(ref.PRIOR_EFFICIENCY)
+    rows = []
+    for _, row in frame.iterrows():
+        cfg = row_settings(row)
+        kind = (
+            "time"
+            if row["measured"] in TIME_MEASURES
+            else ("memory" if row["measured"] in MEMORY_MEASURES else "other")
+        )
+        rows.append(
+            dict(
+                row=row,
+                cfg=fill_unpublished(cfg, prior),
+                kind=kind,
+                published=published_seconds(row) if kind == "time" else _num(row["value"]),
+            )
+        )
+    fit_rows = [r for r in rows if r["row"]["id"] in calibrate and r["kind"] == "time"]
+    eff = fit_efficiency([r["cfg"] for r in fit_rows], [r["published"] for r in fit_rows], prior)
+
+    out_rows = []
+    lines = []
+    header = (
+        f"{'id':26s} {'published':>10s} {'uncal':>9s} {'err%':>6s} {'calib':>9s} "
+        f"{'err%':>6s} {'calculon%':>9s} {'mem':>6s}  {'published layout':22s} "
+        f"{'model pick':22s} {'gap%':>5s}"
+    )
+    lines.append(header)
+    for r in rows:
+        row, cfg = r["row"], r["cfg"]
+        rid = row["id"]
+        item = dict(
+            id=rid,
+            dataset=row["dataset"],
+            calibration=rid in calibrate,
+            measured=row["measured"],
+            published=r["published"],
+            calculon_error_pct=CALCULON_ERROR_PCT.get(rid),
+        )
+        if r["kind"] == "time":
+            raw = float(evaluate(cfg, prior)["time"]["total"])
+            parts = evaluate(cfg, eff)
+            cal = float(parts["time"]["total"])
+            best_s, best = search(cfg, eff, recompute_search=recompute_search)
+            pub_s, pub = search(
+                cfg, eff, tp=cfg["t"], pp=cfg["p"], recompute_search=recompute_search
+            )
+            gap = 100.0 * (pub_s / best_s - 1.0) if math.isfinite(best_s) else None
+            few = best is not None and cfg["L"] / best["p"] < 2.0
+            item.update(
+                predicted_uncalibrated=raw,
+                error_uncalibrated_pct=100.0 * (raw / r["published"] - 1.0),
+                predicted=cal,
+                error_pct=100.0 * (cal / r["published"] - 1.0),
+                breakdown={k: float(x) for k, x in parts["time"].items()},
+                memory_gib=float(parts["memory"]["total"]) / GIB,
+                published_layout=dict(
+                    tp=cfg["t"],
+                    pp=cfg["p"],
+                    microbatch_size=cfg["b"],
+                    interleave=cfg["v"],
+                    recompute=int(cfg["recompute"]),
+                ),
+                model_layout=None
+                if best is None
+                else dict(
+                    tp=best["t"],
+                    pp=best["p"],
+                    microbatch_size=best["b"],
+                    interleave=best["v"],
+                    recompute=int(best["recompute"]),
+                ),
+                layout_gap_pct=gap,
+                pick_under_two_layers_per_stage=bool(few),
+                filled_by_model=bool(cfg.get("filled", False)),
+                sensitivity=sensitivities(cfg, eff),
+            )
+            if few:  # how much faster than the best with ≥ 2 layers per stage
+                two_s, _ = search(cfg, eff, recompute_search=recompute_search, min_layers=2.0)
+                item["pick_gain_over_two_layers_pct"] = 100.0 * (two_s / best_s - 1.0)
+            calc = (
+                "" if item["calculon_error_pct"] is None else f"{item['calculon_error_pct']:+.2f}"
+            )
+            published = dict(
+                t=cfg["t"], p=cfg["p"], b=cfg["b"], v=cfg["v"], recompute=cfg["recompute"]
+            )
+            gap_text = "" if gap is None else f"{gap:.1f}"
+            lines.append(
+                f"{rid:26s} {r['published']:9.3f}s {raw:8.3f}s "
+                f"{item['error_uncalibrated_pct']:+6.1f} {cal:8.3f}s {item['error_pct']:+6.1f} "
+                f"{calc:>9s} {item['memory_gib']:5.1f}G  {_layout_str(published):22s} "
+                f"{_layout_str(best):22s} {gap_text:>5s}" + (" *" if rid in calibrate else "")
+            )
+        elif r["kind"] == "memory":
+            mem = evaluate(cfg, eff)["memory"]
+            pred = float(mem[MEMORY_MEASURES[row["measured"]]]) / GIB
+            item.update(
+                predicted=pred,
+                error_pct=100.0 * (pred / r["published"] - 1.0),
+                predicted_total_gib=float(mem["total"]) / GIB,
+                layout_gap_pct=None,
+            )
+            calc = (
+                "" if item["calculon_error_pct"] is None else f"{item['calculon_error_pct']:+.2f}"
+            )
+            lines.append(
+                f"{rid:26s} {r['published']:8.2f}G {'':9s} {'':6s} {pred:8.2f}G "
+                f"{item['error_pct']:+6.1f} {calc:>9s}  (memory, GiB per GPU)"
+            )
+        else:
+            item.update(error_pct=None, layout_gap_pct=None)
+        out_rows.append(item)
+
+    def summary(items, key="error_pct"):
+        errs = [abs(i[key]) for i in items if i.get(key) is not None]
+        if not errs:
+            return None
+        return dict(
+            rows=len(errs),
+            mean_abs_error_pct=float(np.mean(errs)),
+            max_abs_error_pct=float(np.max(errs)),
+        )
+
+    timing = [i for i in out_rows if i["measured"] in TIME_MEASURES]
+    held_out = [i for i in timing if not i["calibration"]]
+    memory = [i for i in out_rows if i["measured"] in MEMORY_MEASURES]
+    gaps = [i["layout_gap_pct"] for i in timing if i["layout_gap_pct"] is not None]
+    tables = {}
+    for name in sorted({i["dataset"] for i in out_rows}):
+        items = [i for i in out_rows if i["dataset"] == name]
+        tables[name] = dict(
+            calibrated=summary([i for i in items if not i["calibration"]]),
+            calibrated_all_rows=summary(items),
+            uncalibrated=summary(items, "error_uncalibrated_pct"),
+            layout_within_2pct=(
+                float(np.mean([i["layout_gap_pct"] <= 2.0 for i in items]))
+                if items and items[0]["layout_gap_pct"] is not None
+                else None
+            ),
+        )
+    result = dict(
+        csv=os.path.relpath(csv_path),
+        model="benchmarks/_megatron_reference.py (NumPy)",
+        calibration=list(calibrate),
+        efficiency=eff,
+        mean_abs_error_pct=summary(held_out)["mean_abs_error_pct"] if held_out else None,
+        max_abs_error_pct=summary(held_out)["max_abs_error_pct"] if held_out else None,
+        uncalibrated=summary(timing, "error_uncalibrated_pct"),
+        memory_max_abs_error_pct=summary(memory)["max_abs_error_pct"] if memory else None,
+        memory_mean_abs_error_pct=summary(memory)["mean_abs_error_pct"] if memory else None,
+        layout_within_2pct=float(np.mean([g <= 2.0 for g in gaps])) if gaps else None,
+        recompute_search=recompute_search,
+        identifiability=identifiability(out_rows),
+        picks_under_two_layers_per_stage=sum(
+            i.get("pick_under_two_layers_per_stage", False) for i in timing
+        ),
+        tables=tables,
+        rows=out_rows,
+    )
+    if not quiet:
+        print(
+            f"compute efficiency: e_max={eff['e_max']:.4f}, d0={eff['d0']:.1f} "
+            f"(calibrated on {', '.join(calibrate) or 'nothing'}; prior "
+            f"e_max={prior['e_max']}, d0={prior['d0']})"
+        )
+        print("\n".join(lines))
+        for name, tab in tables.items():
+            print(
+                f"{name}: calibrated {tab['calibrated']}; uncalibrated {tab['uncalibrated']}; "
+                f"layout within 2%: {tab['layout_within_2pct']}"
+            )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--csv", default=DEFAULT_CSV, help="runs CSV (default: the published set)")
+    parser.add_argument(
+        "--calibrate",
+        default=",".join(DEFAULT_CALIBRATION),
+        help="comma-separated row ids to fit the compute efficiency on "
+        f"(at most two; empty: none; default {','.join(DEFAULT_CALIBRATION)})",
+    )
+    parser.add_argument(
+        "--recompute-search",
+        choices=("stack", "row"),
+        default="stack",
+        help="layout search over every recomputation mode of the row's "
+        "software (stack, default) or only the row's own (row)",
+    )
+    args = parser.parse_args()
+    calibrate = tuple(i for i in args.calibrate.split(",") if i)
+    if len(calibrate) > 2:
+        raise SystemExit("--calibrate: at most two rows")
+    if args.csv == DEFAULT_CSV and not os.path.exists(DEFAULT_CSV):
+        raise SystemExit(f"{DEFAULT_CSV} not found")
+    result = run(args.csv, calibrate, recompute_search=args.recompute_search)
+    print(json.dumps(_finite(result)))
+
+
+def _finite(x):
+    """`x` with NaN and infinities as null, so the last line is strict JSON."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+if __name__ == "__main__":
+    main()
