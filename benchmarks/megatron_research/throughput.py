@@ -4,7 +4,7 @@ Same broadcasting layout as `benchmarks/sweep.py` ``numpy_rate`` (each axis its 
 dimension), float64, one core: the ratio estimates how much more arithmetic per
 configuration the library's sweep would do once these terms are ported.
 
-    PYTHONPATH=. python research/throughput.py
+    PYTHONPATH=. python benchmarks/megatron_research/throughput.py
 """
 
 import os

@@ -1,6 +1,6 @@
 """Layout agreement when one fixed hardware number moves (calibration refitted each time).
 
-python research/layout_sensitivity.py
+python benchmarks/megatron_research/layout_sensitivity.py
 """
 
 import os

@@ -1,6 +1,6 @@
 """Elasticities d ln T / d ln θ of every timing row at the default calibration.
 
-python research/identifiability.py
+python benchmarks/megatron_research/identifiability.py
 """
 
 import os
