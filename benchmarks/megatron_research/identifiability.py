@@ -6,7 +6,7 @@ python benchmarks/megatron_research/identifiability.py
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import megatron as mb  # noqa: E402
 
 r = mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True)

@@ -6,7 +6,7 @@ python benchmarks/megatron_research/layout_sensitivity.py
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import _megatron_reference as ref  # noqa: E402
 import megatron as mb  # noqa: E402
 

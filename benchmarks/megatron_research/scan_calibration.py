@@ -10,7 +10,7 @@ import sys
 
 import pandas as pd
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import megatron as mb  # noqa: E402
 
 parser = argparse.ArgumentParser()
