@@ -37,11 +37,13 @@ STRADDLING = {"weak_hierarchical": 1.0}
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling).
 WEAK_STEP_SLOPE = -0.5
-# Half-width of the prediction interval of log u per doubling past the largest measured
-# count (split conformal across the corpus, research/calibrate.py), and the fewest
-# doublings it is applied at (inside the measured range too).
-INTERVAL_PER_DOUBLING = {0.5: 0.0113, 0.8: 0.0297, 0.9: 0.0463}
+# Prediction intervals of log u: ±q_L·(d + KAPPA·D), d the doublings past the largest
+# measured count (at least MIN_DOUBLINGS, inside the measured range too) and D the
+# range of the log u of the three MIXTURE families there (their disagreement); q_L split
+# conformal over the shipped GPU-scaling series (research/calibrate.py).
+KAPPA = 4.0
 MIN_DOUBLINGS = 0.25
+INTERVAL_Q = {0.5: 0.0209, 0.8: 0.0468, 0.9: 0.0723}
 FAMILIES = ("amdahl", "weak_data_parallel", "power_law", "weak_hierarchical")
 
 
@@ -129,6 +131,7 @@ class DefaultFit:
     gpus_per_node: float | None
     weights: dict
     thetas: dict
+    mixture_thetas: dict
     max_gpus: float
     train_gpus: np.ndarray
     train_measured: np.ndarray
@@ -159,11 +162,23 @@ class DefaultFit:
             for f in self.thetas
         }
 
-    def interval(self, m, level=0.9):
-        """``(lo, hi)`` of the `level` prediction interval (0.5, 0.8 or 0.9)."""
+    def spread(self, m) -> np.ndarray:
+        """D: max − min over the MIXTURE families of their log u at `m`."""
+        m = np.asarray(m, float)
+        logs = [np.log(family_u(f, self.mixture_thetas[f], m, self.gpus_per_node)) for f in MIXTURE]
+        return np.max(logs, axis=0) - np.min(logs, axis=0)
+
+    def interval_scale(self, m) -> np.ndarray:
+        """d + KAPPA·D at `m` (the conformal score's denominator)."""
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
-        half = INTERVAL_PER_DOUBLING[level] * doublings
+        return doublings + KAPPA * self.spread(m)
+
+    def interval(self, m, level=0.9, q=None):
+        """``(lo, hi)`` of the `level` prediction interval (0.5, 0.8 or 0.9); `q`
+        replaces the shipped INTERVAL_Q[level]."""
+        m = np.asarray(m, float)
+        half = (INTERVAL_Q[level] if q is None else q) * self.interval_scale(m)
         centre = self.log_u(m)
         a, b = self._to_measured(centre - half, m), self._to_measured(centre + half, m)
         return np.minimum(a, b), np.maximum(a, b)
@@ -204,7 +219,8 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
     u = u / scale
     g = None if gpus_per_node is None else float(np.atleast_1d(gpus_per_node)[0])
     weights = dict(STRADDLING if straddles(n, g) else MIXTURE)
-    thetas = {f: fit_family(f, n, u, g) for f in weights}
+    mixture_thetas = {f: fit_family(f, n, u, g) for f in MIXTURE}
+    thetas = {f: mixture_thetas[f] if f in mixture_thetas else fit_family(f, n, u, g) for f in weights}
     return DefaultFit(
         target=target,
         unit=unit,
@@ -214,6 +230,7 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
         gpus_per_node=g,
         weights=weights,
         thetas=thetas,
+        mixture_thetas=mixture_thetas,
         max_gpus=float(n.max()),
         train_gpus=n,
         train_measured=y,
