@@ -62,8 +62,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
 import _reference_default as reference  # noqa: E402
+from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
 import baselines  # noqa: E402
 
 MIN_TRAIN_COUNTS = {"half": 4, "largest": 3, "largest2": 3}
@@ -516,8 +516,12 @@ def interval_report(records) -> str:
             for level in sorted(reference.INTERVAL_Q)
         ]
         lines.append("")
-        lines.append("GPU-scaling series pooled: " + ", ".join(
-            f"{int(level * 100)}% {c}" for level, c in zip(sorted(reference.INTERVAL_Q), cells)))
+        lines.append(
+            "GPU-scaling series pooled: "
+            + ", ".join(
+                f"{int(level * 100)}% {c}" for level, c in zip(sorted(reference.INTERVAL_Q), cells)
+            )
+        )
     return "\n".join(lines)
 
 
@@ -549,7 +553,8 @@ def training_fit_report(records) -> str:
             f"| proposed | {np.median(a[:, 0]):.2f} | {np.max(a[:, 0]):.2f} | "
             f"{np.nanmedian(a[:, 1]):.4f} | {np.nanmin(a[:, 1]):.4f} |",
             f"| its best family alone | {np.median(a[:, 2]):.2f} | {np.max(a[:, 2]):.2f} | — | — |",
-            f"| perfmodel (today's default) | {np.nanmedian(a[:, 4]):.2f} | {np.nanmax(a[:, 4]):.2f} | "
+            f"| perfmodel (today's default) | {np.nanmedian(a[:, 4]):.2f} | "
+            f"{np.nanmax(a[:, 4]):.2f} | "
             f"{np.nanmedian(a[:, 5]):.4f} | {np.nanmin(a[:, 5]):.4f} |",
             "",
             f"Series where the proposed default misses its training points by more than every "
@@ -616,8 +621,14 @@ def main(argv=None) -> int:
         labels = [*methods, "amdahl (scipy)", "usl (scipy)"]
         labels += [x for x in EXTRAP_LABELS.values() if any(x in r["mape"] for r in records)]
         labels += [*baselines.BASELINES, PROPOSED]
-        print(f"## Presentation: {presentation}" + (
-            " (throughput series given as time_s = 1/throughput)" if presentation == "time" else ""))
+        print(
+            f"## Presentation: {presentation}"
+            + (
+                " (throughput series given as time_s = 1/throughput)"
+                if presentation == "time"
+                else ""
+            )
+        )
         print()
         print(report(records, skipped, labels, extrap_note, args.holdout))
         if records:

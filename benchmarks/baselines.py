@@ -147,7 +147,12 @@ def fit_ernest(gpus, measured, target="throughput", **info):
     scale = float(np.median(t))  # NNLS is scale-equivariant; this keeps it well scaled
     theta, _ = nnls(ernest_features(n), t / scale)
     theta = theta * scale
-    return lambda m: _as_measured(ernest_features(m) @ theta, target)
+
+    def predict(m):
+        return _as_measured(ernest_features(m) @ theta, target)
+
+    predict.theta = theta
+    return predict
 
 
 # Power law ------------------------------------------------------------------------
@@ -160,7 +165,12 @@ def fit_power_law(gpus, measured, target="throughput", **info):
     if len(np.unique(n)) < 2:
         raise RuntimeError("a power law needs two GPU counts")
     slope, intercept = np.polyfit(np.log(n), np.log(t), 1)
-    return lambda m: _as_measured(np.exp(intercept + slope * np.log(np.asarray(m, float))), target)
+
+    def predict(m):
+        return _as_measured(np.exp(intercept + slope * np.log(np.asarray(m, float))), target)
+
+    predict.a, predict.b = float(np.exp(intercept)), float(-slope)
+    return predict
 
 
 # Pollux ---------------------------------------------------------------------------
@@ -195,8 +205,9 @@ def _pollux_objective(params, nodes, replicas, step):
     return rmsle + reg_gamma + reg_retrogress
 
 
-def fit_pollux(gpus, measured, target="throughput", *, gpus_per_node=None, strong=None,
-               two_level=True, **info):
+def fit_pollux(
+    gpus, measured, target="throughput", *, gpus_per_node=None, strong=None, two_level=True, **info
+):
     """Pollux's throughput model, fitted as goodput.py's ``fit_perf_params`` does.
 
     Step time ``T_iter = (T_grad^γ + T_sync^γ)^(1/γ)``, γ ∈ [1, 10] (γ = 1: no overlap of
@@ -248,6 +259,7 @@ def fit_pollux(gpus, measured, target="throughput", *, gpus_per_node=None, stron
         lower = [EPS, EPS, EPS, EPS, EPS, 1.0, EPS]
         upper = [np.inf] * 5 + [10.0, np.inf]
     else:
+
         def unpack(q):
             return tuple(q)
 
@@ -332,6 +344,7 @@ def fit_optimus(gpus, measured, target="throughput", *, strong=None, **info):
         step_m = features(m) @ theta * scale
         return _as_measured(step_m / (1.0 if strong else m), target)
 
+    predict.theta = theta * scale  # (θ1, θ3[, θ0·M]) of the step time up to its constant
     return predict
 
 
@@ -378,7 +391,10 @@ def fit_loo_classic(gpus, measured, target="throughput", **info):
     leave-one-GPU-count-out error on the training counts (`loo_errors`), refitted to
     all of them; ties go to the earlier law. ``predict.law`` names it."""
     errors = loo_errors(gpus, measured, target, **info)
-    law = min(CLASSIC, key=lambda name: errors[name])
+    lowest = min(errors.values())
+    # ties (within 1e-6 of a relative error, e.g. Ernest with only its 1 and 1/N terms is Amdahl's
+    # law) go to the earlier, simpler law
+    law = next(name for name in CLASSIC if errors[name] <= lowest + 1e-6)
     if not math.isfinite(errors[law]):
         law = "amdahl"
     predict = CLASSIC[law](gpus, measured, target, **info)
