@@ -31,6 +31,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 ALPHA = 2.0  # weights (N / N_max)^ALPHA on the squared relative residuals
+RIDGE = 1e-8  # λ‖θ‖² added to the linear families' loss, for a unique minimiser
 MIXTURE = {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2}
 STRADDLING = {"weak_hierarchical": 1.0}
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
@@ -67,9 +68,9 @@ def features(family: str, n, gpus_per_node=None) -> np.ndarray:
 
 
 def fit_family(family: str, n, u, gpus_per_node=None, alpha=ALPHA) -> np.ndarray:
-    """Coefficients of `family` fitted to u(N): minimise Σ w_i·(û_i/u_i − 1)², w_i =
-    (N_i/N_max)^α; θ ≥ 0 (NNLS) for the linear families, (k, e) free for the power law
-    (weighted least squares of log u on log N)."""
+    """Coefficients of `family` fitted to u(N): minimise Σ w_i·(û_i/u_i − 1)² + λ‖θ‖²,
+    w_i = (N_i/N_max)^α, λ = RIDGE, θ ≥ 0 (NNLS) for the linear families; (k, e) free
+    for the power law (weighted least squares of log u on log N, no ridge)."""
     n, u = np.asarray(n, float), np.asarray(u, float)
     root_w = np.sqrt((n / n.max()) ** alpha)
     if family == "power_law":
@@ -77,7 +78,11 @@ def fit_family(family: str, n, u, gpus_per_node=None, alpha=ALPHA) -> np.ndarray
         coef, *_ = np.linalg.lstsq(design, np.log(u) * root_w, rcond=None)
         return coef
     design = features(family, n, gpus_per_node) / u[:, None] * root_w[:, None]
-    theta, _ = nnls(design, root_w)
+    k = design.shape[1]
+    # A ridge of RIDGE on θ (u is normalised to 1 at the fewest GPUs, so θ is O(1)) makes
+    # the minimiser unique even where the columns are dependent.
+    design = np.vstack([design, math.sqrt(RIDGE) * np.eye(k)])
+    theta, _ = nnls(design, np.concatenate([root_w, np.zeros(k)]))
     return theta
 
 
