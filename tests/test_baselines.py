@@ -124,3 +124,24 @@ def test_bad_input_is_refused():
         ref.fit_default([1, 1], [10.0, 11.0])
     with pytest.raises(ValueError):
         bl.fit_ernest([1, 2], [1.0, -1.0], "time")
+
+
+def test_reference_reproduces_its_test_vectors():
+    """research/reference_vectors.json (the port's target) is what the reference
+    computes today: regenerate it with research/make_vectors.py after any change."""
+    import json
+
+    path = Path(__file__).resolve().parent.parent / "research" / "reference_vectors.json"
+    cases = json.loads(path.read_text())["cases"]
+    for case in cases[::7]:
+        fitted = ref.fit_default(
+            case["gpus"],
+            case["measured"],
+            case["target"],
+            gpus_per_node=case["gpus_per_node"],
+            scaling=case["scaling"],
+        )
+        close(fitted.predict(case["ask"]), case["predict"], rtol=1e-9)
+        lo, hi = fitted.interval(case["ask"], 0.9)
+        close(lo, case["interval"]["0.9"][0], rtol=1e-9)
+        close(hi, case["interval"]["0.9"][1], rtol=1e-9)
