@@ -20,6 +20,17 @@ Methods, all on the same split:
   quantity perfmodel fits; when the `extrap` package is importable here or through
   ``--extrap-python`` (an interpreter of a separate environment: extrap is not a
   perfmodel dependency).
+* The published models of `baselines.py` (NumPy/SciPy, formulas and citations there):
+  Ernest (NNLS), a power law, Pollux's throughput model with one and two levels of
+  synchronisation, Optimus' speed function, and the leave-one-out choice among Amdahl,
+  USL, Ernest and the power law.
+* "proposed": the default proposed in issue #9 (`_reference_default.py`, specified in
+  `research/SPEC.md`), with its interval coverage per source group and its fit on its
+  own training points.
+
+``--presentation time`` gives every throughput series as seconds per unit of work
+(``time_s = 1/throughput``, the same measurements) before anything is fitted, and
+scores the error of that time; ``both`` runs both presentations.
 
 Medians are reported for the GPU-scaling series (DeepLearningExamples and TensorFlow
 benchmark tables) and separately for the two USL load series (N is users or CPUs, not
@@ -33,9 +44,11 @@ Run from the repository root (about 3 minutes on 2 CPU cores)::
     python benchmarks/accuracy.py --holdout largest     # 94 series, about 5 minutes
     python benchmarks/accuracy.py --holdout largest2    # 21 series, two counts ahead
     python benchmarks/accuracy.py --csv my_series/      # your own CSVs instead
+    python benchmarks/accuracy.py --presentation both  # throughput and time_s = 1/throughput
 """
 
 import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -49,7 +62,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import _reference_default as reference  # noqa: E402
 from _series import add_csv_option, csv_series, shipped_series  # noqa: E402
+import baselines  # noqa: E402
 
 MIN_TRAIN_COUNTS = {"half": 4, "largest": 3, "largest2": 3}
 FAR_WORSE = 2.0  # "far worse than Amdahl": more than this factor on MAPE ...
@@ -85,35 +100,12 @@ def _time_usl(n, gamma, sigma, kappa):
 
 
 def scipy_baseline(law: str, gpus, measured, target: str):
-    """Least squares of Amdahl or USL on the measured quantity; returns a predictor."""
-    from scipy.optimize import curve_fit
-
-    n, y = np.asarray(gpus, float), np.asarray(measured, float)
-    one = float(np.median(y[n == n.min()]) * (n.min() if target == "throughput" else 1.0))
-    if target == "throughput":
-        if law == "amdahl":
-            f, p0, bounds = _throughput_amdahl, [[one, 0.01]], ([0, 0], [np.inf, 1])
-        else:
-            f, p0 = _throughput_usl, [[one, 0.01, 1e-4], [one, 0.1, 1e-6]]
-            bounds = ([0, 0, 0], [np.inf, 1, np.inf])
-    elif law == "amdahl":
-        t1 = one * n.min()
-        f, p0, bounds = _time_amdahl, [[0.05 * t1, 0.95 * t1]], ([0, 0], [np.inf, np.inf])
-    else:
-        f, p0 = _time_usl, [[1.0 / (one * n.min()), 0.01, 1e-4]]
-        bounds = ([0, 0, 0], [np.inf, 1, np.inf])
-    best, best_cost = None, np.inf
-    for start in p0:
-        try:
-            p, _ = curve_fit(f, n, y, p0=start, bounds=bounds, maxfev=20000)
-        except (RuntimeError, ValueError):
-            continue
-        cost = float(np.sum((f(n, *p) - y) ** 2))
-        if cost < best_cost:
-            best, best_cost = p, cost
-    if best is None:
-        raise RuntimeError(f"{law} least squares did not converge")
-    return lambda m: f(np.asarray(m, float), *best)
+    """Least squares of Amdahl or USL on the measured quantity; returns a predictor
+    (`baselines.fit_amdahl` / `fit_usl`: the laws above, fitted to the measured
+    quantity over its median so that seconds per unit of work of 1e-5 converge as
+    images per second of 1e4 do)."""
+    fit = baselines.fit_amdahl if law == "amdahl" else baselines.fit_usl
+    return fit(gpus, measured, target)
 
 
 def _extrap_models(problems: list[dict]) -> list[list[float] | None]:
@@ -226,14 +218,85 @@ def holdout_split(data, holdout: str):
     return subset(data, keep), subset(data, ~keep)
 
 
-def collect(series, methods, holdout="half", verbose=True):
+def present(data, presentation: str):
+    """`data` as measured (``"throughput"``) or, for a throughput series, as seconds per
+    unit of work (``"time"``: ``time_s = 1/throughput``, the same measurements)."""
+    if presentation == "time" and data.target == "throughput":
+        return dataclasses.replace(data, target="time")
+    return data
+
+
+def stated_scaling(data):
+    """True when a ``global_batch`` column is the same at every GPU count (strong
+    scaling), False when it grows as the GPU count (weak scaling), else None."""
+    batch = data.config.get("global_batch")
+    if batch is None:
+        return None
+    batch = np.asarray(batch, float)
+    if np.allclose(batch, batch[0]):
+        return True
+    per_gpu = batch / data.gpus
+    return False if np.allclose(per_gpu, per_gpu[0], rtol=1e-6) else None
+
+
+def baseline_info(data) -> dict:
+    per_node = data.config.get("gpus_per_node")
+    return {
+        "gpus_per_node": None if per_node is None else float(np.asarray(per_node)[0]),
+        "strong": stated_scaling(data),
+    }
+
+
+PROPOSED = "proposed"
+
+
+def add_baselines(record, train, test, info):
+    """The published models of `baselines.py` and the proposed default on one split."""
+    for label, fit in baselines.BASELINES.items():
+        try:
+            predict = fit(train.gpus, train.measured, train.target, **info)
+            record["mape"][label] = mape(predict(test.gpus), test.measured)
+        except (RuntimeError, ValueError, np.linalg.LinAlgError):
+            record["mape"][label] = float("nan")
+    scaling = None if info["strong"] is None else ("strong" if info["strong"] else "weak")
+    fitted = reference.fit_default(
+        train.gpus,
+        train.measured,
+        train.target,
+        gpus_per_node=info["gpus_per_node"],
+        scaling=scaling,
+    )
+    record["mape"][PROPOSED] = mape(fitted.predict(test.gpus), test.measured)
+    record["proposed_fit"] = fitted
+    inside = {}
+    for level in reference.INTERVAL_Q:
+        lo, hi = fitted.interval(test.gpus, level)
+        inside[level] = ((test.measured >= lo) & (test.measured <= hi)).tolist()
+    lo, hi = fitted.interval(test.gpus, 0.9)
+    record["intervals"] = {"inside": inside, "width90": (hi / lo).tolist()}
+    record["train_fit"] = {PROPOSED: fitted.training_metrics()}
+    for family, predicted in fitted.family_predictions(train.gpus).items():
+        record["train_fit"][family] = _fit_metrics(predicted, train.measured)
+
+
+def _fit_metrics(predicted, measured) -> dict:
+    predicted, measured = np.asarray(predicted, float), np.asarray(measured, float)
+    ss_res = float(np.sum((measured - predicted) ** 2))
+    ss_tot = float(np.sum((measured - measured.mean()) ** 2))
+    return {
+        "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan"),
+        "mape": mape(predicted, measured),
+    }
+
+
+def collect(series, methods, holdout="half", verbose=True, presentation="throughput"):
     """Per usable series of `series` (``(name, load)`` pairs): split, measured held-out
-    values and perfmodel's predictions."""
+    values and perfmodel's predictions, in `presentation` (see `present`)."""
     import perfmodel as pm
 
     records, skipped = [], []
     for index, (name, load) in enumerate(series):
-        data = load()
+        data = present(load(), presentation)
         train, test = holdout_split(data, holdout)
         counts = np.unique(train.gpus)
         if len(counts) < MIN_TRAIN_COUNTS[holdout]:
@@ -258,6 +321,9 @@ def collect(series, methods, holdout="half", verbose=True):
                 quantity = "throughput" if data.target == "throughput" else "time_s"
                 record["mape"][label] = mape(predicted[quantity], test.measured)
                 record["family"][label] = result.family
+                if label == "perfmodel":
+                    fitted = result.predict(train.gpus, **train.config)[quantity]
+                    record.setdefault("train_fit_perfmodel", _fit_metrics(fitted, train.measured))
             except pm.InputError as error:
                 record["mape"][label] = float("nan")
                 record["family"][label] = f"error: {error}"
@@ -269,6 +335,7 @@ def collect(series, methods, holdout="half", verbose=True):
                 record["mape"][label] = mape(predict(test.gpus), test.measured)
             except RuntimeError:
                 record["mape"][label] = float("nan")
+        add_baselines(record, train, test, baseline_info(data))
         records.append(record)
         if verbose:
             chosen = record["family"]["perfmodel"]
@@ -406,6 +473,97 @@ def report(records, skipped, labels, extrap_note, holdout="half") -> str:
     return "\n".join(lines)
 
 
+def source_group(name: str) -> str:
+    """The source group of a series for the interval check: its publisher and, for
+    DeepLearningExamples, the framework (``dle_pytorch``, ``tf_dgx1``, ``ext_csc``…)."""
+    base = name.split(":", 1)[0]
+    short = base.removeprefix("ext_")
+    prefix = "ext_" if base.startswith("ext_") else ""
+    parts = short.split("_")
+    if parts[0] == "dle" and len(parts) > 1:
+        return prefix + "dle_" + {"pyt": "pytorch"}.get(parts[1], parts[1])
+    if parts[0] == "tf" and len(parts) > 1:
+        return prefix + "tf_" + parts[1]
+    return prefix + parts[0]
+
+
+def interval_report(records) -> str:
+    """Coverage of the proposed default's 50/80/90% intervals per source group (each
+    held-out measurement counted once) and the median width hi/lo of the 90% one."""
+    lines = [
+        "Proposed default's prediction intervals (constants calibrated on the shipped GPU-scaling "
+        "series, `research/calibrate.py`), share of held-out measurements inside:",
+        "",
+        "| source group | series | held-out | 50% | 80% | 90% | 90% width (hi/lo) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    groups = {}
+    for r in records:
+        groups.setdefault(source_group(r["name"]), []).append(r)
+    for name in sorted(groups, key=lambda g: (g.startswith("ext_"), g)):
+        rs = groups[name]
+        cells = []
+        for level in sorted(reference.INTERVAL_Q):
+            inside = [x for r in rs for x in r["intervals"]["inside"][level]]
+            cells.append(f"{np.mean(inside):.2f}")
+        held = sum(len(r["intervals"]["width90"]) for r in rs)
+        width = np.median([w for r in rs for w in r["intervals"]["width90"]])
+        lines.append(f"| {name} | {len(rs)} | {held} | " + " | ".join(cells) + f" | ×{width:.2f} |")
+    every = [r for r in records if group(r["name"]) == "scaling"]
+    if every:
+        cells = [
+            f"{np.mean([x for r in every for x in r['intervals']['inside'][level]]):.2f}"
+            for level in sorted(reference.INTERVAL_Q)
+        ]
+        lines.append("")
+        lines.append(
+            "GPU-scaling series pooled: "
+            + ", ".join(
+                f"{int(level * 100)}% {c}" for level, c in zip(sorted(reference.INTERVAL_Q), cells)
+            )
+        )
+    return "\n".join(lines)
+
+
+def training_fit_report(records) -> str:
+    """R² and MAPE on the training points of what is returned (issue #9, point 5)."""
+    rows = []
+    for r in records:
+        fits = r["train_fit"]
+        families = {k: v for k, v in fits.items() if k != PROPOSED}
+        rows.append(
+            (
+                fits[PROPOSED]["mape"],
+                fits[PROPOSED]["r2"],
+                min(v["mape"] for v in families.values()),
+                max(v["mape"] for v in families.values()),
+                r.get("train_fit_perfmodel", {}).get("mape", float("nan")),
+                r.get("train_fit_perfmodel", {}).get("r2", float("nan")),
+            )
+        )
+    a = np.array(rows)
+    worse_than_all = int(np.sum(a[:, 0] > a[:, 3] + 1e-9))
+    worse_best = int(np.sum(a[:, 0] > a[:, 2] + 1.0))
+    return "\n".join(
+        [
+            "Fit on its own training points (MAPE % of the measured quantity; R²):",
+            "",
+            "| method | median MAPE | max MAPE | median R² | min R² |",
+            "| --- | --- | --- | --- | --- |",
+            f"| proposed | {np.median(a[:, 0]):.2f} | {np.max(a[:, 0]):.2f} | "
+            f"{np.nanmedian(a[:, 1]):.4f} | {np.nanmin(a[:, 1]):.4f} |",
+            f"| its best family alone | {np.median(a[:, 2]):.2f} | {np.max(a[:, 2]):.2f} | — | — |",
+            f"| perfmodel (today's default) | {np.nanmedian(a[:, 4]):.2f} | "
+            f"{np.nanmax(a[:, 4]):.2f} | "
+            f"{np.nanmedian(a[:, 5]):.4f} | {np.nanmin(a[:, 5]):.4f} |",
+            "",
+            f"Series where the proposed default misses its training points by more than every "
+            f"one of its families: {worse_than_all} of {len(a)}; by more than 1 point above its "
+            f"best family: {worse_best} of {len(a)}.",
+        ]
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -422,6 +580,13 @@ def main(argv=None) -> int:
         choices=("half", "largest", "largest2"),
         help="held-out GPU counts: those above half the largest (default), the largest, "
         "or the two largest",
+    )
+    parser.add_argument(
+        "--presentation",
+        default="throughput",
+        choices=("throughput", "time", "both"),
+        help="throughput series as measured (default), as seconds per unit of work "
+        "(time_s = 1/throughput), or both, one after the other",
     )
     parser.add_argument("--only", help="comma-separated series names")
     add_csv_option(parser)
@@ -447,20 +612,37 @@ def main(argv=None) -> int:
             print(f"accuracy.py: error: --only: no series {', '.join(unknown)}", file=sys.stderr)
             return 2
         series = [(name, load) for name, load in series if name in wanted]
-    started = time.perf_counter()
     methods = perfmodel_methods(args.compare)
-    records, skipped = collect(series, methods, args.holdout)
-    extrap_note = add_extrap(records, args.extrap_python)
-    labels = [*methods, "amdahl (scipy)", "usl (scipy)"]
-    labels += [x for x in EXTRAP_LABELS.values() if any(x in r["mape"] for r in records)]
-    print(report(records, skipped, labels, extrap_note, args.holdout))
-    seconds = {label: sum(r["seconds"][label] for r in records) for label in methods}
-    print(
-        f"\n{len(records)} series in {time.perf_counter() - started:.0f} s "
-        + "(fitting: "
-        + ", ".join(f"{label} {s:.0f} s" for label, s in seconds.items())
-        + ")"
-    )
+    presentations = ("throughput", "time") if args.presentation == "both" else (args.presentation,)
+    for presentation in presentations:
+        started = time.perf_counter()
+        records, skipped = collect(series, methods, args.holdout, presentation=presentation)
+        extrap_note = add_extrap(records, args.extrap_python)
+        labels = [*methods, "amdahl (scipy)", "usl (scipy)"]
+        labels += [x for x in EXTRAP_LABELS.values() if any(x in r["mape"] for r in records)]
+        labels += [*baselines.BASELINES, PROPOSED]
+        print(
+            f"## Presentation: {presentation}"
+            + (
+                " (throughput series given as time_s = 1/throughput)"
+                if presentation == "time"
+                else ""
+            )
+        )
+        print()
+        print(report(records, skipped, labels, extrap_note, args.holdout))
+        if records:
+            print()
+            print(interval_report(records))
+            print()
+            print(training_fit_report(records))
+        seconds = {label: sum(r["seconds"][label] for r in records) for label in methods}
+        print(
+            f"\n{len(records)} series in {time.perf_counter() - started:.0f} s "
+            + "(fitting: "
+            + ", ".join(f"{label} {s:.0f} s" for label, s in seconds.items())
+            + ")\n"
+        )
     return 0
 
 
