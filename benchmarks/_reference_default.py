@@ -1,6 +1,6 @@
 """NumPy reference implementation of the proposed default extrapolation (issue #9).
 
-The specification is `research/SPEC.md`; this module is its executable form, for the
+The specification is `docs/design/extrapolation.md`; this module is its executable form, for the
 library's JAX port to be tested against (same predictions within 1e-6 relative). NumPy
 and SciPy only; no perfmodel import.
 
@@ -43,7 +43,7 @@ WEAK_STEP_SLOPE = -0.25
 # Prediction intervals of log u: ±q_L·(d + KAPPA·D), d the doublings past the largest
 # measured count (at least MIN_DOUBLINGS, inside the measured range too) and D the
 # range of the log u of the three MIXTURE families there (their disagreement); q_L split
-# conformal over the shipped GPU-scaling series (research/calibrate.py).
+# conformal over the shipped GPU-scaling series (benchmarks/extrapolation_research/calibrate.py).
 KAPPA = 4.0
 MIN_DOUBLINGS = 0.25
 INTERVAL_Q = {0.5: 0.0209, 0.8: 0.0468, 0.9: 0.0723}

@@ -25,7 +25,7 @@ Methods, all on the same split:
   synchronisation, Optimus' speed function, and the leave-one-out choice among Amdahl,
   USL, Ernest and the power law.
 * "proposed": the default proposed in issue #9 (`_reference_default.py`, specified in
-  `research/SPEC.md`), with its interval coverage per source group and its fit on its
+  `docs/design/extrapolation.md`), with its interval coverage per source group and its fit on its
   own training points.
 
 ``--presentation time`` gives every throughput series as seconds per unit of work
@@ -492,7 +492,8 @@ def interval_report(records) -> str:
     held-out measurement counted once) and the median width hi/lo of the 90% one."""
     lines = [
         "Proposed default's prediction intervals (constants calibrated on the shipped GPU-scaling "
-        "series, `research/calibrate.py`), share of held-out measurements inside:",
+        "series, `benchmarks/extrapolation_research/calibrate.py`), share of held-out "
+        "measurements inside:",
         "",
         "| source group | series | held-out | 50% | 80% | 90% | 90% width (hi/lo) |",
         "| --- | --- | --- | --- | --- | --- | --- |",

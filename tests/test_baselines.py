@@ -127,11 +127,11 @@ def test_bad_input_is_refused():
 
 
 def test_reference_reproduces_its_test_vectors():
-    """research/reference_vectors.json (the port's target) is what the reference
-    computes today: regenerate it with research/make_vectors.py after any change."""
+    """tests/data/reference_vectors.json (the port's target) is what the reference computes
+    today: regenerate it with benchmarks/extrapolation_research/make_vectors.py."""
     import json
 
-    path = Path(__file__).resolve().parent.parent / "research" / "reference_vectors.json"
+    path = Path(__file__).resolve().parent / "data" / "reference_vectors.json"
     cases = json.loads(path.read_text())["cases"]
     for case in cases[::7]:
         fitted = ref.fit_default(

@@ -4,8 +4,8 @@ or answered correctly.
 A refusal is exit status 2 and one line on stderr, ``perfmodel: error: ...`` naming the
 file or field, with no traceback, nothing on stdout and no file created or changed; an
 answer is exit status 0 with finite numbers and strict JSON (see reliability/harness.py).
-Cases listed in reliability/known_defects.txt (research/DEFECTS.md says why) are expected
-to fail until fixed (xfail, strict: a fixed one fails until its line is removed);
+Cases listed in reliability/known_defects.txt (docs/design/reliability-defects.md says
+why) are expected to fail until fixed (xfail, strict: a fixed one fails until its line is removed);
 ``PERFMODEL_RELIABILITY_STRICT=1`` ignores the list. ``-m "reliability and not slow"`` is
 the CI selection; the slow ones are the default fit of the quick-start data (it compiles
 every family) and the 10⁵/10⁶-row benchmarks.
@@ -22,6 +22,7 @@ pytestmark = pytest.mark.reliability
 
 STRICT = os.environ.get("PERFMODEL_RELIABILITY_STRICT") == "1"
 KNOWN = set() if STRICT else harness.known_defects()
+KNOWN_REASON = "known defect: docs/design/reliability-defects.md"
 
 
 def _param(case):
@@ -29,7 +30,7 @@ def _param(case):
     if case.slow:
         marks.append(pytest.mark.slow)
     if case.id in KNOWN:
-        marks.append(pytest.mark.xfail(strict=True, reason="known defect: research/DEFECTS.md"))
+        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_REASON))
     return pytest.param(case, id=case.id, marks=marks)
 
 
@@ -75,7 +76,7 @@ def _per_step_csv(path, rows: int, seed: int = 0) -> None:
 
 
 def _scale(rows, options, name):
-    known = pytest.mark.xfail(strict=True, reason="known defect: research/DEFECTS.md")
+    known = pytest.mark.xfail(strict=True, reason=KNOWN_REASON)
     return pytest.param(rows, options, id=name, marks=[known] if f"scale.{name}" in KNOWN else [])
 
 

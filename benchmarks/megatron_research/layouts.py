@@ -1,4 +1,7 @@
-"""Top layouts of a row with breakdowns: python benchmarks/megatron_research/layouts.py ROW_ID [cal ids]"""
+"""Top layouts of a row with breakdowns.
+
+python benchmarks/megatron_research/layouts.py ROW_ID [cal ids]
+"""
 
 import os
 import sys

@@ -1,6 +1,7 @@
 """Every pair of timing rows as the calibration: held-out errors and layout agreement.
 
-python benchmarks/megatron_research/scan_calibration.py [--recompute-search stack|row]   (about a minute)
+python benchmarks/megatron_research/scan_calibration.py [--recompute-search stack|row]
+(about a minute)
 """
 
 import argparse

@@ -11,7 +11,7 @@ Cases run in this process through ``perfmodel._cli.main`` (cheap), in one shared
 subprocess under memory and file-size limits (`limited`), or in their own
 subprocesses (kill -9, pipes, concurrency, JAX's distributed runtime).
 
-Run as a script to print every case's outcome (used for research/DEFECTS.md)::
+Run as a script to print every case's outcome (used for docs/design/reliability-defects.md)::
 
     PYTHONPATH=. python tests/reliability/harness.py [--markdown] [-k SUBSTRING]
 """

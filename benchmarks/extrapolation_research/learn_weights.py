@@ -4,9 +4,11 @@ Weights of the geometric mixture of {amdahl, wdp, power} (all fitted with α = 2
 the simplex grid of step 0.1 minimising, over the three protocols on the groups given
 (throughput presentation, non-straddling series), Σ (median + mean MAPE + 20 × share
 of series far worse than Amdahl's law)."""
+
 import sys
-sys.path.insert(0, 'research')
-exec(open('research/grid.py').read().split('if __name__')[0])
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+exec(open("benchmarks/extrapolation_research/grid.py").read().split("if __name__")[0])
 FAM3 = ("amdahl2", "wdp2", "power2")
 
 
@@ -37,9 +39,17 @@ if __name__ == "__main__":
             if pr:
                 e = errs(pr, FAM3, w)
                 ea = errs(pr, FAM3, w_all)
-                pooled[k] += list(zip(e, [p['amdahl_mape'] for p in pr]))
+                pooled[k] += list(zip(e, [p["amdahl_mape"] for p in pr]))
                 line += f" | {k[1]} n={len(pr)} {np.median(e):.2f}/{np.mean(e):.2f} (in-sample {np.median(ea):.2f}/{np.mean(ea):.2f})"
         print(line)
     for k, v in pooled.items():
-        e = np.array([a for a, _ in v]); am = np.array([b for _, b in v])
-        print("  pooled LOSO", k[1], len(e), f"{np.median(e):.2f}/{np.mean(e):.2f}", "far", int(np.sum((e > 2 * am) & (e > am + 1))))
+        e = np.array([a for a, _ in v])
+        am = np.array([b for _, b in v])
+        print(
+            "  pooled LOSO",
+            k[1],
+            len(e),
+            f"{np.median(e):.2f}/{np.mean(e):.2f}",
+            "far",
+            int(np.sum((e > 2 * am) & (e > am + 1))),
+        )

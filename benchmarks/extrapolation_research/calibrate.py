@@ -5,14 +5,17 @@ largest training N). The level-L half-width per doubling is the L-quantile of s 
 the calibration points (each series weighted equally, finite-sample correction
 ceil((n+1)L)/n on the number of series). Calibration set: every GPU-scaling series
 (MLPerf time-to-train and the two USL load series excluded), every protocol.
-``python research/calibrate.py`` prints the shipped table (the constants of
+``python benchmarks/extrapolation_research/calibrate.py`` prints the shipped table (the constants of
 _reference_default.py) and per-group coverage with each group's q learned on the
 other groups."""
+
 import sys
-sys.path.insert(0, 'research'); sys.path.insert(0, 'benchmarks')
-import numpy as np
-from harness import load, problems
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+sys.path.insert(0, "benchmarks")
 import _reference_default as ref
+from harness import load, problems
+import numpy as np
 
 LEVELS = (0.5, 0.8, 0.9)
 PROTOCOLS = ("half", "largest", "largest2")
@@ -22,20 +25,39 @@ def points(rows, presentation="throughput"):
     out = []  # (group, series key, score, log ratio, doublings, prob)
     for prot in PROTOCOLS:
         for p in problems(rows, prot, presentation):
-            f = ref.fit_default(p["n"], p["y"], p["target"], gpus_per_node=p["gpus_per_node"],
-                                scaling=None if p["strong"] is None else ("strong" if p["strong"] else "weak"))
+            f = ref.fit_default(
+                p["n"],
+                p["y"],
+                p["target"],
+                gpus_per_node=p["gpus_per_node"],
+                scaling=None if p["strong"] is None else ("strong" if p["strong"] else "weak"),
+            )
             pred = f.predict(p["nt"])
             d = f.interval_scale(p["nt"])
             r = np.abs(np.log(pred / p["yt"]))
             for i in range(len(r)):
-                out.append(dict(group=p["group"], key=(prot, p["name"]), s=r[i] / d[i], kind=p["kind"],
-                                set=p["set"], w=1.0 / len(r), fit=f, n=p["nt"][i], y=p["yt"][i], prot=prot))
+                out.append(
+                    dict(
+                        group=p["group"],
+                        key=(prot, p["name"]),
+                        s=r[i] / d[i],
+                        kind=p["kind"],
+                        set=p["set"],
+                        w=1.0 / len(r),
+                        fit=f,
+                        n=p["nt"][i],
+                        y=p["yt"][i],
+                        prot=prot,
+                    )
+                )
     return out
 
 
 def quantile(pts, level):
-    s = np.array([q["s"] for q in pts]); w = np.array([q["w"] for q in pts])
-    order = np.argsort(s); s, w = s[order], w[order]
+    s = np.array([q["s"] for q in pts])
+    w = np.array([q["w"] for q in pts])
+    order = np.argsort(s)
+    s, w = s[order], w[order]
     n = w.sum()
     target = min(np.ceil((n + 1) * level) / n, 1.0) * n
     return float(s[np.searchsorted(np.cumsum(w), target - 1e-9)])
@@ -51,7 +73,9 @@ def coverage(pts, qs):
 
 def width(pts, q90):
     # median ratio hi/lo of the 90% interval at the held-out points
-    return float(np.median([np.exp(2 * q90 * q["fit"].interval_scale(np.array([q["n"]]))[0]) for q in pts]))
+    return float(
+        np.median([np.exp(2 * q90 * q["fit"].interval_scale(np.array([q["n"]]))[0]) for q in pts])
+    )
 
 
 def main():
@@ -59,8 +83,13 @@ def main():
     pts = points(rows)
     calib = [q for q in pts if q["kind"] == "scaling" and q["set"] == "shipped"]
     qs = {L: quantile(calib, L) for L in LEVELS}
-    print("INTERVAL_Q (shipped GPU-scaling series, all protocols):", {L: round(v, 4) for L, v in qs.items()})
-    print("Groups of the shipped set: q from the other shipped groups (leave one source group out);")
+    print(
+        "INTERVAL_Q (shipped GPU-scaling series, all protocols):",
+        {L: round(v, 4) for L, v in qs.items()},
+    )
+    print(
+        "Groups of the shipped set: q from the other shipped groups (leave one source group out);"
+    )
     print("external groups and MLPerf/USL: the shipped q, never calibrated on them.")
     print("| group | set | series | points | 50% | 80% | 90% | 90% width (hi/lo) | q90 used |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -74,11 +103,16 @@ def main():
             qg = qs
         c = coverage(mine, qg)
         nser = len({q["key"][1] for q in mine})
-        print(f"| {g} | {mine[0]['set']} | {nser} | {len(mine)} | {c[0.5]:.2f} | {c[0.8]:.2f} | {c[0.9]:.2f} | ×{width(mine, qg[0.9]):.2f} | {qg[0.9]:.4f} |")
+        print(
+            f"| {g} | {mine[0]['set']} | {nser} | {len(mine)} | {c[0.5]:.2f} | {c[0.8]:.2f} | {c[0.9]:.2f} | ×{width(mine, qg[0.9]):.2f} | {qg[0.9]:.4f} |"
+        )
     ext = [q for q in pts if q["kind"] == "scaling" and q["set"] == "external"]
     for name, sub in (("shipped GPU scaling (in-sample)", calib), ("external (check)", ext)):
         c = coverage(sub, qs)
-        print(f"pooled {name} (shipped constants): " + ", ".join(f"{int(L*100)}% {c[L]:.2f}" for L in LEVELS))
+        print(
+            f"pooled {name} (shipped constants): "
+            + ", ".join(f"{int(L * 100)}% {c[L]:.2f}" for L in LEVELS)
+        )
     return qs
 
 

@@ -1,12 +1,23 @@
-"""Compact tables from research/out/acc_*.md: per set × protocol × presentation, the
+"""Compact tables from benchmarks/extrapolation_research/out/acc_*.md: per set × protocol × presentation, the
 "all" and "scaling" rows of the median and mean tables and the far-worse counts."""
+
+from pathlib import Path
 import re
 import sys
-from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out"
-SHOW = ["perfmodel", "amdahl (scipy)", "usl (scipy)", "ernest", "power law", "pollux (1 level)",
-        "pollux (2 levels)", "optimus", "loo classic", "proposed"]
+SHOW = [
+    "perfmodel",
+    "amdahl (scipy)",
+    "usl (scipy)",
+    "ernest",
+    "power law",
+    "pollux (1 level)",
+    "pollux (2 levels)",
+    "optimus",
+    "loo classic",
+    "proposed",
+]
 
 
 def tables(text):
@@ -45,14 +56,23 @@ def main(kind="all"):
                     vals[k] = (float(med.get(k, "nan")), float(mean.get(k, "nan")))
                 except ValueError:
                     vals[k] = (float("nan"), float("nan"))
-            bm = min(v[0] for v in vals.values()); bn = min(v[1] for v in vals.values())
+            bm = min(v[0] for v in vals.values())
+            bn = min(v[1] for v in vals.values())
             cells = []
             for k in SHOW:
                 a, b = vals[k]
-                s = (f"**{a:.2f}**" if a == bm else f"{a:.2f}") + " / " + (f"**{b:.2f}**" if b == bn else f"{b:.2f}")
+                s = (
+                    (f"**{a:.2f}**" if a == bm else f"{a:.2f}")
+                    + " / "
+                    + (f"**{b:.2f}**" if b == bn else f"{b:.2f}")
+                )
                 fw = far.get(k, "—").split(" ")[0]
                 cells.append(f"{s} ({fw.split('/')[0]})")
-            print(f"| {m.group(1)} | {m.group(2)} | {pres} | {med['series']} | " + " | ".join(cells) + " |")
+            print(
+                f"| {m.group(1)} | {m.group(2)} | {pres} | {med['series']} | "
+                + " | ".join(cells)
+                + " |"
+            )
 
 
 if __name__ == "__main__":

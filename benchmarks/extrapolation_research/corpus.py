@@ -1,13 +1,13 @@
 """The corpus as plain NumPy: every shipped series and every external one.
 
-``python research/corpus.py`` dumps ``research/out/corpus.pkl`` (perfmodel's loaders,
+``python benchmarks/extrapolation_research/corpus.py`` dumps ``benchmarks/extrapolation_research/out/corpus.pkl`` (perfmodel's loaders,
 so validation and units are the library's); `load()` reads it back as a list of dicts
 ``name, set ("shipped"/"external"), group (source group), target, gpus, y (measured),
 u (seconds per unit of work, or per step for time series), gpus_per_node, global_batch``.
 """
 
-import pickle
 from pathlib import Path
+import pickle
 import sys
 
 import numpy as np
@@ -51,11 +51,13 @@ def dump():
                 "y": np.asarray(d.measured, float),
                 "u": np.asarray(d.time_s, float),
                 "gpus_per_node": (
-                    None if "gpus_per_node" not in d.config
+                    None
+                    if "gpus_per_node" not in d.config
                     else np.asarray(d.config["gpus_per_node"], float)
                 ),
                 "global_batch": (
-                    None if "global_batch" not in d.config
+                    None
+                    if "global_batch" not in d.config
                     else np.asarray(d.config["global_batch"], float)
                 ),
             }

@@ -74,12 +74,14 @@ def family_predictor(family, n, u, alpha=0.0, g=None):
 
 def make_method(combine, alpha=0.0):
     """combine(n, u, g) -> predictor of u; wraps it into the harness signature."""
+
     def fit(n, y, target, gpus_per_node=None, strong=None):
         n = np.asarray(n, float)
         u, back = canonical(n, y, target)
         scale = float(np.median(u[n == n.min()]))
         pu = combine(n, u / scale, gpus_per_node, strong)
         return lambda m: back(pu(np.asarray(m, float)) * scale, np.asarray(m, float))
+
     return fit
 
 
@@ -89,6 +91,7 @@ def single(family, alpha=0.0):
         if fam.startswith("hier") and g is None:
             fam = "wdp"
         return family_predictor(fam, n, u, alpha, g)
+
     return make_method(combine, alpha)
 
 
@@ -102,4 +105,5 @@ def geo_mix(families, weights, alpha=0.0):
             ff = f if not (f.startswith("hier") and g is None) else "wdp"
             preds.append(family_predictor(ff, n, u, alpha, g))
         return lambda m: np.exp(sum(wk * np.log(p(m)) for wk, p in zip(weights, preds)))
+
     return make_method(combine, alpha)

@@ -1,6 +1,7 @@
 import sys
-sys.path.insert(0, 'research')
-exec(open('research/grid.py').read().split('if __name__')[0])
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+exec(open("benchmarks/extrapolation_research/grid.py").read().split("if __name__")[0])
 
 
 def adaptive_logs(p, fams, prior, tau, depth=1):
@@ -18,7 +19,13 @@ def adaptive_logs(p, fams, prior, tau, depth=1):
 
 
 def errs_a(probs, fams, prior, tau, depth=1):
-    return np.array([np.mean(np.abs(np.exp(adaptive_logs(p, fams, prior, tau, depth)) - p["yt"]) / p["yt"]) * 100 for p in probs])
+    return np.array(
+        [
+            np.mean(np.abs(np.exp(adaptive_logs(p, fams, prior, tau, depth)) - p["yt"]) / p["yt"])
+            * 100
+            for p in probs
+        ]
+    )
 
 
 def report(fams, prior, tau, depth=1, keys=None, rg="flat"):
@@ -42,7 +49,8 @@ if __name__ == "__main__":
                 pr = [p for p in sel([k]) if regime(p) == "flat"]
                 e = errs_a(pr, fams, prior, tau, depth)
                 s, far = score(e, pr)
-                tot += s; fars.append(int(far))
+                tot += s
+                fars.append(int(far))
             res.append((tot, tau, tuple(np.round(prior, 2)), fars))
     res.sort(key=lambda r: r[0])
     for r in res[:10]:

@@ -1,6 +1,8 @@
-import sys, itertools
-sys.path.insert(0, 'research')
-exec(open('research/fitw.py').read())
+import itertools
+import sys
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+exec(open("benchmarks/extrapolation_research/fitw.py").read())
 
 
 def simplex(k, step=0.1):
@@ -12,7 +14,9 @@ def simplex(k, step=0.1):
 
 def errs(probs, fams, w):
     idx = [names.index(f) for f in fams]
-    return np.array([np.mean(np.abs(np.exp(w @ p["logs"][idx]) - p["yt"]) / p["yt"]) * 100 for p in probs])
+    return np.array(
+        [np.mean(np.abs(np.exp(w @ p["logs"][idx]) - p["yt"]) / p["yt"]) * 100 for p in probs]
+    )
 
 
 def score(e, probs):
@@ -31,7 +35,8 @@ def search(keys, rg, fams, step=0.1):
                 continue
             e = errs(pr, fams, w)
             s, far = score(e, pr)
-            tot += s; fars.append(int(far))
+            tot += s
+            fars.append(int(far))
         out.append((tot, tuple(np.round(w, 2)), fars))
     out.sort()
     return out

@@ -1,6 +1,7 @@
 import sys
-sys.path.insert(0, 'research')
-exec(open('research/grid.py').read().split('if __name__')[0])
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+exec(open("benchmarks/extrapolation_research/grid.py").read().split("if __name__")[0])
 K = {"amdahl": 2, "wdp": 3, "power": 2, "usl": 3, "hier": 3, "wdp_bw": 2}
 
 
@@ -13,12 +14,15 @@ def bma_logs(p, fams, prior, sigma, lam, alpha_w=0.0):
     rss = np.sum(wts * r**2, axis=1)
     k = np.array([K[f.rstrip("0123456789")] for f in fams])
     z = np.log(prior) - rss / (2 * sigma**2) - lam * k
-    w = np.exp(z - z.max()); w /= w.sum()
+    w = np.exp(z - z.max())
+    w /= w.sum()
     return w @ p["logs"][idx]
 
 
 def errs_b(probs, fams, *a):
-    return np.array([np.mean(np.abs(np.exp(bma_logs(p, fams, *a)) - p["yt"]) / p["yt"]) * 100 for p in probs])
+    return np.array(
+        [np.mean(np.abs(np.exp(bma_logs(p, fams, *a)) - p["yt"]) / p["yt"]) * 100 for p in probs]
+    )
 
 
 if __name__ == "__main__":
@@ -35,8 +39,12 @@ if __name__ == "__main__":
                         pr = [p for p in sel([k]) if regime(p) == "flat"]
                         e = errs_b(pr, fams, prior, sigma, lam, aw)
                         s, far = score(e, pr)
-                        tot += s; fars.append(int(far)); cells.append((round(np.median(e), 2), round(np.mean(e), 2)))
-                    res.append((round(tot, 2), sigma, lam, aw, tuple(np.round(prior, 2)), fars, cells))
+                        tot += s
+                        fars.append(int(far))
+                        cells.append((round(np.median(e), 2), round(np.mean(e), 2)))
+                    res.append(
+                        (round(tot, 2), sigma, lam, aw, tuple(np.round(prior, 2)), fars, cells)
+                    )
     res.sort(key=lambda r: r[0])
     for r in res[:10]:
         print(r)

@@ -1,8 +1,8 @@
 """Fast NumPy evaluation of extrapolation methods over the corpus (research only)."""
 
+from pathlib import Path
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -64,9 +64,21 @@ def problems(rows, protocol, presentation):
             continue
         target, y = present(r, presentation)
         gpn = None if r["gpus_per_node"] is None else float(r["gpus_per_node"][0])
-        out.append(dict(name=r["name"], group=r["group"], kind=kind(r["name"]), set=r["set"],
-                        target=target, n=r["gpus"][keep], y=y[keep], nt=r["gpus"][~keep],
-                        yt=y[~keep], gpus_per_node=gpn, strong=stated_strong(r)))
+        out.append(
+            dict(
+                name=r["name"],
+                group=r["group"],
+                kind=kind(r["name"]),
+                set=r["set"],
+                target=target,
+                n=r["gpus"][keep],
+                y=y[keep],
+                nt=r["gpus"][~keep],
+                yt=y[~keep],
+                gpus_per_node=gpn,
+                strong=stated_strong(r),
+            )
+        )
     return out
 
 
@@ -85,8 +97,13 @@ def evaluate(methods, probs):
         errs = []
         for p in probs:
             try:
-                pred = fit(p["n"], p["y"], p["target"], gpus_per_node=p["gpus_per_node"],
-                           strong=p["strong"])
+                pred = fit(
+                    p["n"],
+                    p["y"],
+                    p["target"],
+                    gpus_per_node=p["gpus_per_node"],
+                    strong=p["strong"],
+                )
                 errs.append(mape(pred(p["nt"]), p["yt"]))
             except (RuntimeError, ValueError, np.linalg.LinAlgError, FloatingPointError):
                 errs.append(float("nan"))
@@ -120,8 +137,14 @@ def table(res, probs, kinds=("scaling", "usl", "mlperf"), title=""):
 BASE = {"amdahl": bl.fit_amdahl, "usl": bl.fit_usl, **bl.BASELINES}
 
 
-def run(methods, sets=("shipped", "external"), protocols=("half", "largest", "largest2"),
-        presentations=("throughput", "time"), kinds=("scaling", "usl", "mlperf"), rows=None):
+def run(
+    methods,
+    sets=("shipped", "external"),
+    protocols=("half", "largest", "largest2"),
+    presentations=("throughput", "time"),
+    kinds=("scaling", "usl", "mlperf"),
+    rows=None,
+):
     rows = rows or load()
     out = {}
     for s in sets:

@@ -5,11 +5,14 @@ two time columns a user could have: seconds per unit of work (1/throughput) and 
 per step of its fixed per-GPU batch (N/throughput, up to the batch); MLPerf's times to
 train are per unit (one training run). The rule must call the first "unit" and the
 second "step"; and the predictions from the three columns must agree."""
+
 import sys
-sys.path.insert(0, "research"); sys.path.insert(0, "benchmarks")
-import numpy as np
-from harness import load, split, MIN_TRAIN
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+sys.path.insert(0, "benchmarks")
 import _reference_default as ref
+from harness import load, MIN_TRAIN, split
+import numpy as np
 
 rows = load()
 right = total = 0

@@ -1,6 +1,7 @@
 import sys
-sys.path.insert(0, 'research')
-exec(open('research/grid.py').read().split('if __name__')[0])
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+exec(open("benchmarks/extrapolation_research/grid.py").read().split("if __name__")[0])
 from scipy.optimize import minimize as _min
 
 

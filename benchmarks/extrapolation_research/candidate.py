@@ -1,8 +1,10 @@
 """Candidate defaults in the harness' signature."""
+
 import sys
-sys.path.insert(0, 'research')
-import numpy as np
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
 from methods import canonical, family_predictor
+import numpy as np
 
 
 def straddles(n, g):
@@ -11,6 +13,7 @@ def straddles(n, g):
 
 def make(flat, strad, alpha=2.0):
     """flat/strad: {family: weight}; geometric mean of the families' u."""
+
     def fit(n, y, target, gpus_per_node=None, strong=None):
         n = np.asarray(n, float)
         u, back = canonical(n, y, target)
@@ -24,5 +27,7 @@ def make(flat, strad, alpha=2.0):
             m = np.asarray(m, float)
             lu = sum(w * np.log(p(m)) for w, p in preds) / tot
             return back(np.exp(lu) * scale, m)
+
         return predict
+
     return fit

@@ -1,9 +1,13 @@
 """Stacking: log-predictions of every family per held-out point, weights learned."""
-import sys, pickle, warnings
-sys.path.insert(0, 'research')
-import numpy as np
-from harness import problems, load, bl
+
+import pickle
+import sys
+import warnings
+
+sys.path.insert(0, "benchmarks/extrapolation_research")
+from harness import bl, load, problems
 from methods import canonical, family_predictor
+import numpy as np
 
 FAMS = [(f, a) for f in ("amdahl", "wdp", "hier", "power", "usl", "wdp_bw") for a in (0, 1, 2, 3)]
 
@@ -32,10 +36,15 @@ def collect():
                 probs = problems([r for r in rows if r["set"] == s], prot, pres)
                 for p in probs:
                     p["logs"] = family_logs(p)
-                    p["amdahl_mape"] = float(np.mean(np.abs(
-                        bl.fit_amdahl(p["n"], p["y"], p["target"])(p["nt"]) - p["yt"]) / p["yt"]) * 100)
+                    p["amdahl_mape"] = float(
+                        np.mean(
+                            np.abs(bl.fit_amdahl(p["n"], p["y"], p["target"])(p["nt"]) - p["yt"])
+                            / p["yt"]
+                        )
+                        * 100
+                    )
                 data[(s, prot, pres)] = probs
-    with open("research/out/stack.pkl", "wb") as f:
+    with open("benchmarks/extrapolation_research/out/stack.pkl", "wb") as f:
         pickle.dump(data, f)
     return data
 
@@ -76,9 +85,10 @@ def add_forward(data):
 
 if __name__ == "__main__":
     import pickle as _p
-    d = _p.load(open("research/out/stack.pkl", "rb"))
+
+    d = _p.load(open("benchmarks/extrapolation_research/out/stack.pkl", "rb"))
     add_forward(d)
-    _p.dump(d, open("research/out/stack.pkl", "wb"))
+    _p.dump(d, open("benchmarks/extrapolation_research/out/stack.pkl", "wb"))
 
 
 def train_residuals(p):
@@ -96,8 +106,8 @@ def train_residuals(p):
 
 
 if __name__ == "__main__":
-    d = _p.load(open("research/out/stack.pkl", "rb"))
+    d = _p.load(open("benchmarks/extrapolation_research/out/stack.pkl", "rb"))
     for probs in d.values():
         for p in probs:
             p["res"] = train_residuals(p)
-    _p.dump(d, open("research/out/stack.pkl", "wb"))
+    _p.dump(d, open("benchmarks/extrapolation_research/out/stack.pkl", "wb"))

@@ -1,9 +1,11 @@
-"""Assemble the issue #9 tables of benchmarks/RESULTS.md from research/out/."""
-import io
-import re
+"""Assemble the issue #9 tables of benchmarks/RESULTS.md from benchmarks/extrapolation_research/out/."""
+
 import contextlib
-import sys
+import io
 from pathlib import Path
+import re
+import sys
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import summarise
 
@@ -40,7 +42,9 @@ def main():
             pres = block.split()[0]
             if pres != "throughput":
                 continue
-            print(f"\n**{m.group(1)}, {m.group(2)}** — intervals and training fit (throughput; the time presentation gives the same intervals up to rounding):\n")
+            print(
+                f"\n**{m.group(1)}, {m.group(2)}** — intervals and training fit (throughput; the time presentation gives the same intervals up to rounding):\n"
+            )
             i = block.index("| source group |")
             j = block.index("Fit on its own")
             print(block[i:j].strip())
