@@ -10,6 +10,7 @@ from .._fitting import (
     AVERAGED_FAMILY,
     CRITERIA,
     DEFAULT_CRITERION,
+    DEFAULTS,
     fit,
     fit_auto,
     FitResult,
@@ -129,7 +130,12 @@ def _add_fit_options(p) -> None:
     )
     p.add_argument("--throughput-column", help="name of the throughput column (work/s)")
     p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
-    p.add_argument("--starts", type=int, default=64, help="multi-start points (default 64)")
+    p.add_argument(
+        "--starts",
+        type=int,
+        default=DEFAULTS.n_starts,
+        help=f"multi-start points (default {DEFAULTS.n_starts})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the starting points")
 
 

@@ -40,6 +40,7 @@ from .._config import Config
 from .._errors import InputError
 from .._fitting import (
     averaged_parameters,
+    DEFAULTS,
     FitResult,
     gauss_newton_inverse,
     nested_fit,
@@ -207,7 +208,7 @@ def _refits_of(fit: FitResult, config, times, weights) -> tuple[np.ndarray, np.n
         params,
         lower,
         upper,
-        500,
+        DEFAULTS.lbfgs_steps,
         static,
         config,
         jnp.asarray(times),
