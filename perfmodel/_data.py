@@ -23,13 +23,19 @@ class Benchmarks:
     Attributes:
         source: where they came from (a file name), used in messages.
         gpus: GPU count of each measurement.
-        time_s: seconds per step, or per unit of work when `target` is throughput.
+        time_s: seconds per step, or per unit of work when `target` is throughput or
+            `per_gpu` is True.
         target: ``"time"`` or ``"throughput"``, the quantity the CSV gave.
         config: other `Config` fields found in the CSV, one array each.
         lines: the CSV line each measurement came from (1 is the header).
         unit: unit of the measured quantity as given: ``"s"`` for times (read in SI
             seconds), the work per second for throughput (``"work/s"`` unless known,
             e.g. ``"images/s"`` for a shipped series).
+        scaling: how the work grows with the GPU count, when stated: ``"weak"`` (a
+            fixed batch per GPU), ``"strong"`` (a fixed global batch) or None.
+        per_gpu: True when the times measured were steps of a fixed per-GPU batch and
+            `time_s` holds them divided by `gpus` (seconds per unit of work, up to the
+            batch); `measured` gives the step times back (`per_unit_of_work`).
     """
 
     source: str
@@ -39,6 +45,8 @@ class Benchmarks:
     config: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
     lines: np.ndarray | None = None
     unit: str = ""
+    scaling: str | None = None
+    per_gpu: bool = False
 
     def __post_init__(self):
         if not self.unit:
@@ -46,8 +54,21 @@ class Benchmarks:
 
     @property
     def measured(self) -> np.ndarray:
-        """The quantity as measured: seconds, or work per second for throughput."""
-        return 1.0 / self.time_s if self.target == "throughput" else self.time_s
+        """The quantity as measured: seconds (per step), or work per second."""
+        if self.target == "throughput":
+            return 1.0 / self.time_s
+        return self.time_s * self.gpus if self.per_gpu else self.time_s
+
+    def as_measured(self, time_s, gpus=None) -> np.ndarray:
+        """Model seconds `time_s` (per step or per unit of work, as `time_s` is) at `gpus`
+        (default: the measurements') as the quantity measured: throughput, or seconds
+        per step."""
+        time_s = np.asarray(time_s)
+        if self.target == "throughput":
+            return 1.0 / time_s
+        if self.per_gpu:
+            return time_s * (self.gpus if gpus is None else np.asarray(gpus))
+        return time_s
 
     def to_config(self) -> Config:
         """The measurements' configurations as one batched `Config`."""

@@ -11,11 +11,11 @@ import numpy as np
 from ._data import Benchmarks
 from ._errors import InputError
 from ._files import atomic_write, package_version
-from ._fitting import can_average, FitResult, to_numpy_leaves
+from ._fitting import Component, FitResult, to_numpy_leaves
 from ._presets import build, FAMILIES
 
 FORMAT = "perfmodel.fit"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -51,7 +51,9 @@ def fit_to_dict(fit: FitResult) -> dict:
         "model": {
             "family": fit.family,
             "options": dict(fit.model.options),
-            "averaged_with": fit.averaged_with,
+            "components": [_component_to_dict(c) for c in fit.components],
+            "intervals": fit.intervals,
+            "assumed": fit.assumed,
         },
         "target": fit.target,
         "parameters": parameters,
@@ -76,9 +78,26 @@ def fit_to_dict(fit: FitResult) -> dict:
             "time_s": data.time_s.tolist(),
             "lines": None if data.lines is None else np.asarray(data.lines).tolist(),
             "unit": data.unit,
+            "scaling": data.scaling,
+            "per_gpu": data.per_gpu,
             "config": {k: np.asarray(v).tolist() for k, v in data.config.items()},
         },
     }
+
+
+def _component_to_dict(component: Component) -> dict:
+    return {
+        "family": component.family,
+        "weight": component.weight,
+        "options": dict(component.model.options),
+        "parameters": {k: float(v) for k, v in component.model.parameters().items()},
+    }
+
+
+def _component_from_dict(document: dict) -> Component:
+    model = build(document["family"], **document["options"])
+    model = to_numpy_leaves(model.with_parameters(document["parameters"]))
+    return Component(str(document["family"]), float(document["weight"]), model)
 
 
 def save_fit(fit: FitResult, path: str | os.PathLike, extra: dict | None = None) -> None:
@@ -134,11 +153,11 @@ def _from_dict(document: dict, source: str) -> FitResult:
         config={k: np.asarray(v, dtype=np.float64) for k, v in data_doc["config"].items()},
         lines=None if data_doc["lines"] is None else np.asarray(data_doc["lines"]),
         unit=str(data_doc.get("unit", "")),
+        scaling=data_doc.get("scaling"),
+        per_gpu=bool(data_doc.get("per_gpu", False)),
     )
     quality = document["quality"]
-    predicted_q = np.asarray(model(data.to_config()), dtype=np.float64)
-    if data.target == "throughput":
-        predicted_q = 1.0 / predicted_q
+    predicted_q = data.as_measured(np.asarray(model(data.to_config()), dtype=np.float64))
     covariance = document["raw_covariance"]
     r2 = quality["r2"]
     return FitResult(
@@ -159,17 +178,7 @@ def _from_dict(document: dict, source: str) -> FitResult:
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],
-        averaged_with=_averaged_with(spec.get("averaged_with", ""), model, data, source),
+        components=tuple(_component_from_dict(c) for c in spec.get("components", [])),
+        intervals=str(spec.get("intervals", "laplace")),
+        assumed=str(spec.get("assumed", "")),
     )
-
-
-def _averaged_with(value, model, data: Benchmarks, source: str) -> str:
-    """The saved `averaged_with`, checked: "" or "amdahl" on a model that can average."""
-    if value in ("", None):
-        return ""
-    if value != "amdahl" or not can_average(model, data):
-        raise InputError(
-            f'{source}: model.averaged_with: expected "" or "amdahl" (with a ring '
-            f"weak_data_parallel model of throughput), got {value!r}"
-        )
-    return value

@@ -286,6 +286,61 @@ def pmnf(
     )
 
 
+def power_law(exponent: float = -1.0, *, weak: bool = False) -> ScalingModel:
+    """A power law ``T(N) = c · N^exponent`` seconds (a `PowerLogTerm` with no log factor).
+
+    `fit_blend` fits its exponent in closed form (least squares in log-log); as a preset
+    the exponent is an option, so a fit file can rebuild it. Parameter ``power.time``.
+
+    Args:
+        exponent: the power of N (−1: perfect scaling; 0: none).
+        weak: accepted for a uniform interface; only False is valid.
+    """
+    if weak:
+        raise InputError("the power_law family has no weak-scaling variant (drop {arg:weak})")
+    exponent = _finite_option(exponent, "power_law exponent")
+    return ScalingModel(
+        terms=(PowerLogTerm(exponent=exponent, log_exponent=0, name="power"),),
+        family="power_law",
+        options=(("exponent", exponent),),
+    )
+
+
+def blend(exponent: float = -1.0, *, weak: bool = False) -> ScalingModel:
+    """The default's curve: a weighted sum of Amdahl's law, `weak_data_parallel` and a
+    power law, in seconds per unit of work (`fit_blend`),
+
+    ``T(N) = t_s + t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N² + c·N^exponent``
+
+    with each family's coefficients scaled by its weight. Parameters ``serial.time``,
+    ``compute.time``, ``allreduce.latency``, ``allreduce.transfer`` and ``power.time``
+    (seconds per unit of work); the exponent is an option.
+
+    Args:
+        exponent: the power law's exponent.
+        weak: accepted for a uniform interface; only False is valid.
+    """
+    if weak:
+        raise InputError("the blend family has no weak-scaling variant (drop {arg:weak})")
+    exponent = _finite_option(exponent, "blend exponent")
+    return ScalingModel(
+        terms=(
+            SerialTerm(),
+            ComputeTerm(),
+            WeakAllReduceTerm(),
+            PowerLogTerm(exponent=exponent, log_exponent=0, name="power"),
+        ),
+        family="blend",
+        options=(("exponent", exponent),),
+    )
+
+
+def _finite_option(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
 FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "amdahl": amdahl,
     "usl": usl,
@@ -294,6 +349,8 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "pmnf": pmnf,
     "weak_data_parallel": weak_data_parallel,
     "weak_hierarchical": weak_hierarchical,
+    "power_law": power_law,
+    "blend": blend,
 }
 
 

@@ -2,7 +2,6 @@ import json
 from pathlib import Path
 import re
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax.test_util import check_grads
@@ -12,7 +11,7 @@ import pytest
 import perfmodel as pm
 from perfmodel._cli import main
 from perfmodel._collective.fit import collective_objective, jacobian_log_params
-from perfmodel._fitting.problem import raw_covariance as _raw_covariance
+from perfmodel._fitting import fit_at
 
 DATA = Path(__file__).parent / "data" / "nccl"
 SIZES = 4.0 ** np.arange(5, 16)  # 1 KiB to 1 GiB
@@ -300,13 +299,7 @@ def test_joint_fit_determines_what_step_times_alone_cannot(joint_case):
     model, data, _, _, joint = joint_case
     # From step times alone the intra-node link trades off exactly against serial and
     # compute: the Laplace covariance at the true parameters is infinite along it.
-    with jax.enable_x64(True):
-        names = list(model.parameter_specs())
-        params, static = eqx.partition(model, model.raw_leaf_mask(set(names)))
-        cov = _raw_covariance(
-            params, static, data.to_config(), jnp.asarray(data.time_s), "time", "log"
-        )
-    sd = dict(zip(names, np.sqrt(np.diag(cov))))
+    sd = fit_at(model, data).standard_errors()
     assert not np.isfinite(sd["allreduce.bandwidth_intra"])
     # With the nccl-tests measurements in the same loss, everything is determined.
     result = joint.fit

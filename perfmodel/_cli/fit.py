@@ -1,5 +1,6 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
+import dataclasses
 import math
 import sys
 
@@ -7,7 +8,6 @@ from .._data import load_benchmarks
 from .._datasets import dataset_path, dataset_unit, list_datasets, load_dataset
 from .._errors import InputError
 from .._fitting import (
-    AVERAGED_FAMILY,
     CRITERIA,
     DEFAULT_CRITERION,
     DEFAULTS,
@@ -16,6 +16,7 @@ from .._fitting import (
     FitResult,
     LOSSES,
     MARGIN,
+    per_unit_of_work,
     Selection,
 )
 from .._io import fit_to_dict, save_fit
@@ -88,25 +89,33 @@ def _add_fit_options(p) -> None:
         "the first candidate is kept unless another scores clearly better",
     )
     p.add_argument(
+        "--no-blend",
         "--no-average",
         dest="average",
         action="store_false",
-        help="with --model auto, keep the chosen weak_data_parallel fit instead of its "
-        "average with Amdahl's law (both least squares on throughput), which "
-        "extrapolates more safely from few GPU counts",
+        help="with --model auto, answer with the single family the criterion prefers "
+        "instead of the default blend of amdahl, weak_data_parallel and a power law, "
+        "which extrapolates published series better",
     )
     p.add_argument(
         "--loss",
         default=None,
         choices=LOSSES,
         help="log (relative error, default), squared (least squares on the "
-        "measured quantity) or huber (robust to outliers); giving it turns off "
-        "--model auto's average with Amdahl's law",
+        "measured quantity), relative or huber (robust to outliers); giving it "
+        "turns off --model auto's blend",
     )
-    p.add_argument(
+    scaling = p.add_mutually_exclusive_group()
+    scaling.add_argument(
         "--weak-scaling",
         action="store_true",
-        help="per-GPU work stays fixed as GPUs are added (time_s data only)",
+        help="each GPU keeps its batch as GPUs are added: a time column is the step time "
+        "of more work (default: inferred from the data, and said)",
+    )
+    scaling.add_argument(
+        "--strong-scaling",
+        action="store_true",
+        help="the global batch is fixed: a time column is the time of a fixed amount of work",
     )
     p.add_argument(
         "--fix",
@@ -172,9 +181,10 @@ def _add_interval_options(p, what: str) -> None:
     )
     p.add_argument(
         "--method",
-        default="laplace",
+        default=None,
         choices=METHODS,
-        help="interval by the Laplace approximation (default) or a vmapped bootstrap",
+        help="conformal (the default blend's intervals, calibrated on published series), "
+        "laplace (a single family's default) or a vmapped bootstrap",
     )
 
 
@@ -209,6 +219,8 @@ def fit_options(args) -> dict:
 
 
 def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
+    if getattr(args, "strong_scaling", False):
+        data = dataclasses.replace(data, scaling="strong")
     return fit_model(
         data,
         args.model,
@@ -222,18 +234,22 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
 def fit_model(
     data, model: str, *, weak: bool, criterion: str, average: bool, **options
 ) -> tuple[FitResult, Selection | None]:
-    """Fit the family `model` (or ``"auto"``: every candidate, by `criterion`)."""
+    """Fit the family `model` (or ``"auto"``: the default blend and every candidate, by
+    `criterion`). Measurements are read as seconds per unit of work (`per_unit_of_work`),
+    except for the hybrid family, whose step times are of the layouts measured."""
+    if weak and data.scaling is None:
+        data = dataclasses.replace(data, scaling="weak")
     if model == "auto":
-        selection = fit_auto(data, criterion=criterion, weak=weak, average=average, **options)
+        selection = fit_auto(data, criterion=criterion, average=average, **options)
         return selection.best, selection
     if model not in FAMILIES:
         raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
     options["loss"] = options.get("loss") or "log"
-    return fit(build(model, weak=weak), data, **options), None
-
-
-def _averaged(selection: Selection) -> bool:
-    return selection.candidates[0].family == AVERAGED_FAMILY
+    assumed = ""
+    if model != "hybrid":
+        data, assumed = per_unit_of_work(data)
+    result = fit(build(model), data, **options)
+    return dataclasses.replace(result, assumed=assumed), None
 
 
 def _print_fit(result: FitResult, selection: Selection | None) -> None:
@@ -267,7 +283,7 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
             f"\ncandidates (by {selection.criterion}, lower is better; the first, physical "
             "family is kept unless another is lower by more than "
             f"{MARGIN[selection.criterion]:g}"
-            + ("; the chosen one is then averaged with amdahl" if _averaged(selection) else "")
+            + ("; the answer is the blend listed first" if result.components else "")
             + "):"
         )
         print(format_table(selection.rows()))
@@ -326,7 +342,7 @@ def _bound(value) -> float | None:
 
 
 def prediction_rows(
-    result: FitResult, gpus, interval: float | None = None, method: str = "laplace"
+    result: FitResult, gpus, interval: float | None = None, method: str | None = None
 ) -> list[dict]:
     predicted = result.predict(gpus)
     band = None if interval is None else predict_interval(result, gpus, interval, method)
@@ -394,7 +410,7 @@ def optimal_document(
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
     interval: float | None = None,
-    method: str = "laplace",
+    method: str | None = None,
 ) -> dict:
     if max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")

@@ -23,6 +23,7 @@ from .._errors import FitError, InputError
 from .._fitting import (
     assemble,
     check_names,
+    data_scale,
     DEFAULTS,
     fit_quality,
     FitOptions,
@@ -254,7 +255,7 @@ def _joint_uncertainty(result, fitted, params, static, args, rows, free, options
     jac = np.concatenate([j / s for j, s in zip(jacobians, sigmas)])
     res = np.concatenate([b / s for b, s in zip(blocks, sigmas)])
     cov = laplace_covariance(jac, res)
-    warnings = identifiability(fitted, free, options.bounds, cov)
+    warnings = identifiability(fitted, free, options.bounds, cov, data_scale(result.data))
     message = result.message.split("; ")[0]
     if warnings:
         message += "; " + "; ".join(warnings)

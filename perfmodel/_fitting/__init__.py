@@ -1,14 +1,22 @@
 """Fitting models to benchmarks: the losses, the shared problem set-up, the optimisers,
 single fits, the PMNF search, family selection and the averaged default."""
 
-from .average import AVERAGED_FAMILY as AVERAGED_FAMILY
-from .average import averaged_parameters as averaged_parameters
-from .average import can_average as can_average
-from .average import nested_fit as nested_fit
+from .assemble import assemble as assemble
+from .assemble import identifiability as identifiability
+from .assemble import sensitivities as sensitivities
+from .blend import BLEND_FAMILY as BLEND_FAMILY
+from .blend import fit_blend as fit_blend
+from .blend import INTERVAL_Q as INTERVAL_Q
+from .blend import KAPPA as KAPPA
+from .blend import MIN_DOUBLINGS as MIN_DOUBLINGS
+from .blend import MIXTURE as MIXTURE
+from .canonical import per_unit_of_work as per_unit_of_work
+from .canonical import SCALINGS as SCALINGS
 from .covariance import fit_quality as fit_quality
 from .covariance import gauss_newton_inverse as gauss_newton_inverse
 from .covariance import laplace_covariance as laplace_covariance
 from .covariance import unconstrained as unconstrained
+from .exact import fit_at as fit_at
 from .loss import HUBER_DELTA as HUBER_DELTA
 from .loss import log_squared_error as log_squared_error
 from .loss import LOSSES as LOSSES
@@ -19,15 +27,15 @@ from .optimise import multistart_adam as multistart_adam
 from .optimise import project as project
 from .optimise import refine_lbfgs as refine_lbfgs
 from .problem import as_float64 as as_float64
-from .problem import assemble as assemble
 from .problem import check_names as check_names
+from .problem import data_scale as data_scale
 from .problem import DEFAULTS as DEFAULTS
 from .problem import FitOptions as FitOptions
-from .problem import identifiability as identifiability
 from .problem import raw_bounds as raw_bounds
 from .problem import RAW_LIMIT as RAW_LIMIT
 from .problem import setup as setup
 from .problem import to_numpy_leaves as to_numpy_leaves
+from .result import Component as Component
 from .result import convergence as convergence
 from .result import FitResult as FitResult
 from .select import CRITERIA as CRITERIA
@@ -36,4 +44,3 @@ from .select import fit_auto as fit_auto
 from .select import MARGIN as MARGIN
 from .select import Selection as Selection
 from .single import fit as fit
-from .single import fit_at as fit_at

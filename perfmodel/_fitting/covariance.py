@@ -4,8 +4,6 @@ One helper for every fit: step times, nccl-tests groups, joint fits and the ense
 behind intervals.
 """
 
-import math
-
 from jaxtyping import Float
 import numpy as np
 
@@ -35,15 +33,17 @@ def unconstrained(null: Float[np.ndarray, "r k"]) -> np.ndarray:
 
 
 def laplace_covariance(
-    jacobian: Float[np.ndarray, "n k"], residuals: Float[np.ndarray, " n"]
+    jacobian: Float[np.ndarray, "rows k"], residuals: Float[np.ndarray, " n"]
 ) -> Float[np.ndarray, "k k"] | None:
     """Gauss-Newton (Laplace) covariance ``σ²·(JᵀJ)⁻¹`` of stored parameters.
 
-    ``σ² = Σr²/(n − k)``. A parameter with weight on a direction the data cannot tell
+    ``σ² = Σr²/(n − k)`` over the n `residuals`; the rows of `jacobian` may be fewer
+    (one per distinct configuration, each scaled by the root of its weight, as
+    `assemble` builds them). A parameter with weight on a direction the data cannot tell
     (`gauss_newton_inverse`) gets infinite variance rather than the zero a
     pseudo-inverse would give. None when there are no more residuals than parameters.
     """
-    n, k = jacobian.shape
+    n, k = residuals.size, jacobian.shape[1]
     if n <= k:
         return None
     sigma2 = float(np.sum(residuals**2)) / (n - k)
@@ -56,7 +56,15 @@ def laplace_covariance(
 
 
 def fit_quality(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, float]:
-    """R² (NaN when the measurements do not vary) and MAPE in percent."""
-    ss_tot = float(np.sum((measured - measured.mean()) ** 2))
-    r2 = 1.0 - float(np.sum((predicted - measured) ** 2)) / ss_tot if ss_tot > 0 else math.nan
-    return r2, float(np.mean(np.abs(predicted - measured) / measured) * 100.0)
+    """R² and MAPE in percent, computed on values divided by their mean so that
+    measurements of 1e±300 stay finite. Measurements that do not vary leave R²
+    undefined: it is then 1 for an exact fit and 0 otherwise, never NaN."""
+    scale = float(np.mean(np.abs(measured)))
+    m, p = measured / scale, predicted / scale
+    ss_tot = float(np.sum((m - m.mean()) ** 2))
+    ss_res = float(np.sum((p - m) ** 2))
+    if ss_tot > 1e-24 * m.size:
+        r2 = 1.0 - ss_res / ss_tot
+    else:
+        r2 = 1.0 if ss_res <= 1e-24 * m.size else 0.0
+    return r2, float(np.mean(np.abs(p - m) / np.abs(m)) * 100.0)

@@ -1,10 +1,9 @@
 """Everything a fit shares before and after the optimiser runs.
 
-Before: the options and their defaults (`FitOptions`), checks of names against the
-model and the data, start values drawn around the data's scale, bounds of the stored
-parameters (`setup` puts them together). After: the covariance, identifiability
-warnings and quality of a `FitResult` (`assemble`). `fit`, the PMNF search and joint
-fits with nccl-tests all go through here, so they cannot drift apart.
+The options and their defaults (`FitOptions`), checks of names against the model and
+the data, start values drawn around the data's scale, bounds of the stored parameters
+(`setup` puts them together). `fit`, the PMNF search and joint fits with nccl-tests all
+start here, and end in `assemble`, so they cannot drift apart.
 """
 
 import dataclasses
@@ -12,20 +11,19 @@ import math
 
 import equinox as eqx
 import jax
-from jax.flatten_util import ravel_pytree
 import jax.numpy as jnp
 import numpy as np
 
 from .._data import Benchmarks
 from .._errors import InputError
 from .._model import ScalingModel
-from .covariance import fit_quality, laplace_covariance
-from .loss import LOSSES, residuals
+from .loss import LOSSES
 from .optimise import project
-from .result import convergence, FitResult
 
-# Default limits of unbounded stored parameters: e^±50 keeps exp() finite.
+# Default limits of unbounded stored parameters, around the data's scale (`data_scale`):
+# e^±50 keeps exp() finite, and times of 1e-300 s fit as well as times of 1 s.
 RAW_LIMIT = {"time": 50.0, "bandwidth": 50.0, "fraction": 20.0}
+METHODS = ("auto", "exact", "optax")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +38,10 @@ class FitOptions:
         adam_steps: Adam steps per start.
         lbfgs_steps: maximum L-BFGS iterations of the refinement.
         seed: seed of the starting points.
+        weight_power: measurement weights ``(N/max N)^weight_power`` (0: all alike; 2
+            weighs the largest counts, where an extrapolation starts, the most).
+        method: ``"auto"`` (exact when the model is linear in its parameters, see
+            `linear`; else Optax), ``"exact"`` or ``"optax"``.
     """
 
     loss: str = "log"
@@ -49,6 +51,8 @@ class FitOptions:
     adam_steps: int = 600
     lbfgs_steps: int = 500
     seed: int = 0
+    weight_power: float = 0.0
+    method: str = "auto"
 
     @classmethod
     def of(cls, **options) -> "FitOptions":
@@ -86,6 +90,22 @@ def to_numpy_leaves(model: ScalingModel) -> ScalingModel:
     )
 
 
+def data_scale(data: Benchmarks) -> float:
+    """Seconds of one GPU's work, ``median(time_s · gpus)``: the scale of the times a
+    fit's parameters are (bandwidths are bytes over it)."""
+    return float(np.median(data.time_s * data.gpus))
+
+
+def raw_centre(kind: str, scale: float) -> float:
+    """Where the default range of a stored parameter of `kind` is centred: log of the
+    data's time scale for times, its negative for rates, 0 for fractions."""
+    if kind == "time":
+        return math.log(scale)
+    if kind == "bandwidth":
+        return -math.log(scale)
+    return 0.0
+
+
 def start_values(model, names, data: Benchmarks, n_starts: int, seed: int) -> dict:
     """Physical start values per free parameter, `n_starts` each: times log-uniform over
     decades below the data's work per GPU, bandwidths around message size per work,
@@ -110,20 +130,26 @@ def start_values(model, names, data: Benchmarks, n_starts: int, seed: int) -> di
     return starts
 
 
-def raw_bounds(model, names, bounds):
+def default_raw_range(kind: str, scale: float) -> tuple[float, float]:
+    """The default ``(lo, hi)`` of a stored parameter of `kind` for data of `scale`."""
+    centre = raw_centre(kind, scale)
+    return centre - RAW_LIMIT[kind], centre + RAW_LIMIT[kind]
+
+
+def raw_bounds(model, names, bounds, scale: float = 1.0):
     """Bounds of the stored parameters as two pytrees shaped like the free leaves.
 
-    Unbounded sides get the wide default limits `RAW_LIMIT`; a parameter that ends on
-    one of those limits is reported unidentifiable.
+    Unbounded sides get the wide default limits `RAW_LIMIT` around the data's scale;
+    a parameter that ends on one of those limits is reported unidentifiable.
     """
     specs = model.parameter_specs()
     lower, upper = {}, {}
     for name in names:
         spec = specs[name]
-        limit = RAW_LIMIT[spec.kind]
+        default_lo, default_hi = default_raw_range(spec.kind, scale)
         lo, hi = bounds.get(name, (None, None))
-        lower[name] = -limit if lo is None else float(spec.to_raw(lo))
-        upper[name] = limit if hi is None else float(spec.to_raw(hi))
+        lower[name] = default_lo if lo is None else float(spec.to_raw(lo))
+        upper[name] = default_hi if hi is None else float(spec.to_raw(hi))
     mask = model.raw_leaf_mask(set(names))
     return eqx.filter(model.with_raw(lower), mask), eqx.filter(model.with_raw(upper), mask)
 
@@ -133,6 +159,8 @@ def check_names(model: ScalingModel, options: FitOptions) -> list[str]:
     bounds themselves."""
     if options.loss not in LOSSES:
         raise InputError(f"unknown loss {options.loss!r}; valid: {', '.join(LOSSES)}")
+    if options.method not in METHODS:
+        raise InputError(f"unknown fit method {options.method!r}; valid: {', '.join(METHODS)}")
     specs = model.parameter_specs()
     for name in [*options.fix, *options.bounds]:
         if name not in specs:
@@ -145,9 +173,11 @@ def check_names(model: ScalingModel, options: FitOptions) -> list[str]:
     return [n for n in specs if n not in options.fix]
 
 
-def check_options(model: ScalingModel, data: Benchmarks, options: FitOptions) -> list[str]:
-    """`check_names`, then that the data give what the terms need and determine the
-    free parameters; returns the free parameter names."""
+def check_options(
+    model: ScalingModel, data: Benchmarks, options: FitOptions, determined: bool = True
+) -> list[str]:
+    """`check_names`, then that the data give what the terms need and (unless not
+    `determined`) determine the free parameters; returns the free parameter names."""
     free = check_names(model, options)
     for term in model.terms:
         for field in term.requires:
@@ -158,7 +188,7 @@ def check_options(model: ScalingModel, data: Benchmarks, options: FitOptions) ->
                     "depends on it"
                 )
     distinct = data.distinct_configs()
-    if len(free) > distinct:
+    if determined and len(free) > distinct:
         raise InputError(
             f"{data.source}: model {model.family!r} has {len(free)} free parameters "
             f"({', '.join(free)}) but the data have only {distinct} distinct "
@@ -202,105 +232,5 @@ def setup(model: ScalingModel, data: Benchmarks, free: list[str], options: FitOp
     values = start_values(model, free, data, options.n_starts, options.seed)
     starts, _ = eqx.partition(model.with_parameters(values), mask)
     _, static = eqx.partition(model, mask)
-    lower, upper = raw_bounds(model, free, options.bounds)
+    lower, upper = raw_bounds(model, free, options.bounds, data_scale(data))
     return Setup(model, free, project(starts, lower, upper), static, lower, upper)
-
-
-def raw_covariance(params, static, config, time_s, target, loss) -> np.ndarray | None:
-    """Laplace covariance of the stored parameters from the residuals of the loss."""
-    flat, unravel = ravel_pytree(params)
-
-    def residual(theta):
-        return residuals(eqx.combine(unravel(theta), static)(config), time_s, loss, target)
-
-    return laplace_covariance(np.asarray(jax.jacfwd(residual)(flat)), np.asarray(residual(flat)))
-
-
-def _negligible(model, name, config, predicted) -> bool:
-    """True when moving `name` to either edge of its default range changes no prediction
-    (1e-9 relative): its term contributes nothing, like a time the fit drove towards 0
-    but whose gradient vanished before it reached the edge."""
-    limit = RAW_LIMIT[model.parameter_specs()[name].kind]
-    for edge in (-limit, limit):
-        moved = np.asarray(model.with_raw({name: edge})(config))
-        if np.all(np.abs(moved / predicted - 1.0) < 1e-9):
-            return True
-    return False
-
-
-def at_default_limit(model: ScalingModel, name: str) -> bool:
-    """True when `name` sits on the edge of its default range (`RAW_LIMIT`)."""
-    spec = model.parameter_specs()[name]
-    raw = float(spec.to_raw(model.parameters()[name]))
-    return abs(raw) >= RAW_LIMIT[spec.kind] - 1e-6
-
-
-def identifiability(model, free, bounds, cov, *, negligible=lambda name: False) -> list[str]:
-    """Warnings for the free parameters the data cannot determine: pushed to the edge of
-    the default range (or `negligible`), with infinite Laplace variance, or with a
-    standard error over a factor e² on the value."""
-    warnings, flagged = [], set()
-    for name in free:
-        if name not in bounds and (at_default_limit(model, name) or negligible(name)):
-            flagged.add(name)
-            warnings.append(
-                f"{name} is not identifiable: the fit pushed it to the edge of its "
-                "range, so the data cannot tell this term's size (it is negligible or "
-                "indistinguishable from another term)"
-            )
-    if cov is None:
-        return warnings
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    for name, s in zip(free, sd):
-        if name in flagged:
-            continue
-        if not np.isfinite(s):
-            warnings.append(
-                f"{name} is not identifiable: other parameters can compensate any "
-                "change in it exactly; fix it from another measurement"
-            )
-        elif s > 2.0:
-            warnings.append(
-                f"{name} is poorly determined: its Laplace standard error is a "
-                f"factor of {math.exp(min(s, 50.0)):.3g} on its value"
-            )
-    return warnings
-
-
-def assemble(params, static, data: Benchmarks, value, gnorm, steps, options) -> FitResult:
-    """The `FitResult` of stored parameters `params` found by an optimiser: quality on
-    the measured quantity, Laplace covariance, identifiability and convergence."""
-    fitted = eqx.combine(params, static)
-    config, time_s = data.to_config(), jnp.asarray(data.time_s)
-    free = [name for name in fitted.parameter_specs() if name not in options.fix]
-    predicted = np.asarray(fitted(config))
-    measured = data.measured
-    predicted_q = 1.0 / predicted if data.target == "throughput" else predicted
-    r2, mape = fit_quality(measured, predicted_q)
-    cov = raw_covariance(params, static, config, time_s, data.target, options.loss)
-    warnings = identifiability(
-        fitted,
-        free,
-        options.bounds,
-        cov,
-        negligible=lambda name: _negligible(fitted, name, config, predicted),
-    )
-    converged, message = convergence(value, gnorm, steps, warnings)
-    return FitResult(
-        model=to_numpy_leaves(fitted),
-        data=data,
-        loss_kind=options.loss,
-        loss=value,
-        converged=converged,
-        message=message,
-        num_steps=steps,
-        r2=r2,
-        mape=mape,
-        residuals=np.log(predicted_q / measured),
-        free=tuple(free),
-        fixed={k: float(v) for k, v in options.fix.items()},
-        bounds={k: tuple(v) for k, v in options.bounds.items()},
-        raw_covariance=cov,
-        warnings=tuple(warnings),
-        config_defaults=config_defaults(data),
-    )

@@ -12,6 +12,21 @@ from .._model import ScalingModel
 
 
 @dataclasses.dataclass(frozen=True)
+class Component:
+    """One family inside a blend (`fit_blend`): its fitted model and its weight.
+
+    Attributes:
+        family: the family's name.
+        weight: its weight in the blend (0: fitted for the intervals only).
+        model: the fitted model, in the blend's seconds.
+    """
+
+    family: str
+    weight: float
+    model: ScalingModel
+
+
+@dataclasses.dataclass(frozen=True)
 class FitResult:
     """A fitted model and how well it fits.
 
@@ -34,8 +49,12 @@ class FitResult:
         warnings: identifiability and convergence warnings.
         config_defaults: config values used for predictions at new GPU counts.
         precision: floating-point precision the fit ran in.
-        averaged_with: the family whose fit this one averages in (`average`: the
-            mean step time of two fits, refitted together by the bootstrap), or "".
+        components: for a blend of families (`fit_blend`), each family's fit and
+            weight; empty for a fit of one family.
+        intervals: how this fit's intervals are drawn by default: ``"laplace"``, or
+            ``"conformal"`` for a blend (calibrated across published series).
+        assumed: what was assumed about the measurements (their scaling, their unit),
+            in a sentence, or "".
     """
 
     model: ScalingModel
@@ -55,7 +74,9 @@ class FitResult:
     warnings: tuple[str, ...]
     config_defaults: dict[str, float]
     precision: str = "float64"
-    averaged_with: str = ""
+    components: tuple[Component, ...] = ()
+    intervals: str = "laplace"
+    assumed: str = ""
 
     @property
     def family(self) -> str:
@@ -67,9 +88,9 @@ class FitResult:
 
     @property
     def label(self) -> str:
-        """The family, with the one averaged into it (its parameters then mix both)."""
-        if self.averaged_with:
-            return f"{self.family} averaged with {self.averaged_with}"
+        """The family, and for a blend the families in it."""
+        if self.components:
+            return " + ".join(f"{c.weight:g}·{c.family}" for c in self.components if c.weight)
         return self.family
 
     def parameters(self) -> dict[str, float]:
@@ -93,13 +114,15 @@ class FitResult:
         """Predicted ``time_s`` (and ``throughput``), ``speedup`` and ``efficiency``.
 
         `time_s` is seconds per step, or per unit of work for throughput fits;
-        speedup and efficiency are relative to one GPU.
+        speedup and efficiency are relative to one GPU (the gain in throughput when each
+        GPU keeps its batch).
         """
         with jax.enable_x64(True):
             config = self.config(gpus, **overrides)
+            seconds = np.asarray(self.model(config), dtype=float)
             out = {
                 "gpus": np.asarray(config.gpus, dtype=float),
-                "time_s": np.asarray(self.model(config), dtype=float),
+                "time_s": seconds * np.asarray(config.gpus) if self.data.per_gpu else seconds,
                 "speedup": np.asarray(self.model.speedup(config), dtype=float),
                 "efficiency": np.asarray(self.model.efficiency(config), dtype=float),
             }

@@ -17,16 +17,11 @@ from .._errors import FitError
 from .._model import ScalingModel
 from .._presets import pmnf
 from .._terms import formula, hypotheses_of, PowerLogTerm, with_exponents
+from .engine import fit_prepared
+from .exact import exact_refits
 from .loss import objective
-from .optimise import multistart_adam, refine_lbfgs
-from .problem import (
-    as_float64,
-    assemble,
-    check_options,
-    FitOptions,
-    raw_bounds,
-    setup,
-)
+from .optimise import multistart_adam
+from .problem import check_options, FitOptions, setup
 from .result import FitResult
 
 SEARCH_STARTS = 16  # starts per PMNF hypothesis: two positive coefficients need few
@@ -141,46 +136,52 @@ def fit_pmnf(
 ) -> FitResult:
     """Search the PMNF hypotheses left open in `model` and fit the best.
 
-    Every hypothesis is fitted at once. ``criterion="loo"`` keeps the one with the
-    smallest leave-one-GPU-count-out error (Extra-P's cross-validation); otherwise the
-    smallest loss (all hypotheses have the same parameter count, so AICc and BIC rank
-    them by loss too). `fit` calls this for a model whose exponents are left open.
+    Every hypothesis is fitted, exactly (each is linear in its two coefficients) or, for
+    the Huber loss or with bounds, all at once by Adam in one `vmap`.
+    ``criterion="loo"`` keeps the one with the smallest leave-one-GPU-count-out error
+    (Extra-P's cross-validation); otherwise the smallest loss (all hypotheses have the
+    same parameter count, so AICc and BIC rank them by loss too). `fit` calls this for a
+    model whose exponents are left open.
     """
     options = options or FitOptions.of(**fit_options)
     free = check_options(model, data, options)
     pairs = hypotheses_of(model)
     models = [with_exponents(model, i, j) for i, j in pairs]
-    search = options.replace(n_starts=min(options.n_starts, SEARCH_STARTS))
+    loo = criterion == "loo" and len(np.unique(data.gpus)) - 1 >= len(free)
     with jax.enable_x64(True):
-        fitted, values = weighted_fits(models, data, np.ones((1, len(data.gpus))), free, search)
-        score, how = values, "loss"
-        if criterion == "loo" and len(np.unique(data.gpus)) - 1 >= len(free):
-            weights, held = folds(data)
-            fold_fits, _ = weighted_fits(models, data, weights, free, search)
-            score = held_out_errors(fold_fits, data, held).mean(axis=1)
-            how = "leave-one-out error"
+        score, values = _scores(models, data, free, options, loo)
         score = np.where(np.isfinite(score) & np.isfinite(values), score, np.inf)
         best = int(np.argmin(score))
         if not np.isfinite(score[best]):
             raise FitError(f"{data.source}: every pmnf hypothesis gave a non-finite loss")
         i, j = pairs[best]
-        # Polish the chosen hypothesis with L-BFGS in the search's structure (compiled
-        # once for all hypotheses), then give it its own exponents as options.
-        chosen = as_float64(jax.tree_util.tree_map(lambda x: x[best], fitted))
-        mask = chosen.raw_leaf_mask(set(free))
-        start, static = eqx.partition(chosen, mask)
-        lower, upper = raw_bounds(chosen, free, options.bounds)
-        args = (static, data.to_config(), jnp.asarray(data.time_s), jnp.ones(len(data.gpus)))
-        args = (*args, options.loss, data.target)
-        params, value, gnorm, iterations = refine_lbfgs(
-            objective, start, lower, upper, options.lbfgs_steps, args
-        )
-        if not float(value) <= float(values[best]):
-            params, value = start, values[best]
-        polished = eqx.combine(params, static)
-        final = as_float64(pmnf(i, j).with_parameters(polished.parameters()))
-        params, static = eqx.partition(final, final.raw_leaf_mask(set(free)))
-        steps = options.adam_steps + int(iterations)
-        result = assemble(params, static, data, float(value), float(gnorm), steps, options)
+        chosen = pmnf(i, j)
+        result = fit_prepared(chosen, data, free, options)
+    how = "leave-one-out error" if loo else "loss"
     note = f"{formula(i, j)}, best of {len(pairs)} hypotheses by {how}"
     return dataclasses.replace(result, message=f"{note}; {result.message}")
+
+
+def _scores(models, data, free, options, loo: bool):
+    """``(score, loss)`` of every hypothesis: the score is the loss, or the mean squared
+    log error on the held-out counts with `loo`."""
+    exact = options.method != "optax" and not any(
+        lo is not None or hi is not None for lo, hi in options.bounds.values()
+    )
+    found = exact_refits(models, data, free, options, np.ones((1, data.gpus.size)))
+    if exact and found is not None:
+        values = found[1][:, 0]
+        if not loo:
+            return values, values
+        weights, held = folds(data)
+        predicted, _ = exact_refits(models, data, free, options, weights)
+        errors = np.log(predicted / data.time_s) ** 2
+        score = np.array([np.mean(np.concatenate([e[h] for e, h in zip(m, held)])) for m in errors])
+        return score, values
+    search = options.replace(n_starts=min(options.n_starts, SEARCH_STARTS))
+    fitted, values = weighted_fits(models, data, np.ones((1, len(data.gpus))), free, search)
+    if not loo:
+        return values, values
+    weights, held = folds(data)
+    fold_fits, _ = weighted_fits(models, data, weights, free, search)
+    return held_out_errors(fold_fits, data, held).mean(axis=1), values

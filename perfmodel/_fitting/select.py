@@ -11,7 +11,9 @@ from .._errors import FitError, InputError
 from .._model import ScalingModel
 from .._presets import amdahl, data_parallel, pmnf, usl, weak_data_parallel
 from .._terms import hypotheses_of, is_searched, with_exponents
-from .average import average_with_amdahl, AVERAGED_FAMILY, can_average, DESCRIPTION
+from .blend import BLEND_FAMILY, DESCRIPTION, fit_blend
+from .canonical import per_unit_of_work
+from .exact import exact_refits
 from .problem import check_options, FitOptions
 from .result import FitResult
 from .search import fit_pmnf, folds, held_out_errors, SEARCH_STARTS, weighted_fits
@@ -59,7 +61,7 @@ class Selection:
             if math.isfinite(c.score):
                 score = c.score
             else:
-                score = "—" if c.family == AVERAGED_FAMILY else "undefined"
+                score = "—" if c.family == BLEND_FAMILY else "undefined"
             note = c.reason
             if not note and c.fit is not None and not math.isfinite(c.score):
                 note = "too few points for the criterion"
@@ -77,22 +79,23 @@ class Selection:
 
 
 def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingModel]:
-    """The families worth trying on `data`, the preferred one first.
+    """The single families worth trying on `data` (seconds per unit of work), the
+    preferred one first.
 
-    `fit_auto` keeps the first family unless the criterion favours another clearly.
-    For throughput it is `weak_data_parallel`: published throughput tables of
-    data-parallel training keep the per-GPU batch fixed, and that family (which has
-    Amdahl's law as a special case) extrapolates them best (`benchmarks/accuracy.py`).
-    For time it is Amdahl's law. `weak_hierarchical` is not offered: its per-GPU
-    throughput levels off and never falls again, so on throughput that keeps falling
-    across nodes it can fit nearly as well yet extrapolates far too high. The
-    data-parallel family gets the node boundary when `gpus_per_node` is known and the
-    measurements cross it; without it (or a varying
-    message size) its all-reduce has the shape of the USL's terms and cannot be told
-    apart from them. The PMNF family (its exponents searched) covers weak and strong
-    scaling alike.
+    `fit_auto` keeps the first family unless the criterion favours another clearly: it
+    is `weak_data_parallel`, which has Amdahl's law as a special case and extrapolates
+    published data-parallel tables best of the single families (`benchmarks/accuracy.py`),
+    whatever column the measurements came in. `weak_hierarchical` is not offered: its
+    per-GPU throughput levels off and never falls again, so on throughput that keeps
+    falling across nodes it can fit nearly as well yet extrapolates far too high (the
+    default blend uses it where the counts straddle the node). The data-parallel family
+    gets the node boundary when `gpus_per_node` is known and the measurements cross it;
+    without it (or a varying message size) its all-reduce has the shape of the USL's
+    terms and cannot be told apart from them. The PMNF family (its exponents searched)
+    covers weak and strong scaling alike. `weak` builds the families' weak-scaling
+    variants (a compute time per GPU that stays constant), for data left as step times.
     """
-    models = [weak_data_parallel()] if data.target == "throughput" and not weak else []
+    models = [] if weak else [weak_data_parallel()]
     models += [amdahl(weak=weak), usl(weak=weak), pmnf()]
     per_node = data.config.get("gpus_per_node")
     crosses_nodes = per_node is not None and bool(np.any(data.gpus > per_node))
@@ -123,7 +126,8 @@ def information_criterion(residuals: np.ndarray, parameters: int, criterion: str
 def leave_one_out(model: ScalingModel, data: Benchmarks, **fit_options) -> float:
     """Mean squared log error predicting each held-out GPU count from the others.
 
-    Every fold is fitted in one `vmap` (weights 0 on the held-out count). For a `pmnf`
+    Every fold is fitted exactly when the model is linear, else in one `vmap` (weights 0
+    on the held-out count). For a `pmnf`
     model whose exponents are searched, each fold runs its own search (the hypothesis
     with the smallest loss on that fold), so the score includes the search's freedom.
     """
@@ -140,8 +144,17 @@ def leave_one_out(model: ScalingModel, data: Benchmarks, **fit_options) -> float
     else:
         models = [model]
     with jax.enable_x64(True):
-        fitted, values = weighted_fits(models, data, weights, free, options)
-        errors = held_out_errors(fitted, data, held)
+        found = None
+        if options.method != "optax" and not options.bounds:
+            found = exact_refits(models, data, free, options, weights)
+        if found is not None:
+            predicted, values = found
+            squared = np.log(predicted / data.time_s) ** 2  # (models, folds, rows)
+            errors = np.array([np.concatenate([e[h] for e, h in zip(m, held)]) for m in squared])
+            values = values.reshape(-1)
+        else:
+            fitted, values = weighted_fits(models, data, weights, free, options)
+            errors = held_out_errors(fitted, data, held)
     if searched:
         # Per fold, the hypothesis with the smallest loss on the fold's own data.
         values = values.reshape(len(models), len(held))
@@ -165,33 +178,43 @@ def fit_auto(
     average: bool = True,
     **fit_options,
 ) -> Selection:
-    """Fit each candidate family and keep the best by `criterion`.
+    """The default fit: the blend of three families (`fit_blend`), and every single
+    family the data can determine beside it, ranked by `criterion`.
 
-    The first candidate that can be fitted is preferred: another replaces it only when
-    its score is lower by more than `MARGIN` (AICc, BIC: 2, "positive evidence"; LOO:
-    any amount), and it stays when the data are too few to score it. A searched `pmnf`
-    counts its exponent pair as one more parameter in AICc and BIC.
+    The measurements are first read as seconds per unit of work
+    (`per_unit_of_work`: throughput, seconds per unit, or step times of a fixed global
+    batch as they are; step times of a fixed per-GPU batch divided by the GPU count), so
+    the same measurements give the same answer whatever column they came in; the fit
+    says what it assumed (`FitResult.assumed`).
+
+    Among the single families the first candidate is preferred: another replaces it
+    only when its score is lower by more than `MARGIN` (AICc, BIC: 2, "positive
+    evidence"; LOO: any amount), and it stays when the data are too few to score it. A
+    searched `pmnf` counts its exponent pair as one more parameter in AICc and BIC.
 
     Args:
         data: the benchmarks.
         criterion: ``"bic"`` (default), ``"aicc"`` or ``"loo"`` (leave-one-GPU-count-out
             cross-validation, in mean squared log error).
-        weak: weak scaling for every family.
+        weak: state that the per-GPU batch is fixed (weak scaling), for time data whose
+            `scaling` the CSV does not say.
         models: candidates to try instead of `candidate_models(data)`, preferred first.
-        average: when `weak_data_parallel` is chosen for throughput data, no loss is
-            given (log is the default) and nothing is fixed or bounded, return its average
-            with Amdahl's law (`_average`: both fitted by least squares on throughput),
-            listed first among the candidates.
+        average: return the blend (listed first among the candidates) when no loss is
+            given and nothing is fixed or bounded; False returns the single family the
+            criterion prefers.
         fit_options: passed to `fit` (loss, fix, bounds, ...).
     """
     if criterion not in CRITERIA:
         raise InputError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
+    if weak and data.scaling is None:
+        data = dataclasses.replace(data, scaling="weak")
+    data, assumed = per_unit_of_work(data)
     loss_given = fit_options.get("loss") is not None
     fit_options = {**fit_options, "loss": fit_options.get("loss") or "log"}
     fixed = set(fit_options.get("fix") or ())
     distinct = data.distinct_configs()
     candidates = []
-    for model in models or candidate_models(data, weak=weak):
+    for model in models or candidate_models(data):
         k = len([n for n in model.parameter_specs() if n not in fixed])
         if k > distinct:
             reason = f"needs {k} distinct configurations, data have {distinct}"
@@ -214,6 +237,7 @@ def fit_auto(
             score = leave_one_out(model, data, **fit_options)
         else:
             score = information_criterion(result.residuals, k, criterion)
+        result = dataclasses.replace(result, assumed=assumed)
         candidates.append(Candidate(model.family, k, result, score, note))
     fitted = [c for c in candidates if c.fit is not None]
     if not fitted:
@@ -230,11 +254,9 @@ def fit_auto(
             best = challenger
     ordered = sorted(candidates, key=lambda c: (c.fit is None, c is not best, c.score))
     customised = fit_options.get("fix") or fit_options.get("bounds")
-    if average and not customised and not loss_given:
-        if can_average(best.fit.model, data):
-            options = {k: v for k, v in fit_options.items() if k not in ("loss", "fix", "bounds")}
-            averaged = average_with_amdahl(data, **options)
-            k = best.parameters + len(amdahl().parameter_specs())
-            chosen = Candidate(AVERAGED_FAMILY, k, averaged, math.nan, DESCRIPTION)
-            return Selection(averaged, criterion, (chosen, *ordered))
+    if average and not customised and not loss_given and len(np.unique(data.gpus)) >= 2:
+        blended = fit_blend(data, assumed=assumed)
+        k = sum(len(c.model.parameter_specs()) for c in blended.components if c.weight)
+        chosen = Candidate(BLEND_FAMILY, k, blended, math.nan, DESCRIPTION)
+        return Selection(blended, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))

@@ -108,7 +108,7 @@ def _sample_curves(varying, shared, config):
 _CHUNK = 250  # samples per evaluation: bounds memory at 4096 counts
 
 
-def _curves_over_ensemble(fit: FitResult, config, method: str):
+def _curves_over_ensemble(fit: FitResult, config, method: str | None):
     """``(times, speedups, marginals, undetermined)`` of 1000 plausible models (rows) at
     every count (columns); `undetermined` is True when the data leave open a parameter
     these curves depend on."""
@@ -158,7 +158,7 @@ def optimal_gpus(
     deadline_s: float | None = None,
     multiple_of: int = 1,
     interval: float | None = None,
-    method: str = "laplace",
+    method: str | None = None,
     **overrides,
 ) -> Optimum:
     """The GPU count up to `max_gpus` that is fastest, or cheapest per unit of work.
@@ -224,7 +224,7 @@ def diminishing_returns(
     efficiency_floor: float | None = None,
     max_gpus: int = 4096,
     interval: float | None = None,
-    method: str = "laplace",
+    method: str | None = None,
     **overrides,
 ) -> DiminishingReturns:
     """The first GPU count where one more GPU adds less than `threshold` of speedup.

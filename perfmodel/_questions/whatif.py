@@ -117,9 +117,10 @@ def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
         raw_covariance=covariance,
         config_defaults={**fit.config_defaults, **config},
         message=f"{fit.message}; what-if: {note}" if note else fit.message,
-        # A changed parameter is no longer the average of two fits: intervals then
-        # refit the changed model alone, around its own residuals.
-        averaged_with="" if params else fit.averaged_with,
+        # A changed parameter is no longer the blend of its components: intervals then
+        # come from the changed model alone, around its own residuals.
+        components=() if params else fit.components,
+        intervals="laplace" if params else fit.intervals,
     )
 
 

@@ -78,7 +78,7 @@ def interval_band(fit: FitResult, gpus: np.ndarray, level: float):
     from .._uncertainty import predict_interval
 
     try:
-        bands = predict_interval(fit, gpus, level=level, method="laplace")
+        bands = predict_interval(fit, gpus, level=level)
     except InputError:
         return None, f"no {level:.0%} interval: too few measurements for the parameters"
     key = "throughput" if fit.target == "throughput" else "time_s"

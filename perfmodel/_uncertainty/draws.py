@@ -39,18 +39,18 @@ import numpy as np
 from .._config import Config
 from .._errors import InputError
 from .._fitting import (
-    averaged_parameters,
+    data_scale,
     DEFAULTS,
     FitResult,
     gauss_newton_inverse,
-    nested_fit,
     objective,
     raw_bounds,
     refine_lbfgs,
 )
 from .._model import ScalingModel
+from .conformal import Calibrated, calibrated, scores
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
-from .problem import along_unknown, check_method, flat_names, partition, Problem
+from .problem import along_unknown, check_method, partition, Problem
 
 RESAMPLING = ("residual", "wild", "case")
 DISCREPANCY = 0.05  # prior model-form drift of log time per doubling outside the data
@@ -104,6 +104,7 @@ class Ensemble:
             determine (rows of V from the SVD of the Jacobian); predictions that move
             along them have unbounded intervals.
         sigma: residual scale `s`; dof: its degrees of freedom ``n − k``.
+        zeta: for ``"conformal"``, each member's normalised score (`conformal`).
         tau: model-form drift scale per doubling; tau_dof: its degrees of freedom.
         gpus_range: smallest and largest measured GPU counts.
     """
@@ -120,6 +121,7 @@ class Ensemble:
     tau: float
     tau_dof: float
     gpus_range: tuple[float, float]
+    zeta: np.ndarray | None = None
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Physical values of each free parameter across the samples."""
@@ -136,11 +138,15 @@ class Ensemble:
         with jax.enable_x64(True):
             return along_unknown(Problem(self.fit), self.unknown, config)
 
-    def models(self) -> tuple[Drifted, Drifted]:
+    def models(self) -> tuple[eqx.Module, eqx.Module]:
         """``(batched, static)``: a `Drifted` pytree whose arrays have a leading sample
         axis where they vary, and the part shared by all samples; combine one row with
         ``eqx.combine`` or `vmap` over the first. Laplace members are `Linearized`
         around the fit; bootstrap members are the refitted models themselves."""
+        if self.method == "conformal":
+            curve = calibrated(self.fit)
+            varying = Calibrated(None, None, jnp.asarray(self.zeta), curve.largest)
+            return varying, eqx.tree_at(lambda c: c.zeta, curve, None, is_leaf=_is_none)
         with jax.enable_x64(True):
             params, static, unravel = partition(self.fit)
             lo, hi = self.gpus_range
@@ -178,32 +184,15 @@ def _scale_draws(rng, dof: float, size: int) -> np.ndarray:
 
 
 def _refit_rows(problem: Problem, times, weights) -> tuple[np.ndarray, np.ndarray]:
-    """Flat stored parameters and losses of refits to each row of `times`/`weights`.
-
-    An averaged fit (`_average`) is refitted the way it was made: both of its fits are
-    refitted to every row and their step times averaged.
-    """
-    flat, values = _refits_of(problem.fit, problem.config, times, weights)
-    if not problem.fit.averaged_with:
-        return flat, values
-    nested = nested_fit(problem.fit)
-    nested_flat, nested_values = _refits_of(nested, problem.config, times, weights)
-    specs, nested_specs = problem.fit.model.parameter_specs(), nested.model.parameter_specs()
-    full = {n: np.exp(flat[:, i]) for i, n in enumerate(problem.names)}
-    part = {n: np.exp(nested_flat[:, i]) for i, n in enumerate(flat_names(nested))}
-    if any(specs[n].kind != "time" for n in full) or any(
-        nested_specs[n].kind != "time" for n in part
-    ):
-        raise InputError(f"{problem.fit.data.source}: only averages of times can be refitted")
-    averaged = averaged_parameters(full, part)
-    flat = np.log(np.stack([averaged[n] for n in problem.names], axis=1))
-    return flat, np.where(np.isfinite(nested_values), values, np.inf)
+    """Flat stored parameters and losses of refits to each row of `times`/`weights`."""
+    return _refits_of(problem.fit, problem.config, times, weights)
 
 
 def _refits_of(fit: FitResult, config, times, weights) -> tuple[np.ndarray, np.ndarray]:
     """Refits of `fit`'s free parameters from its optimum, flat stored values and losses."""
     params, static, _ = partition(fit)
-    lower, upper = raw_bounds(eqx.combine(params, static), list(fit.free), fit.bounds)
+    model = eqx.combine(params, static)
+    lower, upper = raw_bounds(model, list(fit.free), fit.bounds, data_scale(fit.data))
     ends, values = _refits(
         params,
         lower,
@@ -221,7 +210,7 @@ def _refits_of(fit: FitResult, config, times, weights) -> tuple[np.ndarray, np.n
 
 def ensemble(
     fit: FitResult,
-    method: str = "laplace",
+    method: str | None = None,
     *,
     samples: int | None = None,
     resample: str = "residual",
@@ -235,7 +224,8 @@ def ensemble(
 
     Args:
         fit: a fitted model with at least one residual degree of freedom.
-        method: ``"laplace"`` (Gaussian at the optimum, instant) or ``"bootstrap"``
+        method: ``"laplace"`` (Gaussian at the optimum, instant), ``"conformal"``
+            (the calibrated intervals of a blend, `conformal`), ``"bootstrap"``
             (refits to resampled data, vmapped in one call).
         samples: number of draws (default 4000 Laplace, 1000 bootstrap).
         resample: for the bootstrap: ``"residual"`` (leverage-adjusted residuals in the
@@ -255,7 +245,10 @@ def ensemble(
     Raises:
         InputError: unknown method or resampling, or no residual degrees of freedom.
     """
+    method = method or fit.intervals
     check_method(method)
+    if method == "conformal":
+        return _conformal(fit, LAPLACE_SAMPLES if samples is None else samples, seed)
     if resample not in RESAMPLING:
         raise InputError(f"unknown resampling {resample!r}; valid: {', '.join(RESAMPLING)}")
     if not (math.isfinite(discrepancy) and discrepancy >= 0):
@@ -393,3 +386,35 @@ def _bootstrap_deviations(problem: Problem, flat, values, rng) -> np.ndarray:
     if len(flat) < size:
         flat = flat[rng.integers(0, len(flat), size)]
     return flat - center
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+def _conformal(fit: FitResult, samples: int, seed: int) -> Ensemble:
+    """Members ``û·exp(ζ·s(N))`` of a blend (`conformal`): no parameter varies."""
+    if not fit.components:
+        raise InputError(
+            f"conformal intervals are calibrated for the default blend; this "
+            f"{fit.family} fit has method='laplace' or 'bootstrap'"
+        )
+    if not samples >= 2:
+        raise InputError(f"samples must be ≥ 2, got {samples}")
+    k = len(fit.free)
+    gpus = fit.data.gpus
+    return Ensemble(
+        fit=fit,
+        method="conformal",
+        names=tuple(fit.free),
+        raw=np.zeros((samples, k)),
+        noise=np.zeros(samples),
+        drift=np.zeros(samples),
+        unknown=np.zeros((0, k)),
+        sigma=0.0,
+        dof=math.inf,
+        tau=0.0,
+        tau_dof=math.inf,
+        gpus_range=(float(gpus.min()), float(gpus.max())),
+        zeta=scores(samples, seed),
+    )

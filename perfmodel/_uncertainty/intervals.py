@@ -15,6 +15,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
+from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
 from .problem import along_unknown, check_level, check_method, Problem
 
@@ -53,6 +54,7 @@ def _log_times(varying, shared, config):
 
 
 def _get_ensemble(fit, method, ensemble_, samples, seed) -> "Ensemble":
+    method = method or fit.intervals
     check_method(method)
     if ensemble_ is None:
         return ensemble(fit, method, samples=samples, seed=seed)
@@ -65,7 +67,7 @@ def predict_interval(
     fit: FitResult,
     gpus,
     level: float = 0.9,
-    method: str = "laplace",
+    method: str | None = None,
     *,
     kind: str = "prediction",
     ensemble: Ensemble | None = None,
@@ -83,8 +85,11 @@ def predict_interval(
         fit: a fitted model.
         gpus: GPU counts.
         level: probability inside the interval, in (0, 1).
-        method: ``"laplace"`` or ``"bootstrap"`` (see `ensemble`).
-        kind: ``"prediction"`` or ``"confidence"``.
+        method: ``"laplace"``, ``"bootstrap"`` or ``"conformal"`` (see `ensemble`);
+            default the fit's own (`FitResult.intervals`: conformal for the default
+            blend, calibrated on published series, else Laplace).
+        kind: ``"prediction"`` or ``"confidence"`` (not for conformal intervals, which
+            are for new measurements only).
         ensemble: draws from `ensemble(fit, ...)` to reuse (then `method`, `samples`
             and `seed` are ignored).
         samples, seed: passed to `ensemble`.
@@ -107,8 +112,19 @@ def predict_interval(
     counts = np.asarray(gpus, dtype=float)
     if not np.all(np.isfinite(counts) & (counts >= 1)):
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {np.ravel(counts).tolist()}")
-    draws = _get_ensemble(fit, method, ensemble, samples, seed)
+    method = method or (ensemble.method if ensemble is not None else fit.intervals)
     point = fit.predict(gpus, **overrides)
+    per_step = counts if fit.data.per_gpu else 1.0
+    if method == "conformal" and ensemble is None:
+        if kind != "prediction":
+            raise InputError(
+                "conformal intervals are for new measurements (kind='prediction'); for the "
+                "curve's uncertainty fit one family (--model NAME) and use method='laplace'"
+            )
+        with jax.enable_x64(True):
+            lo, hi = conformal_bounds(fit, fit.config(counts, **overrides).broadcast(), level)
+        return _interval_document(fit, point, lo * per_step, hi * per_step)
+    draws = _get_ensemble(fit, method, ensemble, samples, seed)
     with jax.enable_x64(True):
         problem = Problem(fit)
         config = fit.config(counts, **overrides).broadcast()
@@ -127,6 +143,10 @@ def predict_interval(
     lo = np.exp(np.quantile(log_t, tail, axis=0))
     hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
     lo, hi = np.where(open_, 0.0, lo), np.where(open_, np.inf, hi)
+    return _interval_document(fit, point, lo * per_step, hi * per_step)
+
+
+def _interval_document(fit, point, lo, hi) -> dict[str, np.ndarray]:
     out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
     if fit.target == "throughput":
         with np.errstate(divide="ignore"):
@@ -139,7 +159,7 @@ def predict_interval(
 def parameter_intervals(
     fit: FitResult,
     level: float = 0.9,
-    method: str = "laplace",
+    method: str | None = None,
     *,
     ensemble: Ensemble | None = None,
     samples: int | None = None,
@@ -159,6 +179,7 @@ def parameter_intervals(
     tail = (1.0 - level) / 2.0
     with jax.enable_x64(True):
         problem = Problem(fit)
+        method = method or "laplace"  # a parameter's own interval, also in a blend
         if method == "laplace" and ensemble is None:
             _, sigma2, dof = problem.noise(NOISE, NOISE_DOF)
             inverse, unknown = gauss_newton_inverse(

@@ -8,9 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError
-from .._fitting import as_float64, FitResult, raw_bounds
+from .._fitting import as_float64, data_scale, FitResult, raw_bounds
 
-METHODS = ("laplace", "bootstrap")
+METHODS = ("laplace", "bootstrap", "conformal")
 
 
 def check_level(level: float) -> float:
@@ -73,7 +73,8 @@ class Problem:
         self.to_space, self.from_space = residual_space(fit)
         self.n, self.k = int(self.time_s.shape[0]), int(self.theta.shape[0])
         model = eqx.combine(self.params, self.static)
-        self.lower, self.upper = raw_bounds(model, list(fit.free), fit.bounds)
+        scale = data_scale(fit.data)
+        self.lower, self.upper = raw_bounds(model, list(fit.free), fit.bounds, scale)
         self.raw_lo = np.asarray(ravel_pytree(self.lower)[0])
         self.raw_hi = np.asarray(ravel_pytree(self.upper)[0])
 
