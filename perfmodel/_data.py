@@ -13,6 +13,7 @@ from ._errors import InputError
 TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6}
 THROUGHPUT_COLUMN = "throughput"
 SERIES_COLUMN = "series"
+BATCH_PER_GPU_COLUMN = "batch_per_gpu"
 _INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")
 
 
@@ -102,6 +103,7 @@ def load_benchmarks(
     throughput_column: str | None = None,
     throughput_unit: str = "work/s",
     series: str | None = None,
+    scaling: str | None = None,
 ) -> Benchmarks:
     """Read a benchmark CSV: a `gpus` column and one time or throughput column.
 
@@ -110,7 +112,10 @@ def load_benchmarks(
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
     Repeated measurements are kept. `throughput_unit` names the work per second a
-    throughput is counted in (``"images/s"``), for labels and reports.
+    throughput is counted in (``"images/s"``), for labels and reports. A
+    ``batch_per_gpu`` column, or a ``global_batch`` that grows as the GPU count, states
+    weak scaling; a ``global_batch`` equal at every count states strong scaling
+    (`Benchmarks.scaling`); `scaling` (``"weak"`` or ``"strong"``) says it instead.
 
     Raises:
         InputError: naming the file, row, column and what was expected.
@@ -133,6 +138,10 @@ def load_benchmarks(
     data = _validate(frame, source)
     if data.target == "throughput":
         data = dataclasses.replace(data, unit=throughput_unit)
+    if scaling is not None:
+        if scaling not in ("weak", "strong"):
+            raise InputError(f"scaling must be 'weak' or 'strong', got {scaling!r}")
+        data = dataclasses.replace(data, scaling=scaling)
     return data
 
 
@@ -236,6 +245,9 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         time_s, target = 1.0 / values, "throughput"
     else:
         time_s, target = values * TIME_COLUMNS[measured], "time"
+    per_gpu_batch = None
+    if BATCH_PER_GPU_COLUMN in frame.columns:
+        per_gpu_batch = _numeric(frame, BATCH_PER_GPU_COLUMN, source, integer=False)
     return Benchmarks(
         source=source,
         gpus=gpus,
@@ -243,4 +255,20 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         target=target,
         config=config,
         lines=frame.index.to_numpy() + 2,
+        scaling=stated_scaling(gpus, config.get("global_batch"), per_gpu_batch),
     )
+
+
+def stated_scaling(gpus, global_batch=None, batch_per_gpu=None) -> str | None:
+    """How the work grows with the GPUs, as the columns say: ``"weak"`` when a
+    ``batch_per_gpu`` column is given or ``global_batch`` grows as the GPU count,
+    ``"strong"`` when ``global_batch`` is the same at every count, else None."""
+    if batch_per_gpu is not None:
+        return "weak"
+    if global_batch is None or len(np.unique(gpus)) < 2:
+        return None
+    batch = np.asarray(global_batch, dtype=np.float64)
+    if np.allclose(batch, batch[0]):
+        return "strong"
+    per_gpu = batch / gpus
+    return "weak" if np.allclose(per_gpu, per_gpu[0], rtol=1e-6) else None

@@ -68,9 +68,10 @@ def fit_to_dict(fit: FitResult) -> dict:
             "num_steps": fit.num_steps,
             "warnings": list(fit.warnings),
         },
+        # An undetermined parameter has an infinite variance: null in strict JSON.
         "raw_covariance": None
         if fit.raw_covariance is None
-        else np.asarray(fit.raw_covariance).tolist(),
+        else [[_finite_or_none(x) for x in row] for row in np.asarray(fit.raw_covariance)],
         "config_defaults": fit.config_defaults,
         "data": {
             "source": data.source,
@@ -174,7 +175,9 @@ def _from_dict(document: dict, source: str) -> FitResult:
         free=tuple(document["free"]),
         fixed={n: p["value"] for n, p in document["parameters"].items() if p["fixed"]},
         bounds={k: tuple(v) for k, v in document["bounds"].items()},
-        raw_covariance=None if covariance is None else np.asarray(covariance),
+        raw_covariance=None
+        if covariance is None
+        else np.array([[np.inf if x is None else x for x in row] for row in covariance]),
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],

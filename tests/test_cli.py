@@ -53,10 +53,10 @@ def test_fit_auto_json(capsys, tmp_path):
     csv.write_text(CSV)
     status, out, _ = run(capsys, "fit", str(csv), "--json")
     assert status == 0
-    document = json.loads(out)
-    families = {c["family"] for c in document["selection"]["candidates"]}
-    assert families == {"usl", "amdahl", "pmnf"}
-    assert document["model"]["family"] in families
+    document = json.loads(out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    families = [c["family"] for c in document["selection"]["candidates"]]
+    assert families[0] == "blend" and set(families[1:]) == {"usl", "amdahl", "pmnf"}
+    assert document["model"]["family"] == "blend" and document["model"]["intervals"] == "conformal"
 
 
 def test_predict_json(capsys, fit_file):

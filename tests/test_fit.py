@@ -145,10 +145,16 @@ def test_fit_works_with_x64_disabled_and_keeps_float64(usl_truth):
 
 
 def test_auto_selection_reports_every_candidate(usl_fit):
-    selection = pm.fit_auto(usl_fit.data)
+    data = usl_fit.data
+    selection = pm.fit_auto(data, average=False)
     families = [c.family for c in selection.candidates]
-    assert set(families) == {"usl", "amdahl", "pmnf"}
+    assert set(families) == {"usl", "amdahl", "pmnf"} | (
+        {"weak_data_parallel"} if data.target == "throughput" else set()
+    )
     assert selection.best.family == "usl"  # the coherency term is real in this data
+    # The default answers with the blend, listed first, the single families after it.
+    default = pm.fit_auto(data)
+    assert [c.family for c in default.candidates] == ["blend", *families]
 
 
 def test_usl_squared_loss_reproduces_r_usl_package_on_specsdm91():

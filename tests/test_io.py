@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
+from perfmodel import _io
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def test_save_load_round_trip(usl_fit, tmp_path):
         rtol=1e-12,
     )
     document = json.loads(path.read_text())
-    assert document["schema_version"] == 1 and document["precision"] == "float64"
+    assert document["schema_version"] == _io.SCHEMA_VERSION and document["precision"] == "float64"
     assert document["parameters"]["serial.time"]["unit"] == "s"
 
 
@@ -40,7 +41,7 @@ def test_save_load_round_trip(usl_fit, tmp_path):
         ("{not json", "not a JSON fit file"),
         ('{"format": "other"}', "not a perfmodel fit file"),
         ('{"format": "perfmodel.fit", "schema_version": 99}', "schema version 99"),
-        ('{"format": "perfmodel.fit", "schema_version": 1}', "malformed fit file"),
+        ('{"format": "perfmodel.fit", "schema_version": 2}', "malformed fit file"),
     ],
 )
 def test_bad_fit_files(tmp_path, text, pattern):

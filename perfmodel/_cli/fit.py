@@ -455,7 +455,8 @@ def optimal_document(
     if result.target == "throughput":
         document["throughput"] = 1.0 / best.time_s
     if interval["interval"] is not None:
-        document["interval"] = {"level": interval["interval"], "method": interval["method"]}
+        method = interval["method"] or result.intervals
+        document["interval"] = {"level": interval["interval"], "method": method}
         document["gpus_interval"] = list(best.gpus_interval)
         document["diminishing_returns"]["gpus_interval"] = list(knee.gpus_interval)
     return document

@@ -82,10 +82,11 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     """The single families worth trying on `data` (seconds per unit of work), the
     preferred one first.
 
-    `fit_auto` keeps the first family unless the criterion favours another clearly: it
-    is `weak_data_parallel`, which has Amdahl's law as a special case and extrapolates
-    published data-parallel tables best of the single families (`benchmarks/accuracy.py`),
-    whatever column the measurements came in. `weak_hierarchical` is not offered: its
+    `fit_auto` keeps the first family unless the criterion favours another clearly. When
+    each GPU keeps its batch (throughput, step times of a fixed per-GPU batch, or weak
+    scaling stated) it is `weak_data_parallel`, which has Amdahl's law as a special case
+    and extrapolates published data-parallel tables best of the single families
+    (`benchmarks/accuracy.py`); for times of a fixed amount of work it is Amdahl's law. `weak_hierarchical` is not offered: its
     per-GPU throughput levels off and never falls again, so on throughput that keeps
     falling across nodes it can fit nearly as well yet extrapolates far too high (the
     default blend uses it where the counts straddle the node). The data-parallel family
@@ -95,7 +96,8 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     covers weak and strong scaling alike. `weak` builds the families' weak-scaling
     variants (a compute time per GPU that stays constant), for data left as step times.
     """
-    models = [] if weak else [weak_data_parallel()]
+    per_gpu_batch = data.target == "throughput" or data.per_gpu or data.scaling == "weak"
+    models = [weak_data_parallel()] if per_gpu_batch and not weak else []
     models += [amdahl(weak=weak), usl(weak=weak), pmnf()]
     per_node = data.config.get("gpus_per_node")
     crosses_nodes = per_node is not None and bool(np.any(data.gpus > per_node))
