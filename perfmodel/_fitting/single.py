@@ -71,6 +71,8 @@ def fit(
     if is_searched(model):
         return fit_pmnf(model, data, options=options)
     free = check_options(model, data, options)
+    if not free:  # every parameter fixed: nothing to fit, the model is evaluated as given
+        return _evaluate(model, data, options)
     with jax.enable_x64(True):
         ready = setup(model, data, free, options)
         time_s = jnp.asarray(data.time_s)
@@ -89,6 +91,17 @@ def fit(
             raise FitError(f"{data.source}: every start gave a non-finite loss")
         params, value, gnorm, steps = found
         return assemble(params, ready.static, data, value, gnorm, steps, options)
+
+
+def _evaluate(model: ScalingModel, data: Benchmarks, options: FitOptions) -> FitResult:
+    """The `FitResult` of `model` with every parameter fixed by `options` (no optimiser)."""
+    with jax.enable_x64(True):
+        model = as_float64(model).with_parameters(options.fix)
+        params, static = eqx.partition(model, model.raw_leaf_mask(set()))
+        time_s = jnp.asarray(data.time_s)
+        args = (static, data.to_config(), time_s, jnp.ones_like(time_s), options.loss, data.target)
+        value = float(objective(params, *args))
+        return assemble(params, static, data, value, 0.0, 0, options)
 
 
 def fit_at(model: ScalingModel, data: Benchmarks, loss: str = DEFAULTS.loss) -> FitResult:
