@@ -189,16 +189,18 @@ def _kind_text(kinds: tuple, positive: bool) -> str:
     return " or ".join(words.get(k, getattr(k, "__name__", str(k))) for k in kinds)
 
 
-def check_options(family: str, options, where: str = "model.options"):
+def check_options(family: str, options, model: str = "model"):
     """The model of `family` built with `options`, after checking each option's name and
     type against the family's signature (a string ``"no"`` is not a bool; options that
     are physical quantities must be positive).
 
     Raises:
-        InputError: naming ``{where}.{option}`` (no file name: callers add it).
+        InputError: naming ``{model}.family`` or ``{model}.options.{option}`` (no file
+            name: callers add it).
     """
     if family not in FAMILIES:
-        raise InputError(f"{where}: unknown family {family!r}; valid: {', '.join(FAMILIES)}")
+        raise InputError(f"{model}.family: unknown {family!r}; valid: {', '.join(FAMILIES)}")
+    where = f"{model}.options"
     if not isinstance(options, dict):
         raise InputError(f"{where}: expected a table of options, got {show(options)}")
     function = FAMILIES[family]
@@ -217,7 +219,7 @@ def check_options(family: str, options, where: str = "model.options"):
             )
     try:
         return build(family, **options)
-    except InputError as error:
+    except (TypeError, ValueError) as error:  # the family's own checks (InputError too)
         raise InputError(f"{where}: {error}") from None
 
 
@@ -240,8 +242,8 @@ def check_document(document, source: str):
         c.fail("schema_version", f"the whole number {SCHEMA_VERSION}", version)
     if version != SCHEMA_VERSION:
         raise InputError(
-            f"{source}: fit file schema_version {version}, but this perfmodel reads "
-            f"version {SCHEMA_VERSION}; refit with `perfmodel fit` to update it"
+            f"{source}: schema_version: fit file schema version {version}, but this "
+            f"perfmodel reads version {SCHEMA_VERSION}; refit with `perfmodel fit` to update it"
         )
     for key in REQUIRED:
         if key not in document:
@@ -309,9 +311,12 @@ def _check_free(c: _Checker, free, specs, fixed: set[str], family: str) -> list:
                 f"{c.source}: free[{i}]: {show(name)} is not a parameter of {family}; "
                 f"valid: {', '.join(specs)}"
             )
-    expected = [n for n in specs if n not in fixed]
-    if sorted(free) != sorted(expected) or len(set(free)) != len(free):
-        c.fail("free", "the parameters not marked fixed (" + ", ".join(expected) + ")", free)
+    for i, name in enumerate(free):
+        if name in fixed or name in free[:i]:
+            why = "is marked fixed" if name in fixed else "is listed twice"
+            raise InputError(
+                f"{c.source}: free[{i}]: {name!r} {why}; a fitted parameter is free once"
+            )
     return free
 
 

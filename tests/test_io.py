@@ -39,7 +39,7 @@ def test_save_load_round_trip(usl_fit, tmp_path):
     [
         ("{not json", "not a JSON fit file"),
         ('{"format": "other"}', "not a perfmodel fit file"),
-        ('{"format": "perfmodel.fit", "schema_version": 99}', "schema_version 99"),
+        ('{"format": "perfmodel.fit", "schema_version": 99}', "schema version 99"),
         ('{"format": "perfmodel.fit", "schema_version": 1}', "missing key 'model'"),
     ],
 )
