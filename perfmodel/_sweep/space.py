@@ -253,6 +253,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         kind = SWEEP_OPTIONS[name]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             raise InputError(f"sweep.{name}: got {value!r} of the wrong type")
+        if name in ("top_k", "chunk_size") and value < 1:
+            raise InputError(f"sweep.{name}: expected a whole number ≥ 1, got {value!r}")
     per = options.get("per", [])
     if not all(isinstance(p, str) for p in per):
         raise InputError(f"sweep.per: expected a list of axis names, got {per!r}")
