@@ -239,6 +239,7 @@ def _run_sweep(args) -> int:
     check_outputs({"-o": args.output}, [args.space])
     reporter = _join_cluster(args)
     space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
+    check_outputs({"-o": args.output}, space.inputs)  # the fit its model came from too
     options = _options(space, args)
     try:
         result = sweep(

@@ -56,13 +56,15 @@ MAX_AXIS_VALUES = 1_000_000
 
 @dataclasses.dataclass(frozen=True)
 class Space:
-    """A parsed space file: what to sweep and how."""
+    """A parsed space file: what to sweep and how; `inputs` are the files it read (the
+    space file, and the fit file its model came from)."""
 
     source: str
     model: object
     axes: dict[str, list[float]]
     fixed: dict[str, float]
     options: dict[str, object]
+    inputs: tuple[str, ...] = ()
 
 
 def _number(value, where: str) -> float:
@@ -231,7 +233,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
             raise InputError(f"model.fit: expected a file name, got {spec['fit']!r}")
         if "options" in spec:
             raise InputError("model.options: only with family, not with fit")
-        model = load_fit(os.path.join(os.path.dirname(os.path.abspath(source)), spec["fit"]))
+        fit_path = os.path.join(os.path.dirname(os.path.abspath(source)), spec["fit"])
+        model = load_fit(fit_path)
     else:
         family = spec["family"]
         if not isinstance(family, str):
@@ -258,4 +261,5 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     per = options.get("per", [])
     if not all(isinstance(p, str) for p in per):
         raise InputError(f"sweep.per: expected a list of axis names, got {per!r}")
-    return Space(source, model, axes, fixed, dict(options))
+    inputs = (source, fit_path) if "fit" in spec else (source,)
+    return Space(source, model, axes, fixed, dict(options), inputs)
