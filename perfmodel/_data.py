@@ -203,6 +203,8 @@ def _read_csv(source: str) -> pd.DataFrame:
         )
     if blank.any():
         frame, lines = frame[~blank], lines[~blank]
+    for name in text_columns:  # an empty series name is a name, not a missing value
+        frame[name] = frame[name].fillna("")
     frame.attrs["lines"] = lines
     if frame.empty:
         raise InputError(f"{source}: header but no data rows")
