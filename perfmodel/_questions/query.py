@@ -134,11 +134,11 @@ def _curves_over_ensemble(fit: FitResult, config, method: str):
     draws = ensemble(fit, method, samples=1000)
     varying, shared = draws.models()
     size = draws.raw.shape[0]
-    chunk = max(1, min(_CHUNK, _CELLS // max(1, int(config.gpus.shape[-1]))))
+    step = max(1, min(_CHUNK, _CELLS // max(1, int(config.gpus.shape[-1]))))
     parts = []
     with jax.enable_x64(True):
-        for start in range(0, size, chunk):
-            rows = np.minimum(np.arange(start, start + chunk), size - 1)
+        for start in range(0, size, step):
+            rows = np.minimum(np.arange(start, start + step), size - 1)
             chunk = jax.tree_util.tree_map(lambda x: x[rows], varying)
             parts.append([np.asarray(a) for a in _sample_curves(chunk, shared, config)])
     times, speedups, marginals = (np.concatenate(p)[:size] for p in zip(*parts))
