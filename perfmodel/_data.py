@@ -1,14 +1,19 @@
 """Benchmark CSVs in, validated arrays in SI units out. The only module that reads CSV."""
 
 from collections.abc import Mapping
+import csv
 import dataclasses
+import io
 import os
+import re
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from ._config import Config, CONFIG_FIELDS
 from ._errors import InputError
+from ._files import read_bytes
 
 TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6}
 THROUGHPUT_COLUMN = "throughput"
@@ -91,7 +96,9 @@ def from_arrays(
     frame = pd.DataFrame({"gpus": gpus, name: time_s if throughput is None else throughput})
     for key, value in config.items():
         frame[key] = value
-    return _validate(frame.astype(str), source)
+    frame.attrs["lines"] = np.arange(len(frame)) + 2
+    frame.attrs["arrays"] = True
+    return _validate(frame, source)
 
 
 def load_benchmarks(
@@ -122,15 +129,25 @@ def load_benchmarks(
     """
     source = os.fspath(path)
     frame = _read_csv(source)
-    renames = {}
+    renames, roles = {}, {}
+
+    def role(column: str, argument: str, name: str) -> None:
+        column = _require(frame, column, source)
+        if column in renames:
+            raise InputError(
+                f"{source}: {{arg:{roles[column]}}} and {{arg:{argument}}} both name column "
+                f"{column!r}; one column cannot be two quantities"
+            )
+        renames[column], roles[column] = name, argument
+
     if gpus_column is not None:
-        renames[_require(frame, gpus_column, source)] = "gpus"
+        role(gpus_column, "gpus_column", "gpus")
     if time_column is not None:
         if time_unit not in ("s", "ms", "us"):
             raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-        renames[_require(frame, time_column, source)] = f"time_{time_unit}"
+        role(time_column, "time_column", f"time_{time_unit}")
     if throughput_column is not None:
-        renames[_require(frame, throughput_column, source)] = THROUGHPUT_COLUMN
+        role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
     if renames:
         frame = frame.drop(columns=[c for c in renames.values() if c in frame.columns])
         frame = frame.rename(columns=renames)
@@ -145,22 +162,93 @@ def load_benchmarks(
     return data
 
 
-def _read_csv(source: str) -> pd.DataFrame:
-    if not os.path.exists(source):
-        raise InputError(f"{source}: no such file")
-    if os.path.isdir(source):
-        raise InputError(f"{source}: is a directory, expected a CSV file")
+_EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header
+
+
+def _header(content: bytes, source: str) -> list[str]:
+    """The column names of the first line, stripped; repeated names are refused (pandas
+    would rename the second ``time_s.1`` and fit the first one silently)."""
+    first = content.split(b"\n", 1)[0].rstrip(b"\r")
     try:
-        frame = pd.read_csv(source, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
+        text = first.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{source}: not readable as CSV text ({error})") from None
+    if not text.strip():
+        raise InputError(f"{source}: the first line is empty, expected a header line")
+    names = [name.strip() for name in next(csv.reader([text], skipinitialspace=True))]
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        if name and name in seen:
+            raise InputError(
+                f"{source}: column {name!r} appears twice in the header (columns "
+                f"{seen[name]} and {position}); which one is meant? rename or drop one"
+            )
+        seen[name] = position
+    return [name or f"Unnamed: {i}" for i, name in enumerate(names)]
+
+
+def _read_csv(source: str) -> pd.DataFrame:
+    """Every data row, with the physical line it came from in ``frame.attrs["lines"]``
+    (blank lines skipped but counted). pandas parses numbers in C; a column with any
+    cell that is not a number stays text, for `_numeric` to name that cell."""
+    content = read_bytes(source, "CSV file")
+    if not content.strip():
         raise InputError(f"{source}: empty file, expected a header line and data rows")
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as error:
+    names = _header(content, source)
+    text_columns = {name: str for name in names if name == SERIES_COLUMN}
+    try:
+        with warnings.catch_warnings():
+            # Mixed chunks of a large file (numbers, then a bad cell): the column stays
+            # text and `_numeric` names the cell; pandas' warning would only repeat it.
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            frame = pd.read_csv(
+                io.BytesIO(content),
+                header=None,
+                skiprows=1,
+                names=[*names, _EXTRA],
+                index_col=False,
+                dtype=text_columns or None,
+                keep_default_na=False,
+                na_values=[""],
+                skipinitialspace=True,
+                skip_blank_lines=False,
+                encoding="utf-8-sig",
+            )
+    except pd.errors.EmptyDataError:
+        frame = pd.DataFrame(columns=[*names, _EXTRA])
+    except pd.errors.ParserError as error:
+        raise InputError(_parser_message(str(error), len(names), source)) from None
+    except (UnicodeDecodeError, ValueError) as error:
         first = str(error).strip().splitlines()[0]
-        raise InputError(f"{source}: not readable as CSV text ({first})")
-    frame.columns = [str(c).strip() for c in frame.columns]
+        raise InputError(f"{source}: not readable as CSV text ({first})") from None
+    lines = np.arange(len(frame)) + 2
+    extra = frame.pop(_EXTRA).isna().to_numpy()
+    blank = frame.isna().all(axis=1).to_numpy() & extra
+    stray = ~blank & ~extra
+    if stray.any():
+        line = int(lines[np.argmax(stray)])
+        raise InputError(
+            f"{source} line {line}: {len(names) + 1} cells, but the header has "
+            f"{len(names)} columns ({', '.join(names)})"
+        )
+    if blank.any():
+        frame, lines = frame[~blank], lines[~blank]
+    for name in text_columns:  # an empty series name is a name, not a missing value
+        frame[name] = frame[name].fillna("")
+    frame.attrs["lines"] = lines
     if frame.empty:
         raise InputError(f"{source}: header but no data rows")
     return frame
+
+
+def _parser_message(message: str, columns: int, source: str) -> str:
+    """pandas' "Expected 3 fields in line 5, saw 4" as a sentence about the header."""
+    match = re.search(r"in line (\d+), saw (\d+)", message)
+    if match is None:
+        first = message.strip().splitlines()[0]
+        return f"{source}: not readable as CSV text ({first})"
+    line, cells = match.groups()
+    return f"{source} line {line}: {cells} cells, but the header has {columns} columns"
 
 
 def _require(frame: pd.DataFrame, column: str, source: str) -> str:
@@ -185,7 +273,12 @@ def _select_series(frame: pd.DataFrame, series: str | None, source: str) -> pd.D
         )
     if series not in names:
         raise InputError(f"{source}: no series {series!r}; found: " + ", ".join(names))
-    return frame[frame[SERIES_COLUMN] == series]
+    keep = (frame[SERIES_COLUMN] == series).to_numpy()
+    lines = frame.attrs.get("lines")
+    frame = frame[keep]
+    if lines is not None:
+        frame.attrs["lines"] = np.asarray(lines)[keep]
+    return frame
 
 
 def _measured_column(frame: pd.DataFrame, source: str) -> str:
@@ -205,23 +298,54 @@ def _measured_column(frame: pd.DataFrame, source: str) -> str:
     )
 
 
+def _lines(frame: pd.DataFrame) -> np.ndarray:
+    lines = frame.attrs.get("lines")
+    return np.arange(len(frame)) + 2 if lines is None else np.asarray(lines)
+
+
+def _cell(cells: pd.Series, position: int, arrays: bool) -> str:
+    """The text of a cell, as written when pandas kept it as text; "" for an empty cell
+    of a CSV (NaN from Python arrays is shown as nan)."""
+    value = cells.iloc[position]
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if pd.isna(value):
+        return "nan" if arrays else ""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
 def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) -> np.ndarray:
-    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells."""
-    text = frame[column].astype(str).str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
-    for position, (cell, value) in enumerate(zip(text, values)):
-        row = int(frame.index[position]) + 1
-        where = f"{source} row {row} (line {row + 1}), column {column!r}"
-        if cell == "":
-            raise InputError(f"{where}: empty cell, expected a number")
-        if not np.isfinite(value):
-            raise InputError(f"{where}: expected a finite number, got {cell!r}")
-        if value <= 0:
-            what = "a GPU count ≥ 1" if column == "gpus" else "a positive number"
-            raise InputError(f"{where}: expected {what}, got {cell!r}")
-        if integer and (value != np.round(value) or (column == "gpus" and value < 1)):
-            raise InputError(f"{where}: expected a whole number ≥ 1, got {cell!r}")
-    return values
+    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells (and
+    fractions where a whole number is needed). The checks are vectorised; the message
+    names the first bad cell, its data row and its line in the file."""
+    cells = frame[column]
+    if pd.api.types.is_numeric_dtype(cells.dtype) and not pd.api.types.is_bool_dtype(cells):
+        values = cells.to_numpy(dtype=np.float64)
+    else:  # some cell is not a number: find it (strip "1.0 " and such first)
+        text = cells.astype(str).str.strip()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(values) | (values <= 0)
+        if integer:
+            bad |= values != np.round(values)
+            if column == "gpus":
+                bad |= values < 1
+    if not bad.any():
+        return values
+    position = int(np.argmax(bad))
+    cell, value = _cell(cells, position, bool(frame.attrs.get("arrays"))), values[position]
+    where = f"{source} row {position + 1} (line {_lines(frame)[position]}), column {column!r}"
+    if cell == "":
+        raise InputError(f"{where}: empty cell, expected a number")
+    if not np.isfinite(value):
+        raise InputError(f"{where}: expected a finite number, got {cell!r}")
+    if value <= 0:
+        what = "a GPU count ≥ 1" if column == "gpus" else "a positive number"
+        raise InputError(f"{where}: expected {what}, got {cell!r}")
+    raise InputError(f"{where}: expected a whole number ≥ 1, got {cell!r}")
 
 
 def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
@@ -254,7 +378,7 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         time_s=time_s,
         target=target,
         config=config,
-        lines=frame.index.to_numpy() + 2,
+        lines=_lines(frame),
         scaling=stated_scaling(gpus, config.get("global_batch"), per_gpu_batch),
     )
 

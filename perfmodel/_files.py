@@ -1,11 +1,28 @@
-"""Files on disk: the package version written into them, and atomic writes."""
+"""Files on disk: the package version written into them, reading with one-line errors,
+and atomic writes that leave either the old file or the complete new one.
+
+Every write goes to a temporary ``.perfmodel-<pid>-XXXX.tmp`` beside the output and is
+renamed over it once complete. Inside `all_or_nothing`, the renames wait until the whole
+block has succeeded, so a command that fails writes none of its outputs. A temporary
+left by a process that was killed (its pid is no longer alive) is removed by the next
+write into that folder; live writers' temporaries are left alone, so concurrent writers
+never remove each other's.
+"""
 
 import contextlib
+import contextvars
 from importlib import metadata
 import os
+import re
 import tempfile
 
 from ._errors import InputError
+
+_PREFIX = ".perfmodel-"
+_SUFFIX = ".tmp"
+_TEMPORARY = re.compile(r"\.perfmodel-(\d+)-.*\.tmp")
+# The (temporary, path) renames an `all_or_nothing` block is holding back; None outside.
+_PENDING: contextvars.ContextVar[list | None] = contextvars.ContextVar("pending", default=None)
 
 
 def package_version() -> str:
@@ -16,26 +33,212 @@ def package_version() -> str:
         return "0+unknown"
 
 
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "w"):
-    """Open a temporary file beside `path`; it replaces `path` only if the block succeeds.
+def reason(error: OSError) -> str:
+    """The operating system's words for `error` (``Permission denied``)."""
+    return error.strerror or str(error)
 
-    So an error half-way leaves no half-written file behind.
-    """
-    path = os.fspath(path)
+
+# Reading ------------------------------------------------------------------------------
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
+    """The content of `path`; an InputError naming it when it is missing, a directory or
+    cannot be read (permissions, I/O errors)."""
+    source = os.fspath(path)
+    if not source:
+        raise InputError(f"expected a {what} name, got an empty string")
+    if not os.path.exists(source):
+        raise InputError(f"{source}: no such file")
+    if os.path.isdir(source):
+        raise InputError(f"{source}: is a directory, expected a {what}")
+    try:
+        with open(source, "rb") as stream:
+            return stream.read()
+    except OSError as error:
+        raise InputError(f"{source}: cannot read ({reason(error)})") from None
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """`read_bytes` decoded as UTF-8; an InputError for other bytes."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{os.fspath(path)}: not a UTF-8 text {what} ({error})") from None
+
+
+# Output paths -------------------------------------------------------------------------
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_target(path: str, what: str) -> str:
+    """The output's folder, after refusing an empty name, a directory, a missing folder
+    and a name longer than the file system allows."""
+    if not path.strip():
+        raise InputError(f"{what}: expected a file name, got an empty string")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory; give {what} a file name")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"{path}: directory {directory} does not exist")
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".perfmodel-", suffix=".tmp")
     try:
-        with os.fdopen(handle, mode) as stream:
-            yield stream
+        limit = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    # The temporary beside it is longer than the name itself.
+    if len(os.fsencode(os.path.basename(path))) > limit:
+        raise InputError(f"{path}: cannot write (file name longer than {limit} bytes)")
+    return directory
+
+
+def check_output(path: str | os.PathLike, inputs=(), what: str = "-o") -> None:
+    """Refuse an output path before any work: empty, a directory, in a missing or
+    read-only folder, a read-only file, a name too long, or the same file as one of
+    `inputs` (writing it would destroy the input).
+
+    Raises:
+        InputError: one line naming the path and the reason.
+    """
+    path = os.fspath(path)
+    directory = _check_target(path, what)
+    for other in inputs:
+        if other is not None and _same_file(path, os.fspath(other)):
+            raise InputError(
+                f"{path}: {what} names an input of this command ({os.fspath(other)}); "
+                "writing it would replace the input: choose another name"
+            )
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise InputError(f"{path}: cannot write (the file is read-only)")
+    try:  # the only sure test that a file can be created there (read-only mounts, root)
+        handle, probe = tempfile.mkstemp(dir=directory, prefix=_temporary_prefix(), suffix=_SUFFIX)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write ({reason(error)})") from None
+    os.close(handle)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+
+
+# Writing ------------------------------------------------------------------------------
+
+
+def _temporary_prefix() -> str:
+    return f"{_PREFIX}{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or a pid we cannot ask about)
+    return True
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[str]:
+    """Remove the ``.perfmodel-<pid>-*.tmp`` files in `directory` whose writer is no
+    longer running (killed between writing and renaming); returns their names."""
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+    return removed
+
+
+def _commit(temporary: str, path: str) -> None:
+    try:
         # mkstemp makes the file private (0600); give it the permissions open() would.
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise InputError(f"{path}: cannot write ({reason(error)})") from None
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w"):
+    """Open a temporary file beside `path`; it replaces `path` only if the block succeeds.
+
+    So an error half-way leaves no half-written file behind, and a kill leaves at most a
+    hidden temporary that the next write into the folder removes. Text is UTF-8.
+
+    Raises:
+        InputError: naming `path`, for an empty name, a directory, a missing folder and
+            every operating-system error on writing (read-only, full disk, ...).
+    """
+    path = os.fspath(path)
+    directory = _check_target(path, "the output")
+    remove_stale_temporaries(directory)
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=directory, prefix=_temporary_prefix(), suffix=_SUFFIX
+        )
+    except OSError as error:
+        raise InputError(f"{path}: cannot write ({reason(error)})") from None
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        try:
+            with os.fdopen(handle, mode, encoding=encoding) as stream:
+                yield stream
+        except OSError as error:
+            raise InputError(f"{path}: cannot write ({reason(error)})") from None
+        pending = _PENDING.get()
+        if pending is not None:
+            pending.append((temporary, path))
+        else:
+            _commit(temporary, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+@contextlib.contextmanager
+def all_or_nothing():
+    """Hold back the renames of every `atomic_write` inside the block until it succeeds.
+
+    A command with several outputs (a fit and its report, a Markdown report and its
+    figure) writes them all inside one block: if any step fails, none is written.
+    Nested blocks join the outermost one.
+    """
+    if _PENDING.get() is not None:
+        yield
+        return
+    pending: list[tuple[str, str]] = []
+    token = _PENDING.set(pending)
+    try:
+        yield
+    except BaseException:
+        for temporary, _ in pending:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise
+    finally:
+        _PENDING.reset(token)
+    for i, (temporary, path) in enumerate(pending):
+        try:
+            _commit(temporary, path)
+        except InputError:
+            for later, _ in pending[i + 1 :]:
+                with contextlib.suppress(OSError):
+                    os.unlink(later)
+            raise

@@ -1,4 +1,4 @@
-"""Saving and loading fits as versioned JSON."""
+"""Saving and loading fits as versioned, strict JSON (the schema is in `_schema`)."""
 
 import datetime
 import json
@@ -10,16 +10,36 @@ import numpy as np
 
 from ._data import Benchmarks
 from ._errors import InputError
-from ._files import atomic_write, package_version
+from ._files import atomic_write, package_version, read_text
 from ._fitting import Component, FitResult, to_numpy_leaves
 from ._presets import build, FAMILIES
-
-FORMAT = "perfmodel.fit"
-SCHEMA_VERSION = 2
+from ._schema import check_document, FORMAT, SCHEMA_VERSION
 
 
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def finite_or_null(document):
+    """`document` with every non-finite float (NumPy ones too) as None: JSON has no
+    NaN or Infinity, and strict readers refuse them."""
+    if isinstance(document, dict):
+        return {k: finite_or_null(v) for k, v in document.items()}
+    if isinstance(document, (list, tuple)):
+        return [finite_or_null(v) for v in document]
+    if isinstance(document, np.ndarray):
+        return finite_or_null(document.tolist())
+    if isinstance(document, np.generic):
+        document = document.item()
+    if isinstance(document, float) and not math.isfinite(document):
+        return None
+    return document
+
+
+def to_json(document) -> str:
+    """`document` as strict JSON text (indent 2, non-finite numbers as null), serialised
+    completely before anything is written or printed."""
+    return json.dumps(finite_or_null(document), indent=2, allow_nan=False) + "\n"
 
 
 def fit_to_dict(fit: FitResult) -> dict:
@@ -59,19 +79,19 @@ def fit_to_dict(fit: FitResult) -> dict:
         "parameters": parameters,
         "free": list(fit.free),
         "bounds": {k: list(v) for k, v in fit.bounds.items()},
-        "loss": {"kind": fit.loss_kind, "value": fit.loss},
+        "loss": {"kind": fit.loss_kind, "value": _finite_or_none(fit.loss)},
         "quality": {
             "r2": _finite_or_none(fit.r2),
-            "mape_percent": fit.mape,
+            "mape_percent": _finite_or_none(fit.mape),
             "converged": fit.converged,
             "message": fit.message,
             "num_steps": fit.num_steps,
             "warnings": list(fit.warnings),
         },
-        # An undetermined parameter has an infinite variance: null in strict JSON.
+        # null: an infinite (co)variance, a direction the data do not determine.
         "raw_covariance": None
         if fit.raw_covariance is None
-        else [[_finite_or_none(x) for x in row] for row in np.asarray(fit.raw_covariance)],
+        else finite_or_null(np.asarray(fit.raw_covariance, dtype=np.float64)),
         "config_defaults": fit.config_defaults,
         "data": {
             "source": data.source,
@@ -101,49 +121,58 @@ def _component_from_dict(document: dict) -> Component:
     return Component(str(document["family"]), float(document["weight"]), model)
 
 
-def save_fit(fit: FitResult, path: str | os.PathLike, extra: dict | None = None) -> None:
-    """Write `fit` to `path` as JSON, atomically; `extra` adds top-level keys."""
+def fit_json(fit: FitResult, extra: dict | None = None) -> str:
+    """The fit file's text: `fit_to_dict` plus `extra` top-level keys, checked against the
+    schema so that what is written can be read back."""
     document = {**fit_to_dict(fit), **(extra or {})}
+    text = to_json(document)
+    check_document(json.loads(text), fit.data.source)
+    return text
+
+
+def save_fit(fit: FitResult, path: str | os.PathLike, extra: dict | None = None) -> None:
+    """Write `fit` to `path` as strict JSON, atomically; `extra` adds top-level keys."""
+    text = fit_json(fit, extra)
     with atomic_write(path) as stream:
-        json.dump(document, stream, indent=2)
-        stream.write("\n")
+        stream.write(text)
 
 
-def _require(document: dict, key: str, source: str):
-    if key not in document:
-        raise InputError(f"{source}: not a perfmodel fit file (missing key {key!r})")
-    return document[key]
+def _constant(name: str) -> float:
+    # NaN and ±Infinity are not JSON; read them as numbers so the schema can name the
+    # field they appear in (only raw_covariance may hold Infinity, from older files).
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]
+
+
+def read_document(path: str | os.PathLike, what: str = "fit file"):
+    """The parsed JSON of `path`; an InputError naming it for unreadable or non-JSON
+    files (deep nesting included)."""
+    source = os.fspath(path)
+    text = read_text(source, what)
+    try:
+        return json.loads(text, parse_constant=_constant)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{source}: not a JSON {what} ({error})") from None
+    except RecursionError:
+        raise InputError(f"{source}: not a JSON {what} (nested too deeply)") from None
 
 
 def load_fit(path: str | os.PathLike) -> FitResult:
-    """Read a fit written by `save_fit`; a clear error for other or newer files."""
+    """Read a fit written by `save_fit`, checking every field (`_schema`).
+
+    Raises:
+        InputError: naming the file and the field, for unreadable, other or newer files
+            and any value out of range.
+    """
     source = os.fspath(path)
-    if not os.path.isfile(source):
-        raise InputError(f"{source}: no such file")
-    try:
-        with open(source) as stream:
-            document = json.load(stream)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{source}: not a JSON fit file ({error})")
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise InputError(f"{source}: not a perfmodel fit file (format is not {FORMAT!r})")
-    version = _require(document, "schema_version", source)
-    if version != SCHEMA_VERSION:
-        raise InputError(
-            f"{source}: fit file schema version {version}, but this perfmodel reads "
-            f"version {SCHEMA_VERSION}; refit with `perfmodel fit` to update it"
-        )
-    try:
-        with jax.enable_x64(True):
-            return _from_dict(document, source)
-    except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"{source}: malformed fit file ({error!r})")
+    document = read_document(source)
+    model = check_document(document, source)
+    with jax.enable_x64(True):
+        return _from_dict(document, model, source)
 
 
-def _from_dict(document: dict, source: str) -> FitResult:
+def _from_dict(document: dict, model, source: str) -> FitResult:
     spec = document["model"]
-    model = build(spec["family"], **spec["options"])
-    values = {name: p["value"] for name, p in document["parameters"].items()}
+    values = {name: float(p["value"]) for name, p in document["parameters"].items()}
     model = to_numpy_leaves(model.with_parameters(values))
     data_doc = document["data"]
     data = Benchmarks(
@@ -152,32 +181,41 @@ def _from_dict(document: dict, source: str) -> FitResult:
         time_s=np.asarray(data_doc["time_s"], dtype=np.float64),
         target=document["target"],
         config={k: np.asarray(v, dtype=np.float64) for k, v in data_doc["config"].items()},
-        lines=None if data_doc["lines"] is None else np.asarray(data_doc["lines"]),
+        lines=None if data_doc.get("lines") is None else np.asarray(data_doc["lines"], dtype=int),
         unit=str(data_doc.get("unit", "")),
         scaling=data_doc.get("scaling"),
         per_gpu=bool(data_doc.get("per_gpu", False)),
     )
     quality = document["quality"]
-    predicted_q = data.as_measured(np.asarray(model(data.to_config()), dtype=np.float64))
+    predicted = np.asarray(model(data.to_config()), dtype=np.float64)
+    if not np.all(np.isfinite(predicted) & (predicted > 0)):
+        raise InputError(
+            f"{source}: parameters: the model predicts a non-finite or non-positive step "
+            "time at the measured GPU counts; the values cannot come from a fit"
+        )
+    predicted_q = data.as_measured(predicted)
     covariance = document["raw_covariance"]
-    r2 = quality["r2"]
+    if covariance is not None:
+        covariance = [[math.inf if v is None else float(v) for v in row] for row in covariance]
+    r2, mape, loss = quality["r2"], quality["mape_percent"], document["loss"]["value"]
     return FitResult(
         model=model,
         data=data,
         loss_kind=document["loss"]["kind"],
-        loss=float(document["loss"]["value"]),
+        loss=math.nan if loss is None else float(loss),
         converged=bool(quality["converged"]),
         message=quality["message"],
         num_steps=int(quality["num_steps"]),
         r2=math.nan if r2 is None else float(r2),
-        mape=float(quality["mape_percent"]),
+        mape=math.nan if mape is None else float(mape),
         residuals=np.log(predicted_q / data.measured),
         free=tuple(document["free"]),
-        fixed={n: p["value"] for n, p in document["parameters"].items() if p["fixed"]},
-        bounds={k: tuple(v) for k, v in document["bounds"].items()},
-        raw_covariance=None
-        if covariance is None
-        else np.array([[np.inf if x is None else x for x in row] for row in covariance]),
+        fixed={n: float(p["value"]) for n, p in document["parameters"].items() if p.get("fixed")},
+        bounds={
+            k: tuple(None if v is None else float(v) for v in pair)
+            for k, pair in document["bounds"].items()
+        },
+        raw_covariance=None if covariance is None else np.asarray(covariance, dtype=np.float64),
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],

@@ -120,3 +120,59 @@ def test_shipped_datasets_all_load():
 def test_unknown_dataset_name():
     with pytest.raises(pm.InputError, match="no shipped dataset 'usl_nope'"):
         pm.load_dataset("usl_nope")
+
+
+# What is refused and why (docs/your-own-csv.md, "What perfmodel refuses") -----------------
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        (
+            "gpus,time_s,time_s\n1,1,2\n2,0.5,1\n",
+            r"column 'time_s' appears twice .*columns 2 and 3",
+        ),
+        ("gpus,gpus,time_s\n1,8,1\n2,16,0.5\n", "column 'gpus' appears twice"),
+        ("gpus,time_s\n1,1.0\n2,0.5,7\n", r"line 3: 3 cells, but the header has 2 columns"),
+        ("gpus,time_s\n1,1.0\n2,0.5,7,8\n", r"line 3: 4 cells, but the header has 2 columns"),
+        ("gpus,time_s\n1,1.0\n\n\n2,x\n", r"row 2 \(line 5\), column 'time_s'.*got 'x'"),
+        ("gpus,time_s\r\n1,1\r\n\r\n2,-1\r\n", r"row 2 \(line 4\).*a positive number, got '-1'"),
+        ("gpus,time_s\n1,1.0,\n2,,\n", r"row 2 \(line 3\), column 'time_s': empty cell"),
+        ("gpus,time_s\n1,1\n2.5,0.5\n", r"column 'gpus': expected a whole number ≥ 1, got '2.5'"),
+        ("gpus,time_s\n1,nan\n", "expected a finite number, got 'nan'"),
+        ("gpus,time_s\n\n\n", "header but no data rows"),
+    ],
+)
+def test_refused_with_the_line_in_the_file(tmp_path, text, pattern):
+    with pytest.raises(pm.InputError, match=pattern) as caught:
+        pm.load_benchmarks(write(tmp_path, text, "x.csv"))
+    assert str(caught.value).startswith(str(tmp_path / "x.csv"))
+
+
+def test_blank_lines_and_trailing_commas_are_read_as_meant(tmp_path):
+    path = write(tmp_path, "\ufeffgpus,time_s\n1,1.0,\n\n2,0.52 ,\n4,0.29,\n")
+    data = pm.load_benchmarks(path)
+    np.testing.assert_array_equal(data.gpus, [1, 2, 4])
+    np.testing.assert_allclose(data.time_s, [1.0, 0.52, 0.29])
+    np.testing.assert_array_equal(data.lines, [2, 4, 5])  # the blank line 3 is counted
+
+
+def test_one_column_cannot_be_two_quantities(tmp_path):
+    path = write(tmp_path, "gpus,time_s\n1,1\n2,0.5\n")
+    with pytest.raises(pm.InputError, match="gpus_column= and time_column= both name column"):
+        pm.load_benchmarks(path, gpus_column="gpus", time_column="gpus")
+
+
+def test_the_first_bad_cell_of_a_long_file_is_named(tmp_path):
+    """The checks are vectorised: the message still names the first bad cell exactly."""
+    rows = 100_000
+    lines = ["gpus,time_s", *(f"{1 + i % 8},{0.1 + 1.0 / (1 + i % 8):.6g}" for i in range(rows))]
+    lines[77_777] = "3,0"  # line 77,778 of the file
+    lines[90_000] = "3,x"
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(pm.InputError, match=r"row 77777 \(line 77778\).*positive number, got '0'"):
+        pm.load_benchmarks(path)
+    lines[77_777] = "3,0.4"
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(pm.InputError, match=r"row 90000 \(line 90001\).*finite number, got 'x'"):
+        pm.load_benchmarks(path)

@@ -41,7 +41,7 @@ def test_save_load_round_trip(usl_fit, tmp_path):
         ("{not json", "not a JSON fit file"),
         ('{"format": "other"}', "not a perfmodel fit file"),
         ('{"format": "perfmodel.fit", "schema_version": 99}', "schema version 99"),
-        ('{"format": "perfmodel.fit", "schema_version": 2}', "malformed fit file"),
+        ('{"format": "perfmodel.fit", "schema_version": 2}', "missing key 'model'"),
     ],
 )
 def test_bad_fit_files(tmp_path, text, pattern):
@@ -57,15 +57,15 @@ def test_missing_fit_file(tmp_path):
 
 
 def test_failed_write_leaves_no_file(usl_fit, tmp_path, monkeypatch):
-    from perfmodel import _io
+    from perfmodel import _files
 
     path = tmp_path / "fit.json"
 
     def broken(*args, **kwargs):
-        raise RuntimeError("disk full")
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_io.json, "dump", broken)
-    with pytest.raises(RuntimeError):
+    monkeypatch.setattr(_files.os, "replace", broken)
+    with pytest.raises(pm.InputError, match="fit.json: cannot write \\(No space left"):
         pm.save_fit(usl_fit, path)
     assert list(tmp_path.iterdir()) == []
 

@@ -222,6 +222,14 @@ def test_cli_next_round_trip(capsys, usl_file, usl_fit):
     assert document["estimate"] == pytest.approx(expected.estimate)
 
 
+def _status(argv) -> int:
+    """`main`'s exit status, also for the options argparse refuses (SystemExit)."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return exit_.code
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
@@ -231,6 +239,6 @@ def test_cli_next_round_trip(capsys, usl_file, usl_fit):
     ],
 )
 def test_cli_next_bad_input(capsys, usl_file, argv, match):
-    assert main(["next", usl_file, *argv]) == 2
+    assert _status(["next", usl_file, *argv]) == 2
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err

@@ -1,8 +1,11 @@
+import math
+
 from helpers import exact_fit as fitted
 import numpy as np
 import pytest
 
 import perfmodel as pm
+from perfmodel._questions import MAX_GPUS
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +77,33 @@ def test_no_knee_reported_as_none():
 
 def test_bad_query_arguments():
     result = fitted(pm.amdahl())
-    with pytest.raises(pm.InputError, match="max_gpus must be ≥ 1"):
-        pm.optimal_gpus(result, max_gpus=0)
+    for bad in (0, 2.5, math.inf, math.nan, True, MAX_GPUS + 1):
+        with pytest.raises(pm.InputError, match="max_gpus=: expected a whole number"):
+            pm.optimal_gpus(result, max_gpus=bad)
+        with pytest.raises(pm.InputError, match="max_gpus=: expected a whole number"):
+            pm.diminishing_returns(result, max_gpus=bad)
+    for price in (-2.0, 0.0, math.nan, math.inf):
+        with pytest.raises(pm.InputError, match="price_per_gpu_hour="):
+            pm.optimal_gpus(result, objective="cost", price_per_gpu_hour=price)
+    with pytest.raises(pm.InputError, match="deadline_s=.*cost objective"):
+        pm.optimal_gpus(result, deadline_s=0.2)
+    with pytest.raises(pm.InputError, match="threshold="):
+        pm.diminishing_returns(result, threshold=math.inf)
     with pytest.raises(pm.InputError, match="unknown objective"):
         pm.optimal_gpus(result, objective="energy")
+
+
+def test_search_limit_is_evaluated_in_bounded_memory():
+    """The largest allowed search is answered (10⁶ counts, one vector per curve)."""
+    result = fitted(pm.amdahl().with_parameters({"serial.time": 1e-7, "compute.time": 1.0}))
+    best = pm.optimal_gpus(result, max_gpus=MAX_GPUS)
+    assert best.gpus == MAX_GPUS and best.at_limit
+
+
+def test_non_finite_predictions_are_refused_not_ranked():
+    """Not the misleading "no count meets the deadline of None s" of an all-NaN search."""
+    result = fitted(pm.amdahl().with_parameters({"serial.time": 1e308, "compute.time": 1e308}))
+    with pytest.raises(pm.InputError, match="predicts a step time of inf s at 1 GPUs"):
+        pm.optimal_gpus(result)
+    with pytest.raises(pm.InputError, match="predicts a step time of inf s at 1 GPUs"):
+        pm.diminishing_returns(result)

@@ -143,6 +143,14 @@ def test_cli_explain_json(capsys, dp_file, dp_fit):
     assert len(result["sentences"]) == len(expected.parameters)
 
 
+def _status(argv) -> int:
+    """`main`'s exit status, also for the options argparse refuses (SystemExit)."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return exit_.code
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
@@ -152,7 +160,7 @@ def test_cli_explain_json(capsys, dp_file, dp_fit):
     ],
 )
 def test_cli_explain_bad_input(capsys, dp_file, argv, match):
-    assert main(["explain", str(dp_file), *argv]) == 2
+    assert _status(["explain", str(dp_file), *argv]) == 2
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err
 

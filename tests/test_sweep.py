@@ -345,7 +345,10 @@ BAD_SPACES = [
     ("[model]\nfamily = 'transformer'\n[axes]\ngpus = [8]", "model.family: unknown 'transformer'"),
     ("[model]\nfamily = 'hybrid'\nfit = 'f.json'\n[axes]\ngpus = [8]", "model: give either family"),
     ("[model]\nfit = 'missing.json'\n[axes]\ngpus = [8]", "missing.json: no such file"),
-    ("[model]\nfamily = 'hybrid'\noptions = { speed = 1 }\n[axes]\ngpus = [8]", "model.options:"),
+    (
+        "[model]\nfamily = 'hybrid'\noptions = { speed = 1 }\n[axes]\ngpus = [8]",
+        "model.options.speed: not an option of hybrid",
+    ),
     (
         "[model]\nfamily = 'hybrid'\n[fixed]\nlayers = 'many'\n[axes]\ngpus = [8]",
         "fixed.layers: expected a number",

@@ -387,9 +387,11 @@ def test_cli_optimal_interval(capsys, fit_file):
 
 
 def test_cli_bad_interval_level_exits_2(capsys, fit_file):
-    assert main(["predict", str(fit_file), "--gpus", "8", "--interval", "1"]) == 2
+    with pytest.raises(SystemExit) as caught:  # argparse checks the range of --interval
+        main(["predict", str(fit_file), "--gpus", "8", "--interval", "1"])
+    assert caught.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "interval level must be in (0, 1)" in err
+    assert err.count("\n") == 1 and "--interval: expected a finite number > 0 and < 1" in err
 
 
 @pytest.mark.parametrize("extra", [["--interval", "x"], ["--method", "mcmc", "--interval", "0.9"]])

@@ -9,6 +9,7 @@ from .._io import load_fit, save_fit
 from .._questions import (
     compare_fits,
     describe_quantity,
+    MAX_GPUS,
     next_measurements,
     QUANTITIES,
     require,
@@ -16,7 +17,19 @@ from .._questions import (
     TARGETS,
     what_if,
 )
-from .common import format_table, parse_assignments, parse_list, print_json
+from .common import (
+    check_outputs,
+    format_table,
+    number,
+    parse_assignments,
+    parse_list,
+    POSITIVE,
+    print_json,
+    PROBABILITY,
+    whole,
+)
+
+MAX_GPUS_TYPE = whole(1, MAX_GPUS, "every GPU count up to it is evaluated")
 
 SET_HELP = (
     "change a parameter or config value first: NAME=VALUE, or NAME=xFACTOR for a "
@@ -29,7 +42,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("explain", help="time per term and what each parameter buys")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("--gpus", required=True, help="GPU count(s), comma-separated, e.g. 64,512")
-    p.add_argument("--factor", type=float, default=2.0, help="improvement tried per parameter (2)")
+    p.add_argument(
+        "--factor",
+        type=number(above=1),
+        default=2.0,
+        help="improvement tried per parameter (2; > 1)",
+    )
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_explain)
@@ -42,16 +60,21 @@ def register(subparsers) -> None:
         help="the parameter to solve for (e.g. allreduce.bandwidth_inter), or gpus",
     )
     goal = p.add_mutually_exclusive_group(required=True)
-    goal.add_argument("--efficiency", type=float, help="efficiency (speedup/N) at least this")
-    goal.add_argument("--speedup", type=float, help="speedup over one GPU at least this")
-    goal.add_argument("--time", type=float, help="seconds per step at most this")
-    goal.add_argument("--throughput", type=float, help="work (or steps) per second at least")
+    goal.add_argument("--efficiency", type=POSITIVE, help="efficiency (speedup/N) at least this")
+    goal.add_argument("--speedup", type=POSITIVE, help="speedup over one GPU at least this")
+    goal.add_argument("--time", type=POSITIVE, help="seconds per step at most this")
+    goal.add_argument("--throughput", type=POSITIVE, help="work (or steps) per second at least")
     goal.add_argument(
-        "--serial-share", type=float, help="serial part at most this fraction of the step"
+        "--serial-share", type=PROBABILITY, help="serial part at most this fraction of the step"
     )
-    p.add_argument("--gpus", type=float, help="the GPU count of the target (not with --param gpus)")
     p.add_argument(
-        "--max-gpus", type=float, default=1e6, help="largest count for --param gpus (1e6)"
+        "--gpus", type=whole(1), help="the GPU count of the target (not with --param gpus)"
+    )
+    p.add_argument(
+        "--max-gpus",
+        type=number(at_least=1),
+        default=1e6,
+        help="largest count for --param gpus (1e6; searched on a log grid)",
     )
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     p.add_argument("--json", action="store_true", help="print a JSON object")
@@ -61,9 +84,13 @@ def register(subparsers) -> None:
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", required=True, help=SET_HELP)
     p.add_argument("--gpus", help="GPU counts to compare (default: powers of 2 to --max-gpus)")
-    p.add_argument("--max-gpus", type=int, default=4096, help="search limit of the optimum")
-    p.add_argument("--threshold", type=float, default=0.5, help="knee: marginal speedup (0.5)")
-    p.add_argument("--efficiency-floor", type=float, help="knee: efficiency floor")
+    p.add_argument(
+        "--max-gpus", type=MAX_GPUS_TYPE, default=4096, help="search limit of the optimum"
+    )
+    p.add_argument("--threshold", type=POSITIVE, default=0.5, help="knee: marginal speedup (0.5)")
+    p.add_argument(
+        "--efficiency-floor", type=number(above=0, at_most=1), help="knee: efficiency floor"
+    )
     p.add_argument("-o", "--output", help="write the changed fit here as JSON")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_whatif)
@@ -80,9 +107,9 @@ def register(subparsers) -> None:
         help="what to pin down: the optimum, the knee, or the time at --max-gpus "
         "(auto: the optimum if it is a turning point, else the knee)",
     )
-    p.add_argument("--level", type=float, default=0.9, help="interval probability (0.9)")
-    p.add_argument("--max-gpus", type=int, default=4096, help="search limit (4096)")
-    p.add_argument("--threshold", type=float, default=0.5, help="knee: marginal speedup (0.5)")
+    p.add_argument("--level", type=PROBABILITY, default=0.9, help="interval probability (0.9)")
+    p.add_argument("--max-gpus", type=MAX_GPUS_TYPE, default=4096, help="search limit (4096)")
+    p.add_argument("--threshold", type=POSITIVE, default=0.5, help="knee: marginal speedup (0.5)")
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_next)
 
@@ -219,11 +246,10 @@ def _run_require(args) -> int:
 
 
 def _run_whatif(args) -> int:
+    check_outputs({"-o": args.output}, [args.fit])
     before = load_fit(args.fit)
     after = what_if(before, parse_assignments(args.set, "--set"))
     gpus = None if args.gpus is None else parse_list(args.gpus, "--gpus", cast=int)
-    if args.max_gpus < 1:
-        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
     comparison = compare_fits(
         before,
         after,
@@ -232,7 +258,7 @@ def _run_whatif(args) -> int:
         threshold=args.threshold,
         efficiency_floor=args.efficiency_floor,
     )
-    if args.output:
+    if args.output is not None:
         save_fit(after, args.output)
     if args.json:
         print_json(_finite(dataclasses.asdict(comparison)))

@@ -23,7 +23,16 @@ from .._errors import InputError
 from .._fitting import fit, LOSSES
 from .._presets import data_parallel
 from .._terms import OPS
-from .common import format_table, print_json
+from .common import (
+    check_outputs,
+    format_table,
+    input_paths,
+    MAX_SEED,
+    MAX_STARTS,
+    POSITIVE,
+    print_json,
+    whole,
+)
 
 
 def register(subparsers) -> None:
@@ -45,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
     p.add_argument("--collective", choices=OPS, help="fit only this collective")
-    p.add_argument("--ranks", type=int, help="ranks, for logs without '#  Rank' lines")
+    p.add_argument("--ranks", type=whole(1), help="ranks, for logs without '#  Rank' lines")
     p.add_argument(
         "--factor",
         default="nominal",
@@ -53,10 +62,15 @@ def register(subparsers) -> None:
         help="nominal: nccl-tests' bus-bandwidth factor (default); fitted: bytes moved "
         "per message byte, fitted against --link-bandwidth",
     )
-    p.add_argument("--link-bandwidth", type=float, help="bytes/s of one link (--factor fitted)")
+    p.add_argument("--link-bandwidth", type=POSITIVE, help="bytes/s of one link (--factor fitted)")
     p.add_argument("--loss", default="log", choices=LOSSES, help="log (default), squared, huber")
-    p.add_argument("--starts", type=int, default=16, help="multi-start points (default 16)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the starting points")
+    p.add_argument(
+        "--starts",
+        type=whole(1, MAX_STARTS),
+        default=16,
+        help=f"multi-start points (default 16, at most {MAX_STARTS})",
+    )
+    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="seed of the starting points")
     p.set_defaults(run=_run_fit_collective)
 
 
@@ -80,6 +94,7 @@ def cli_hints(error: InputError, ranks_flag: str) -> InputError:
 
 
 def _run_fit_collective(args) -> int:
+    check_outputs({"-o": args.output}, input_paths(args.logs))
     try:
         result = fit_collective(
             _inputs(args),
@@ -93,7 +108,7 @@ def _run_fit_collective(args) -> int:
         )
     except InputError as error:
         raise cli_hints(error, "--ranks") from None
-    if args.output:
+    if args.output is not None:
         save_collective_fit(result, args.output)
     if args.json:
         print_json(collective_fit_to_dict(result))
@@ -169,11 +184,13 @@ def add_collective_options(p) -> None:
     )
     p.add_argument(
         "--collective-weight",
-        type=float,
+        type=POSITIVE,
         default=1.0,
         help="weight of the nccl-tests loss against the step-time loss (1)",
     )
-    p.add_argument("--collective-ranks", type=int, help="ranks, for logs without '#  Rank' lines")
+    p.add_argument(
+        "--collective-ranks", type=whole(1), help="ranks, for logs without '#  Rank' lines"
+    )
 
 
 def uses_collectives(args) -> bool:

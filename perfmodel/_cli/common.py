@@ -1,11 +1,77 @@
-"""Helpers every command shares: parsing option values, printing tables and JSON."""
+"""Helpers every command shares: option types with their ranges, parsing option values,
+checking output paths, printing tables and JSON."""
 
+import argparse
 from collections.abc import Sequence
-import json
 import math
+import os
 import sys
 
 from .._errors import InputError
+from .._files import check_output
+from .._io import to_json
+
+# Multi-start points a fit may ask for: each start is a row of the vmapped optimiser.
+MAX_STARTS = 10_000
+MAX_SEED = 2**32 - 1
+
+
+def _number_text(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def whole(minimum: int = 1, maximum: int | None = None, why: str = ""):
+    """An argparse type: a whole number in ``[minimum, maximum]``; ``1e6`` is accepted as
+    a million, ``2.5``, ``nan`` and ``inf`` are refused with the range in the message."""
+    span = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+    note = f" ({why})" if why else ""
+
+    def parse(text: str) -> int:
+        value = _number_text(text)
+        if not math.isfinite(value) or value != round(value):
+            raise argparse.ArgumentTypeError(f"expected a whole number {span}, got {text!r}")
+        value = int(value)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected a whole number {span}{note}, got {text!r}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def number(*, above: float | None = None, at_least: float | None = None, below=None, at_most=None):
+    """An argparse type: a finite number in the given range (`above`/`below` exclusive,
+    `at_least`/`at_most` inclusive)."""
+    parts = []
+    if above is not None:
+        parts.append(f"> {above:g}")
+    if at_least is not None:
+        parts.append(f"≥ {at_least:g}")
+    if below is not None:
+        parts.append(f"< {below:g}")
+    if at_most is not None:
+        parts.append(f"≤ {at_most:g}")
+    span = " and ".join(parts)
+    expected = "a finite number" + (f" {span}" if span else "")
+
+    def parse(text: str) -> float:
+        value = _number_text(text)
+        ok = math.isfinite(value)
+        ok = ok and (above is None or value > above) and (at_least is None or value >= at_least)
+        ok = ok and (below is None or value < below) and (at_most is None or value <= at_most)
+        if not ok:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+POSITIVE = number(above=0)
+PROBABILITY = number(above=0, below=1)
 
 
 def parse_list(text: str, what: str, cast=float) -> list:
@@ -28,13 +94,19 @@ def parse_list(text: str, what: str, cast=float) -> list:
 
 
 def parse_assignments(items: Sequence[str] | None, what: str) -> dict[str, str]:
-    """Parse repeated ``name=value`` options into a dict of strings."""
+    """Parse repeated ``name=value`` options into a dict of strings; the same name twice
+    with different values is refused (which one was meant?)."""
     out = {}
     for item in items or ():
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
             raise InputError(f"{what}: expected name=value, got {item!r}")
-        out[name.strip()] = value.strip()
+        if name in out and out[name] != value:
+            raise InputError(
+                f"{what} {name}: given twice, as {out[name]} and {value}; give it once"
+            )
+        out[name] = value
     return out
 
 
@@ -68,11 +140,27 @@ def format_table(rows: list[dict], columns: Sequence[str] | None = None) -> str:
 
 
 def print_json(document) -> None:
-    json.dump(document, sys.stdout, indent=2, allow_nan=False, default=_json_default)
-    sys.stdout.write("\n")
+    """Print `document` as strict JSON (non-finite numbers as null), serialised in full
+    before the first character is printed, so an error never leaves half a document."""
+    sys.stdout.write(to_json(document))
 
 
-def _json_default(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
+    """Refuse, before any work, every output path (flag → path; None: not asked for) that
+    cannot be written or that names an input or another output of the same command."""
+    given = {flag: path for flag, path in outputs.items() if path is not None}
+    seen: list[str] = []
+    for flag, path in given.items():
+        check_output(path, inputs=[*inputs, *seen], what=flag)
+        seen.append(path)
+
+
+def input_paths(*paths) -> list[str]:
+    """The file names among `paths` (lists flattened, None and dataset names dropped)."""
+    out = []
+    for path in paths:
+        if isinstance(path, (list, tuple)):
+            out += input_paths(*path)
+        elif path is not None and os.path.exists(os.fspath(path)):
+            out.append(os.fspath(path))
+    return out

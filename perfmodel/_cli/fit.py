@@ -7,6 +7,7 @@ import sys
 from .._data import load_benchmarks
 from .._datasets import dataset_path, dataset_unit, list_datasets, load_dataset
 from .._errors import InputError
+from .._files import all_or_nothing
 from .._fitting import (
     CRITERIA,
     DEFAULT_CRITERION,
@@ -21,7 +22,7 @@ from .._fitting import (
 )
 from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
-from .._questions import amdahl_bound, diminishing_returns, optimal_gpus
+from .._questions import amdahl_bound, diminishing_returns, MAX_GPUS, optimal_gpus
 from .._uncertainty import METHODS, predict_interval
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
@@ -30,8 +31,22 @@ from .collective import (
     print_collective_extra,
     uses_collectives,
 )
-from .common import format_table, parse_assignments, parse_list, print_json, to_float
-from .plot import check_report_path
+from .common import (
+    check_outputs,
+    format_table,
+    input_paths,
+    MAX_SEED,
+    MAX_STARTS,
+    number,
+    parse_assignments,
+    parse_list,
+    POSITIVE,
+    print_json,
+    PROBABILITY,
+    to_float,
+    whole,
+)
+from .plot import check_report_path, report_outputs
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
@@ -141,33 +156,38 @@ def _add_fit_options(p) -> None:
     p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
     p.add_argument(
         "--starts",
-        type=int,
+        type=whole(1, MAX_STARTS),
         default=DEFAULTS.n_starts,
-        help=f"multi-start points (default {DEFAULTS.n_starts})",
+        help=f"multi-start points (default {DEFAULTS.n_starts}, at most {MAX_STARTS})",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the starting points")
+    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="seed of the starting points")
 
 
 def _add_optimal_options(p) -> None:
-    p.add_argument("--max-gpus", type=int, default=4096, help="largest GPU count (4096)")
+    p.add_argument(
+        "--max-gpus",
+        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
+        default=4096,
+        help=f"largest GPU count (4096; at most {MAX_GPUS})",
+    )
     p.add_argument(
         "--objective",
         default="time",
         choices=("time", "cost"),
         help="time: fastest; cost: fewest GPU-hours per unit of work",
     )
-    p.add_argument("--price-per-gpu-hour", type=float, help="currency per GPU-hour")
-    p.add_argument("--deadline", type=float, help="with --objective cost: max seconds/step")
-    p.add_argument("--multiple-of", type=int, default=1, help="only multiples (whole nodes)")
+    p.add_argument("--price-per-gpu-hour", type=POSITIVE, help="currency per GPU-hour")
+    p.add_argument("--deadline", type=POSITIVE, help="with --objective cost: max seconds/step")
+    p.add_argument("--multiple-of", type=whole(1), default=1, help="only multiples (whole nodes)")
     p.add_argument(
         "--threshold",
-        type=float,
+        type=POSITIVE,
         default=0.5,
         help="diminishing returns once one more GPU adds less speedup (0.5)",
     )
     p.add_argument(
         "--efficiency-floor",
-        type=float,
+        type=number(above=0, at_most=1),
         help="diminishing returns once efficiency falls below this",
     )
 
@@ -175,7 +195,7 @@ def _add_optimal_options(p) -> None:
 def _add_interval_options(p, what: str) -> None:
     p.add_argument(
         "--interval",
-        type=float,
+        type=PROBABILITY,
         metavar="LEVEL",
         help=f"probability of a central interval, e.g. 0.9; {what}",
     )
@@ -205,20 +225,41 @@ def _parse_bounds(items) -> dict[str, tuple[float | None, float | None]]:
     return bounds
 
 
+def fixes_and_bounds(args) -> tuple[dict, dict]:
+    """``(fix, bounds)`` from --fix and --bound, refusing a fix outside its own bound."""
+    fix, bounds = _parse_fix(args.fix), _parse_bounds(args.bound)
+    for name, value in fix.items():
+        lo, hi = bounds.get(name, (None, None))
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            span = f"{'' if lo is None else f'{lo:g}'}:{'' if hi is None else f'{hi:g}'}"
+            raise InputError(
+                f"--fix {name}={value:g} lies outside --bound {name}={span}; "
+                "a fixed parameter is not fitted: drop one of the two"
+            )
+    return fix, bounds
+
+
+def check_target(args, data) -> None:
+    """Refuse a scaling flag that contradicts what the CSV's batch columns state."""
+    for flag, scaling in (("--weak-scaling", "weak"), ("--strong-scaling", "strong")):
+        if getattr(args, flag[2:].replace("-", "_"), False) and data.scaling not in (
+            None,
+            scaling,
+        ):
+            raise InputError(
+                f"{data.source}: {flag} contradicts the CSV, whose batch columns say "
+                f"{data.scaling} scaling (global_batch or batch_per_gpu); drop one of them"
+            )
+
+
 def fit_options(args) -> dict:
     """`fit`'s keyword arguments from the fit flags (--loss, --fix, --bound, ...)."""
-    if args.starts < 1:
-        raise InputError(f"--starts must be ≥ 1, got {args.starts}")
-    return dict(
-        loss=args.loss,
-        fix=_parse_fix(args.fix),
-        bounds=_parse_bounds(args.bound),
-        n_starts=args.starts,
-        seed=args.seed,
-    )
+    fix, bounds = fixes_and_bounds(args)
+    return dict(loss=args.loss, fix=fix, bounds=bounds, n_starts=args.starts, seed=args.seed)
 
 
 def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
+    check_target(args, data)
     if getattr(args, "strong_scaling", False):
         data = dataclasses.replace(data, scaling="strong")
     return fit_model(
@@ -304,13 +345,17 @@ def _load_csv(args):
 
 
 def _run_fit(args) -> int:
-    if args.report:
+    inputs = input_paths(args.csv, args.with_collective, args.collective_fit)
+    reports = {} if args.report is None else report_outputs(args.report, "--report")
+    check_outputs({"-o": args.output, **reports}, inputs)
+    if args.report is not None:
         check_report_path(args.report)
     data = _load_csv(args)
     extra = {}
     if uses_collectives(args):
         selection = None
-        fix, bounds = _parse_fix(args.fix), _parse_bounds(args.bound)
+        check_target(args, data)
+        fix, bounds = fixes_and_bounds(args)
         result, extra = fit_with_collectives(args, data, fix, bounds)
     else:
         result, selection = fit_from_args(args, data)
@@ -319,12 +364,14 @@ def _run_fit(args) -> int:
             "criterion": selection.criterion,
             "candidates": selection.rows(),
         }
-    if args.output:
-        save_fit(result, args.output, extra)
-    if args.report:
-        from .._show import write_report
+    with all_or_nothing():  # the fit and its report, or neither
+        if args.output is not None:
+            save_fit(result, args.output, extra)
+        if args.report is not None:
+            from .._show import write_report
 
-        written = write_report(result, args.report, selection=selection)
+            written = write_report(result, args.report, selection=selection)
+    if args.report is not None:
         print("wrote " + ", ".join(written), file=sys.stderr)
     if args.json:
         print_json({**fit_to_dict(result), **extra})
@@ -412,8 +459,6 @@ def optimal_document(
     interval: float | None = None,
     method: str | None = None,
 ) -> dict:
-    if max_gpus < 1:
-        raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
     interval = dict(interval=interval, method=method)
     best = optimal_gpus(
         result,

@@ -1,10 +1,12 @@
 """`perfmodel plot` and `perfmodel report`: a fit file as a figure or a page to share."""
 
-import json
 import os
 
 from .._errors import InputError
-from .._io import load_fit
+from .._files import all_or_nothing
+from .._io import load_fit, read_document
+from .._questions import MAX_GPUS
+from .common import check_outputs, POSITIVE, PROBABILITY, whole
 
 
 def register(subparsers) -> None:
@@ -12,7 +14,9 @@ def register(subparsers) -> None:
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     p.add_argument("-o", "--output", required=True, help="image to write: .png, .svg or .pdf")
     add_figure_options(p)
-    p.add_argument("--dpi", type=int, default=100, help="resolution of a PNG (100)")
+    p.add_argument(
+        "--dpi", type=whole(10, 1000), default=100, help="resolution of a PNG (100; 10 to 1000)"
+    )
     p.add_argument(
         "--breakdown",
         default="share",
@@ -32,30 +36,27 @@ def add_figure_options(p) -> None:
     """Options shared by `plot`, `report` and `fit --report`."""
     p.add_argument(
         "--max-gpus",
-        type=int,
+        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
         default=4096,
-        help="largest GPU count searched for the optimum and the knee (4096)",
+        help=f"largest GPU count searched for the optimum and the knee (4096; at most {MAX_GPUS})",
     )
     p.add_argument(
         "--interval",
-        type=float,
+        type=PROBABILITY,
         default=0.9,
         help="level of the interval band and intervals (0.9)",
     )
     p.add_argument(
         "--threshold",
-        type=float,
+        type=POSITIVE,
         default=0.5,
         help="diminishing returns once one more GPU adds less speedup (0.5)",
     )
 
 
 def figure_options(args) -> dict:
-    """The `curves` options from parsed `add_figure_options` arguments, checked."""
-    if args.max_gpus < 1:
-        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
-    if not 0 < args.interval < 1:
-        raise InputError(f"--interval must be in (0, 1), got {args.interval}")
+    """The `curves` options from parsed `add_figure_options` arguments (their types
+    checked the ranges)."""
     return {"max_gpus": args.max_gpus, "interval": args.interval, "threshold": args.threshold}
 
 
@@ -76,13 +77,20 @@ def check_report_path(path: str) -> None:
     _check_output(path, FORMATS, "report")
 
 
+def report_outputs(path: str, flag: str) -> dict[str, str]:
+    """The files a report at `path` writes, by flag: a Markdown report's figure too."""
+    outputs = {flag: path}
+    if path.lower().endswith(".md"):
+        outputs[f"{flag} (its figure)"] = os.path.splitext(path)[0] + ".png"
+    return outputs
+
+
 def _run_plot(args) -> int:
     from .._show import curves, figure, save_figure
     from .._show import FIGURE_FORMATS as FORMATS
 
+    check_outputs({"-o": args.output}, [args.fit])
     _check_output(args.output, FORMATS, "image")
-    if not 10 <= args.dpi <= 1000:
-        raise InputError(f"--dpi must be in [10, 1000], got {args.dpi}")
     result = load_fit(args.fit)
     c = curves(result, **figure_options(args))
     save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
@@ -92,17 +100,18 @@ def _run_plot(args) -> int:
 
 def stored_selection(path: str):
     """The ``"selection"`` object a fit file written by ``perfmodel fit`` holds, or None."""
-    with open(path, encoding="utf-8") as stream:
-        return json.load(stream).get("selection")
+    return read_document(path).get("selection")
 
 
 def _run_report(args) -> int:
     from .._show import write_report
 
+    check_outputs(report_outputs(args.output, "-o"), [args.fit])
     check_report_path(args.output)
     result = load_fit(args.fit)
-    written = write_report(
-        result, args.output, selection=stored_selection(args.fit), **figure_options(args)
-    )
+    with all_or_nothing():  # a Markdown report and its figure, or neither
+        written = write_report(
+            result, args.output, selection=stored_selection(args.fit), **figure_options(args)
+        )
     print("wrote " + ", ".join(written))
     return 0

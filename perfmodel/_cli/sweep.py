@@ -21,23 +21,27 @@ A space file has four tables::
 """
 
 import argparse
-import json
 import math
+import os
 import sys
+import threading
 
 import numpy as np
 
 from .._errors import InputError
 from .._files import atomic_write
-from .._sweep import load_space, OBJECTIVES, PRECISIONS, Space, sweep, SweepResult
-from .common import format_table, print_json
+from .._io import to_json
+from .._sweep import (
+    DEFAULT_MAX_CONFIGS,
+    load_space,
+    OBJECTIVES,
+    PRECISIONS,
+    Space,
+    sweep,
+    SweepResult,
+)
+from .common import check_outputs, format_table, POSITIVE, print_json, whole
 
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover - Python 3.10
-    pass
-
-DEFAULT_MAX_CONFIGS = 1e9
 SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
 
 
@@ -46,13 +50,17 @@ def register(subparsers) -> None:
     p.add_argument("space", help="space file (TOML): model, fixed values, axes, options")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", help="also write the result here as JSON")
-    p.add_argument("--top", type=int, help="how many best configurations to list")
+    p.add_argument(
+        "--top",
+        type=whole(1),
+        help="how many best configurations to list (at most the number of configurations)",
+    )
     p.add_argument("--objective", choices=OBJECTIVES, help="rank by time or cost per sample")
     p.add_argument("--per", help="comma-separated axes to report the best for each value of")
     p.add_argument("--precision", choices=PRECISIONS, help="float32 (default) or float64")
     p.add_argument(
         "--max-configs",
-        type=float,
+        type=POSITIVE,
         help=f"refuse larger spaces without --yes (default {DEFAULT_MAX_CONFIGS:.0e})",
     )
     p.add_argument("--yes", action="store_true", help="sweep a space above --max-configs")
@@ -70,11 +78,11 @@ def register(subparsers) -> None:
         "writes",
     )
     p.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0")
-    p.add_argument("--num-processes", type=int, help="with --distributed: processes in all")
-    p.add_argument("--process-id", type=int, help="with --distributed: this process's index")
+    p.add_argument("--num-processes", type=whole(1), help="with --distributed: processes in all")
+    p.add_argument("--process-id", type=whole(0), help="with --distributed: this process's index")
     p.add_argument(
         "--init-timeout",
-        type=float,
+        type=POSITIVE,
         default=120.0,
         metavar="SECONDS",
         help="with --distributed: how long to wait for every process to join (JAX aborts "
@@ -86,26 +94,18 @@ def register(subparsers) -> None:
 def _options(space: Space, args) -> dict:
     options = dict(space.options)
     if args.top is not None:
-        if args.top < 1:
-            raise InputError(f"--top: expected a whole number ≥ 1, got {args.top}")
         options["top_k"] = args.top
+    if "top_k" in options:
+        # Held on the device for every chunk: never more rows than configurations.
+        sizes = math.prod(len(v) for v in space.axes.values())
+        options["top_k"] = min(options["top_k"], sizes)
     if args.objective:
         options["objective"] = args.objective
     if args.precision:
         options["precision"] = args.precision
     if args.per is not None:
         options["per"] = [p.strip() for p in args.per.split(",") if p.strip()]
-    limit = options.pop("max_configs", DEFAULT_MAX_CONFIGS)
-    if args.max_configs is not None:
-        limit = args.max_configs
-    if not limit > 0:
-        raise InputError(f"max_configs: expected a positive number, got {limit:g}")
-    total = math.prod(len(v) for v in space.axes.values())
-    if total > limit and not args.yes:
-        raise InputError(
-            f"{space.source}: the space has {total:.4g} configurations, more than the "
-            f"maximum {limit:.4g}; pass --yes to sweep it anyway, or --max-configs"
-        )
+    options.pop("max_configs", None)  # load_space compared the size with it
     return options
 
 
@@ -202,26 +202,44 @@ def _join_cluster(args) -> bool:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise InputError(f"--coordinator: expected HOST:PORT, got {address!r}")
-    if args.init_timeout <= 0:
-        raise InputError(f"--init-timeout: expected seconds > 0, got {args.init_timeout:g}")
     try:
         # Collectives between CPU processes (GPUs use NCCL whatever this says).
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     except AttributeError:  # a JAX without the option: GPU and TPU clusters still work
         pass
+    # JAX aborts the whole process (SIGABRT, a screen of C++ logs) when the others do not
+    # join in time; a watchdog ends it first with one line, and JAX's own limit is later.
+    watchdog = threading.Timer(args.init_timeout, _no_cluster, (args,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         jax.distributed.initialize(
             **{k: v for k, v in given.items() if v is not None},
-            initialization_timeout=int(math.ceil(args.init_timeout)),
+            initialization_timeout=int(math.ceil(args.init_timeout)) + 30,
         )
     except Exception as error:  # JAX's own errors, whatever their class
         raise InputError(f"--distributed: could not join a JAX cluster: {error}")
+    finally:
+        watchdog.cancel()
     return jax.process_index() == 0
 
 
+def _no_cluster(args) -> None:
+    where = f" at {args.coordinator}" if args.coordinator else ""
+    count = f"the {args.num_processes} processes" if args.num_processes else "every process"
+    sys.stderr.write(
+        f"perfmodel: error: --distributed: not all of {count} joined the JAX cluster{where} "
+        f"within --init-timeout {args.init_timeout:g} s; start the same command in each\n"
+    )
+    sys.stderr.flush()
+    os._exit(2)
+
+
 def _run_sweep(args) -> int:
+    check_outputs({"-o": args.output}, [args.space])
     reporter = _join_cluster(args)
-    space = load_space(args.space)
+    space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
+    check_outputs({"-o": args.output}, space.inputs)  # the fit its model came from too
     options = _options(space, args)
     try:
         result = sweep(
@@ -236,10 +254,10 @@ def _run_sweep(args) -> int:
     if not reporter:
         return 0
     document = result_document(result, space)
-    if args.output:
+    if args.output is not None:
+        text = to_json(document)
         with atomic_write(args.output) as stream:
-            json.dump(document, stream, indent=2, allow_nan=False)
-            stream.write("\n")
+            stream.write(text)
     if args.json:
         print_json(document)
     else:

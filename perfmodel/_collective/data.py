@@ -102,8 +102,15 @@ def measurements(
                 "the α-β model; fit runs with 2 or more ranks"
             )
         size = frame["message_bytes"].to_numpy(dtype=np.float64).copy()
-        for op, n in set(zip(ops[keep].tolist(), ranks[keep].tolist())):
+        for op, n in sorted(set(zip(ops[keep].tolist(), ranks[keep].tolist()))):
             rows = keep & (ops == op) & (ranks == n)
+            sizes = np.unique(size[rows])
+            if sizes.size < 2:
+                raise InputError(
+                    f"{source}: {op} at {n} ranks has one message size ({sizes[0]:.0f} "
+                    "bytes): the latency α and the bandwidth β cannot be told apart from "
+                    "one size; measure a range of sizes (nccl-tests -b 8 -e 1G -f 2)"
+                )
             size[rows] = _algbw_bytes(
                 size[rows],
                 frame["time_s"].to_numpy(dtype=np.float64)[rows],

@@ -1,7 +1,6 @@
 """Saving and loading collective fits as versioned JSON (format ``perfmodel.collective_fit``)."""
 
 import datetime
-import json
 import math
 import os
 
@@ -10,6 +9,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import atomic_write, package_version
 from .._io import FORMAT as FIT_FORMAT
+from .._io import read_document, to_json
 from .fit import CollectiveFit, CollectiveGroupFit
 
 FORMAT = "perfmodel.collective_fit"
@@ -72,10 +72,9 @@ def collective_fit_to_dict(result: CollectiveFit) -> dict:
 
 def save_collective_fit(result: CollectiveFit, path: str | os.PathLike) -> None:
     """Write `result` to `path` as JSON, atomically (no half-written file on error)."""
-    document = collective_fit_to_dict(result)
+    text = to_json(collective_fit_to_dict(result))  # strict JSON: non-finite numbers as null
     with atomic_write(path) as stream:
-        json.dump(document, stream, indent=2, allow_nan=False)
-        stream.write("\n")
+        stream.write(text)
 
 
 def load_collective_fit(path: str | os.PathLike) -> CollectiveFit:
@@ -88,11 +87,7 @@ def load_collective_fit(path: str | os.PathLike) -> CollectiveFit:
     source = os.fspath(path)
     if not os.path.isfile(source):
         raise InputError(f"{source}: no such file (expected a collective fit JSON)")
-    try:
-        with open(source, encoding="utf-8") as stream:
-            document = json.load(stream)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{source}: not a JSON collective fit file ({error})")
+    document = read_document(source, "collective fit file")
     found = document.get("format") if isinstance(document, dict) else None
     if found != FORMAT:
         hint = (
@@ -106,7 +101,7 @@ def load_collective_fit(path: str | os.PathLike) -> CollectiveFit:
             f"{FORMAT!r}){hint}"
         )
     version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
         raise InputError(
             f"{source}: collective fit schema version {version!r}, but this perfmodel "
             f"reads version {SCHEMA_VERSION}; refit with `perfmodel fit-collective`"

@@ -116,6 +116,14 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
         values = [_number(x, f"{label} {w}", where) for x, w in zip((t, alg, bus), _WHAT)]
         if wrong != "N/A":
             _number(wrong, f"{label} #wrong", where)
+        # `#wrong` counts wrong elements (an integer); older versions print a column
+        # `error`, the largest rounding error of a float type, in %e format (4e-07).
+        if re.fullmatch(r"\d+", wrong) and int(wrong) != 0:
+            raise InputError(
+                f"{where}: {label} #wrong is {wrong}: nccl-tests found wrong results in "
+                "this row, so its times are not to be trusted; rerun the test (or delete "
+                "the row) before fitting"
+            )
         if values[0] <= 0.0 or min(values) < 0.0:
             raise InputError(
                 f"{where}: expected {label} time > 0 us and bandwidths ≥ 0 GB/s,"

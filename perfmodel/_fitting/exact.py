@@ -96,6 +96,20 @@ def fit_at(
         return assemble(params, static, data, value, gnorm, 0, options, groups, sens)
 
 
+def evaluate(model: ScalingModel, data: Benchmarks, options: FitOptions) -> FitResult:
+    """The `FitResult` of `model` with every parameter fixed by `options` (nothing to
+    fit: the model is evaluated as given)."""
+    weights = measurement_weights(data, options.weight_power)
+    with jax.enable_x64(True):
+        groups = reduce(data, options.loss, weights)
+        model = as_float64(model).with_parameters(options.fix)
+        params, static = eqx.partition(model, model.raw_leaf_mask(set()))
+        predicted = np.asarray(model(groups.config), dtype=np.float64)
+        sens = (predicted, np.zeros((predicted.size, 0)))
+        value = loss_value(predicted[groups.index], data.time_s, weights, options.loss, data.target)
+        return assemble(params, static, data, value, 0.0, 0, options, groups, sens)
+
+
 def _gradient(predicted, jac, groups: Groups, data, kind, weights) -> np.ndarray:
     """∂objective/∂θ (stored parameters) from the sensitivities at the groups, with the
     objective's normalisation by the total weight of the measurements."""

@@ -168,9 +168,40 @@ def check_names(model: ScalingModel, options: FitOptions) -> list[str]:
                 f"no parameter {name!r} in model {model.family!r}; valid: " + ", ".join(specs)
             )
     for name, (lo, hi) in options.bounds.items():
+        for side in (lo, hi):
+            if side is not None and not _physical(specs[name], side):
+                raise InputError(f"{{arg:bounds}} {name}: {_expected(specs[name])}, got {side!r}")
         if lo is not None and hi is not None and not lo < hi:
             raise InputError(f"bound for {name!r}: expected lo < hi, got {lo}:{hi}")
+    for name, value in options.fix.items():
+        if not _physical(specs[name], value):
+            raise InputError(f"{{arg:fix}} {name}: {_expected(specs[name])}, got {value!r}")
+        lo, hi = options.bounds.get(name, (None, None))
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise InputError(
+                f"{{arg:fix}} {name}={value:g} lies outside its {{arg:bounds}} "
+                f"[{lo}, {hi}]; a fixed parameter is not fitted: drop one of the two"
+            )
     return [n for n in specs if n not in options.fix]
+
+
+def _physical(spec, value) -> bool:
+    """A finite value in the parameter's range: positive, or in (0, 1) for fractions."""
+    if isinstance(value, (bool, str)):
+        return False
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return False
+    if not math.isfinite(value):
+        return False
+    return 0 < value < 1 if spec.kind == "fraction" else value > 0
+
+
+def _expected(spec) -> str:
+    if spec.kind == "fraction":
+        return "expected a fraction strictly between 0 and 1"
+    return f"expected a positive finite number of {spec.unit}"
 
 
 def check_options(

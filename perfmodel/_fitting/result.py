@@ -8,7 +8,21 @@ import numpy as np
 
 from .._config import Config
 from .._data import Benchmarks
+from .._errors import InputError
 from .._model import ScalingModel
+
+
+def check_gpu_counts(gpus) -> np.ndarray:
+    """`gpus` as float64, after refusing anything that is not a finite count ≥ 1 (a
+    time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
+    try:
+        counts = np.asarray(gpus, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}") from None
+    bad = ~(np.isfinite(counts) & (counts >= 1))
+    if bad.any():
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {float(counts[bad].flat[0])!r}")
+    return counts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,8 +121,8 @@ class FitResult:
         return dict(zip(self.free, map(float, sd)))
 
     def config(self, gpus, **overrides) -> Config:
-        """A `Config` at `gpus` with the fitted data's other config values."""
-        return Config(gpus=np.asarray(gpus, dtype=float), **{**self.config_defaults, **overrides})
+        """A `Config` at `gpus` (counts ≥ 1) with the fitted data's other config values."""
+        return Config(gpus=check_gpu_counts(gpus), **{**self.config_defaults, **overrides})
 
     def predict(self, gpus, **overrides) -> dict[str, np.ndarray]:
         """Predicted ``time_s`` (and ``throughput``), ``speedup`` and ``efficiency``.

@@ -87,8 +87,9 @@ def candidate_models(data: Benchmarks, *, weak: bool = False) -> list[ScalingMod
     scaling stated) it is `weak_data_parallel`, which has Amdahl's law as a special case
     and extrapolates published data-parallel tables best of the single families
     (`benchmarks/accuracy.py`); for times of a fixed amount of work it is Amdahl's law.
-    `weak_hierarchical` is not offered: its per-GPU throughput levels off and never falls again, so on throughput that keeps
-    falling across nodes it can fit nearly as well yet extrapolates far too high (the
+    `weak_hierarchical` is not offered: its per-GPU throughput levels off and never
+    falls again, so on throughput that keeps falling across nodes it can fit nearly as
+    well yet extrapolates far too high (the
     default blend uses it where the counts straddle the node). The data-parallel family
     gets the node boundary when `gpus_per_node` is known and the measurements cross it;
     without it (or a varying message size) its all-reduce has the shape of the USL's

@@ -13,6 +13,7 @@ from .._model import ScalingModel
 from .._presets import build
 from .._terms import is_searched
 from .engine import fit_prepared
+from .exact import evaluate
 from .problem import check_options, DEFAULTS, FitOptions
 from .result import FitResult
 from .search import fit_pmnf
@@ -80,5 +81,7 @@ def fit(
     if is_searched(model):
         return fit_pmnf(model, data, options=options)
     free = check_options(model, data, options)
+    if not free:  # every parameter fixed: nothing to fit, the model is evaluated as given
+        return evaluate(model, data, options)
     with jax.enable_x64(True):
         return fit_prepared(model, data, free, options)

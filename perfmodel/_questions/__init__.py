@@ -13,8 +13,10 @@ from .next import next_measurements as next_measurements
 from .next import NextMeasurements as NextMeasurements
 from .next import QUANTITIES as QUANTITIES
 from .query import amdahl_bound as amdahl_bound
+from .query import check_count as check_count
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
+from .query import MAX_GPUS as MAX_GPUS
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
 from .whatif import compare_fits as compare_fits

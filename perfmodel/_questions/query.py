@@ -1,6 +1,7 @@
 """Questions asked of a fitted model: the best GPU count and where returns diminish."""
 
 import dataclasses
+import math
 
 import equinox as eqx
 import jax
@@ -12,6 +13,12 @@ from .._terms import SerialTerm
 from .._uncertainty import check_level, ensemble
 
 OBJECTIVES = ("time", "cost")
+# The searches evaluate every GPU count up to `max_gpus` (the optimum and the knee must be
+# exact), so the limit bounds their memory: 10⁶ counts are 8 MB per curve. Beyond it a
+# GPU count is an extrapolation far outside any benchmark anyway.
+MAX_GPUS = 1_000_000
+# Samples × counts evaluated at once for intervals (about 100 MB of curves).
+_CELLS = 4_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,11 +76,23 @@ class DiminishingReturns:
     gpus_interval: tuple[int | None, int | None] | None = None
 
 
-def _candidates(max_gpus: int, multiple_of: int) -> np.ndarray:
-    if max_gpus < 1:
-        raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
-    if multiple_of < 1:
-        raise InputError(f"multiple_of must be ≥ 1, got {multiple_of}")
+def check_count(value, name: str, maximum: float = math.inf) -> int:
+    """`value` as a whole number in ``[1, maximum]``; an InputError naming ``{arg:name}``
+    otherwise (NaN, infinity, fractions, bools and strings included)."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    ok = ok and math.isfinite(value) and value == round(value) and 1 <= value <= maximum
+    if not ok:
+        span = "≥ 1" if maximum == math.inf else f"in [1, {int(maximum)}]"
+        why = " (every GPU count up to it is evaluated)" if maximum == MAX_GPUS else ""
+        raise InputError(f"{{arg:{name}}}: expected a whole number {span}{why}, got {value!r}")
+    return int(value)
+
+
+def _candidates(max_gpus, multiple_of) -> np.ndarray:
+    max_gpus = check_count(max_gpus, "max_gpus", MAX_GPUS)
+    multiple_of = check_count(multiple_of, "multiple_of")
     counts = np.arange(multiple_of, max_gpus + 1, multiple_of, dtype=np.float64)
     if multiple_of > 1:
         counts = np.concatenate([[1.0], counts])
@@ -105,7 +124,7 @@ def _sample_curves(varying, shared, config):
     return jax.vmap(lambda v: _curve(eqx.combine(v, shared), config))(varying)
 
 
-_CHUNK = 250  # samples per evaluation: bounds memory at 4096 counts
+_CHUNK = 250  # samples per evaluation at up to 16,000 counts; fewer beyond
 
 
 def _curves_over_ensemble(fit: FitResult, config, method: str | None):
@@ -115,10 +134,11 @@ def _curves_over_ensemble(fit: FitResult, config, method: str | None):
     draws = ensemble(fit, method, samples=1000)
     varying, shared = draws.models()
     size = draws.raw.shape[0]
+    step = max(1, min(_CHUNK, _CELLS // max(1, int(config.gpus.shape[-1]))))
     parts = []
     with jax.enable_x64(True):
-        for start in range(0, size, _CHUNK):
-            rows = np.minimum(np.arange(start, start + _CHUNK), size - 1)
+        for start in range(0, size, step):
+            rows = np.minimum(np.arange(start, start + step), size - 1)
             chunk = jax.tree_util.tree_map(lambda x: x[rows], varying)
             parts.append([np.asarray(a) for a in _sample_curves(chunk, shared, config)])
     times, speedups, marginals = (np.concatenate(p)[:size] for p in zip(*parts))
@@ -152,11 +172,11 @@ def _first_best(score) -> np.ndarray:
 def optimal_gpus(
     fit: FitResult,
     *,
-    max_gpus: int = 4096,
+    max_gpus: int | float = 4096,
     objective: str = "time",
     price_per_gpu_hour: float | None = None,
     deadline_s: float | None = None,
-    multiple_of: int = 1,
+    multiple_of: int | float = 1,
     interval: float | None = None,
     method: str | None = None,
     **overrides,
@@ -181,15 +201,23 @@ def optimal_gpus(
         interval = check_level(interval)
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; valid: {', '.join(OBJECTIVES)}")
-    counts = _candidates(int(max_gpus), int(multiple_of))
+    _check_positive(price_per_gpu_hour, "price_per_gpu_hour", "currency per GPU-hour")
+    _check_positive(deadline_s, "deadline_s", "seconds per step")
+    if deadline_s is not None and objective != "cost":
+        raise InputError(
+            "{arg:deadline_s} applies to the cost objective (the cheapest count whose step "
+            "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
+        )
+    counts = _candidates(max_gpus, multiple_of)
     with jax.enable_x64(True):
         config = _broadcast_config(fit, counts, overrides)
         times, speedups, _ = map(np.asarray, _curve(fit.model, config))
+    _check_finite(times, counts)
     gpu_seconds = counts * times
     best = int(_first_best(_scores(counts, times, objective, deadline_s)))
     if best < 0:
         raise InputError(
-            f"no GPU count up to {max_gpus} meets the deadline of {deadline_s} s; "
+            f"no GPU count up to {int(counts[-1])} meets the deadline of {deadline_s:g} s; "
             f"the fastest step takes {float(times.min()):.4g} s"
         )
     spread = None
@@ -217,12 +245,33 @@ def optimal_gpus(
     )
 
 
+def _check_positive(value, name: str, unit: str) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and value > 0):
+        raise InputError(
+            f"{{arg:{name}}}: expected a positive finite number ({unit}), got {value!r}"
+        )
+
+
+def _check_finite(times: np.ndarray, counts: np.ndarray) -> None:
+    """A model whose step time is not a positive finite number somewhere cannot rank."""
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        n = int(counts[np.argmax(bad)])
+        raise InputError(
+            f"the model predicts a step time of {float(times[np.argmax(bad)])!r} s at {n} "
+            "GPUs; its parameters must give positive finite times"
+        )
+
+
 def diminishing_returns(
     fit: FitResult,
     *,
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
-    max_gpus: int = 4096,
+    max_gpus: int | float = 4096,
     interval: float | None = None,
     method: str | None = None,
     **overrides,
@@ -237,14 +286,19 @@ def diminishing_returns(
     """
     if interval is not None:
         interval = check_level(interval)
-    if not 0 < threshold:
-        raise InputError(f"threshold must be > 0, got {threshold}")
-    if efficiency_floor is not None and not 0 < efficiency_floor <= 1:
-        raise InputError(f"efficiency floor must be in (0, 1], got {efficiency_floor}")
-    counts = _candidates(int(max_gpus), 1)
+    if not (isinstance(threshold, (int, float)) and 0 < threshold < math.inf):
+        raise InputError(f"{{arg:threshold}}: expected a positive finite number, got {threshold}")
+    if efficiency_floor is not None and not (
+        isinstance(efficiency_floor, (int, float)) and 0 < efficiency_floor <= 1
+    ):
+        raise InputError(
+            f"{{arg:efficiency_floor}}: expected a number in (0, 1], got {efficiency_floor}"
+        )
+    counts = _candidates(max_gpus, 1)
     with jax.enable_x64(True):
         config = _broadcast_config(fit, counts, overrides)
-        _, speedups, marginals = map(np.asarray, _curve(fit.model, config))
+        times, speedups, marginals = map(np.asarray, _curve(fit.model, config))
+    _check_finite(times, counts)
     efficiency = speedups / counts
     spread = None
     if interval is not None:

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from .._errors import InputError
-from .._files import atomic_write, package_version
+from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, Selection
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
 
@@ -386,7 +386,8 @@ def write_report(
         image = os.path.splitext(path)[0] + ".png"
         markdown = _markdown(fit, c, compared, interval, os.path.basename(image))
         files = {image: figure_bytes(figure(c), "png", dpi=dpi), path: markdown}
-    for name, content in files.items():
-        with atomic_write(name, "wb") as stream:
-            stream.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+    with all_or_nothing():  # a Markdown report and its figure, or neither
+        for name, content in files.items():
+            with atomic_write(name, "wb") as stream:
+                stream.write(content if isinstance(content, bytes) else content.encode("utf-8"))
     return list(files)

@@ -6,5 +6,7 @@ from .run import PRECISIONS as PRECISIONS
 from .run import sweep as sweep
 from .run import SweepResult as SweepResult
 from .run import WHOLE_FIELDS as WHOLE_FIELDS
+from .space import DEFAULT_MAX_CONFIGS as DEFAULT_MAX_CONFIGS
 from .space import load_space as load_space
+from .space import MAX_AXIS_VALUES as MAX_AXIS_VALUES
 from .space import Space as Space

@@ -27,8 +27,9 @@ import sys
 import numpy as np
 
 from .._errors import InputError
+from .._files import read_bytes
 from .._io import load_fit
-from .._presets import build, FAMILIES
+from .._schema import check_options
 from .run import WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -47,23 +48,81 @@ SWEEP_OPTIONS = {
     "chunk_size": int,
     "max_configs": (int, float),
 }
+DEFAULT_MAX_CONFIGS = 1e9
+# Values one axis may list without yes=True: each is held in memory and written into the
+# result. Design spaces of 10⁹ and more come from the product of several axes.
+MAX_AXIS_VALUES = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
 class Space:
-    """A parsed space file: what to sweep and how."""
+    """A parsed space file: what to sweep and how; `inputs` are the files it read (the
+    space file, and the fit file its model came from)."""
 
     source: str
     model: object
     axes: dict[str, list[float]]
     fixed: dict[str, float]
     options: dict[str, object]
+    inputs: tuple[str, ...] = ()
 
 
 def _number(value, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(f"{where}: expected a finite number, got {value!r}")
     return float(value)
+
+
+def _count(spec, where: str) -> int:
+    """How many values an axis has, from its list or range, before any is built."""
+    if isinstance(spec, list):
+        return len(spec)
+    if not isinstance(spec, dict):
+        raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
+    allowed = {"start", "stop", "step", "num", "scale"}
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}: unknown key; valid: {', '.join(sorted(allowed))}")
+    for key in ("start", "stop"):
+        if key not in spec:
+            raise InputError(f"{where}: a range needs {key!r} (and step, or num)")
+    start, stop = _number(spec["start"], f"{where}.start"), _number(spec["stop"], f"{where}.stop")
+    if ("step" in spec) == ("num" in spec):
+        raise InputError(f"{where}: give exactly one of step and num")
+    if stop < start:
+        raise InputError(f"{where}: stop {stop:g} is below start {start:g}")
+    if "step" in spec:
+        step = _number(spec["step"], f"{where}.step")
+        if step <= 0:
+            raise InputError(f"{where}.step: expected a positive number, got {step:g}")
+        return math.floor((stop - start) / step * (1 + 1e-12)) + 1
+    num = spec["num"]
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise InputError(f"{where}.num: expected a whole number ≥ 1, got {num!r}")
+    return num
+
+
+def _check_size(axes_spec: dict, limit: float, yes: bool, source: str) -> None:
+    """Refuse, before building any axis, a space larger than `limit` configurations or
+    an axis longer than `MAX_AXIS_VALUES`, unless `yes`."""
+    counts = {name: _count(spec, f"axes.{name}") for name, spec in axes_spec.items()}
+    if yes:
+        return
+    for name, count in counts.items():
+        if count > MAX_AXIS_VALUES:
+            raise InputError(
+                f"axes.{name}: {count:.4g} values in one axis, more than "
+                f"{MAX_AXIS_VALUES:.0e}; pass {{arg:yes}} to build it anyway (large spaces "
+                "come from several axes)"
+            )
+    total = math.prod(counts.values())
+    if total > limit:
+        raise InputError(
+            f"the space has {total:.4g} configurations, more than the maximum {limit:.4g}; "
+            "pass {arg:yes} to sweep it anyway, or {arg:max_configs}"
+        )
 
 
 def _range(spec: dict, where: str) -> list[float]:
@@ -124,28 +183,45 @@ def _table(document: dict, key: str, source: str) -> dict:
     return value
 
 
-def load_space(path: str | os.PathLike) -> Space:
-    """Read and check a space file; errors name the file and the key."""
+def load_space(
+    path: str | os.PathLike, *, max_configs: float | None = None, yes: bool = False
+) -> Space:
+    """Read and check a space file; errors name the file and the key.
+
+    Args:
+        path: the TOML file.
+        max_configs: refuse spaces with more configurations (default: the file's
+            ``sweep.max_configs``, else `DEFAULT_MAX_CONFIGS`), counted before any axis
+            is built; axes longer than `MAX_AXIS_VALUES` are refused too.
+        yes: build and return the space whatever its size.
+    """
     source = os.fspath(path)
-    if not os.path.isfile(source):
-        raise InputError(f"{source}: no such file")
+    content = read_bytes(source, "space file")
     try:
-        with open(source, "rb") as stream:
-            document = tomllib.load(stream)
+        document = tomllib.loads(content.decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{source}: malformed TOML ({error})")
     except UnicodeDecodeError as error:
         raise InputError(f"{source}: not a text file ({error})")
+    except RecursionError:
+        raise InputError(f"{source}: malformed TOML (nested too deeply)")
     unknown = sorted(set(document) - set(SECTIONS))
     if unknown:
         raise InputError(f"{source}: unknown table [{unknown[0]}]; valid: {', '.join(SECTIONS)}")
     try:
-        return _parse(document, source)
+        return _parse(document, source, max_configs, yes)
     except InputError as error:
-        raise InputError(f"{source}: {error}")
+        raise InputError(f"{source}: {error.template}")
 
 
-def _parse(document: dict, source: str) -> Space:
+def _limit(options: dict, max_configs: float | None) -> float:
+    limit = options.get("max_configs", DEFAULT_MAX_CONFIGS) if max_configs is None else max_configs
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
+        raise InputError(f"max_configs: expected a positive number, got {limit!r}")
+    return float(limit)
+
+
+def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
     spec = _table(document, "model", source)
     unknown = sorted(set(spec) - {"family", "options", "fit"})
     if unknown:
@@ -157,18 +233,13 @@ def _parse(document: dict, source: str) -> Space:
             raise InputError(f"model.fit: expected a file name, got {spec['fit']!r}")
         if "options" in spec:
             raise InputError("model.options: only with family, not with fit")
-        model = load_fit(os.path.join(os.path.dirname(os.path.abspath(source)), spec["fit"]))
+        fit_path = os.path.join(os.path.dirname(os.path.abspath(source)), spec["fit"])
+        model = load_fit(fit_path)
     else:
         family = spec["family"]
-        if family not in FAMILIES:
-            raise InputError(f"model.family: unknown {family!r}; valid: {', '.join(FAMILIES)}")
-        options = spec.get("options", {})
-        if not isinstance(options, dict):
-            raise InputError(f"model.options: expected a table, got {options!r}")
-        try:
-            model = build(family, **options)
-        except TypeError as error:
-            raise InputError(f"model.options: {error}")
+        if not isinstance(family, str):
+            raise InputError(f"model.family: expected a family name, got {family!r}")
+        model = check_options(family, spec.get("options", {}))
     fixed = {
         name: _number(value, f"fixed.{name}")
         for name, value in _table(document, "fixed", source).items()
@@ -176,15 +247,19 @@ def _parse(document: dict, source: str) -> Space:
     axes_spec = _table(document, "axes", source)
     if not axes_spec:
         raise InputError("[axes]: no axes; give at least one, e.g. gpus = [8, 16, 32]")
-    axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
     options = _table(document, "sweep", source)
+    _check_size(axes_spec, _limit(options, max_configs), yes, source)
+    axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
         kind = SWEEP_OPTIONS[name]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             raise InputError(f"sweep.{name}: got {value!r} of the wrong type")
+        if name in ("top_k", "chunk_size") and value < 1:
+            raise InputError(f"sweep.{name}: expected a whole number ≥ 1, got {value!r}")
     per = options.get("per", [])
     if not all(isinstance(p, str) for p in per):
         raise InputError(f"sweep.per: expected a list of axis names, got {per!r}")
-    return Space(source, model, axes, fixed, dict(options))
+    inputs = (source, fit_path) if "fit" in spec else (source,)
+    return Space(source, model, axes, fixed, dict(options), inputs)

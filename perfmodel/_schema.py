@@ -1,0 +1,435 @@
+"""The fit file's schema (format ``perfmodel.fit``, version 1), checked field by field.
+
+A fit file drives every later answer, so nothing in it is trusted: `check_document`
+checks types, finiteness and physical ranges, the model's family and options, that every
+parameter of the model is given (no silent defaults), the names in ``free`` and
+``bounds``, the covariance's shape and the data's lengths, and names the offending field
+in one line: ``fit.json: parameters.compute.time.value: expected a positive number of s
+between 1e-307 and 1e+307, got -0.08``.
+
+Non-finite numbers are never written (strict JSON); ``null`` stands for them:
+
+- ``raw_covariance``: an entry of ``null`` is an infinite (co)variance: the data do not
+  determine that parameter (the direction of the stored parameters it has weight on).
+  Files written before this rule hold ``Infinity`` there, which is read the same way.
+- ``parameters.*.log_stderr``: ``null`` is an unknown or infinite standard error.
+- ``quality.r2``, ``quality.mape_percent``, ``loss.value``: ``null`` is undefined (R² of
+  measurements that do not vary) or not finite.
+- ``bounds``: ``null`` leaves that side of the bound open.
+"""
+
+import inspect
+import math
+import types
+import typing
+
+from ._config import CONFIG_FIELDS
+from ._errors import InputError
+from ._presets import build, FAMILIES
+
+FORMAT = "perfmodel.fit"
+SCHEMA_VERSION = 2
+# Times (s) and bandwidths (B/s) lie in [1/MAGNITUDE, MAGNITUDE]: normal float64 numbers
+# whose reciprocals, sums and ratios stay finite.
+MAGNITUDE = 1e307
+TARGETS = ("time", "throughput")
+PRECISIONS = ("float32", "float64")
+LOSS_KINDS = ("log", "squared", "huber", "relative")
+INTERVALS = ("laplace", "bootstrap", "conformal")
+REQUIRED = (
+    "model",
+    "target",
+    "parameters",
+    "free",
+    "bounds",
+    "loss",
+    "quality",
+    "raw_covariance",
+    "config_defaults",
+    "data",
+    "precision",
+)
+
+
+def show(value) -> str:
+    """`value` as JSON would spell it, short (containers summarised, never recursed)."""
+    if isinstance(value, dict):
+        return f"an object with {len(value)} keys"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return {math.inf: "Infinity", -math.inf: "-Infinity"}.get(value, repr(value))
+    if isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "…'"
+    return repr(value)[:60]
+
+
+class _Checker:
+    """Checks of one document; every failure is an InputError naming `source` and the
+    field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, expected: str, got) -> typing.NoReturn:
+        raise InputError(f"{self.source}: {where}: expected {expected}, got {show(got)}")
+
+    def mapping(self, value, where: str, what: str = "an object") -> dict:
+        if not isinstance(value, dict):
+            self.fail(where, what, value)
+        return value
+
+    def sequence(self, value, where: str, what: str = "a list") -> list:
+        if not isinstance(value, list):
+            self.fail(where, what, value)
+        return value
+
+    def string(self, value, where: str, choices=None) -> str:
+        if not isinstance(value, str) or (choices is not None and value not in choices):
+            expected = "a string" if choices is None else "one of " + ", ".join(choices)
+            self.fail(where, expected, value)
+        return value
+
+    def boolean(self, value, where: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(where, "true or false", value)
+        return value
+
+    def integer(self, value, where: str, minimum: int = 0) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.fail(where, f"a whole number ≥ {minimum}", value)
+        return value
+
+    def number(self, value, where: str, *, nullable=False, low=None, high=None, what=None):
+        """A finite int or float (not a bool) in ``[low, high]``, or None if `nullable`."""
+        if value is None and nullable:
+            return None
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value)
+        ok = ok and (low is None or value >= low) and (high is None or value <= high)
+        if not ok:
+            self.fail(where, what or _range_text(low, high, nullable), value)
+        return float(value)
+
+    def numbers(self, value, where: str, length: int | None, *, low, each: str) -> list:
+        """A list of finite numbers ≥ `low` (of `length` items when given), `each` saying
+        what one item should be."""
+        items = self.sequence(value, where, f"a list, each item {each}")
+        if length is not None and len(items) != length:
+            raise InputError(
+                f"{self.source}: {where}: expected {length} values (one per measurement, "
+                f"as data.gpus), got {len(items)}"
+            )
+        for i, item in enumerate(items):
+            ok = isinstance(item, (int, float)) and not isinstance(item, bool)
+            if not (ok and math.isfinite(item) and item >= low):
+                self.fail(f"{where}[{i}]", each, item)
+        return items
+
+
+def _range_text(low, high, nullable) -> str:
+    text = "a finite number"
+    if low is not None and high is not None:
+        text += f" in [{low:g}, {high:g}]"
+    elif low is not None:
+        text += f" ≥ {low:g}"
+    return text + (" or null" if nullable else "")
+
+
+def _parameter_text(spec) -> str:
+    if spec.kind == "fraction":
+        return "a fraction strictly between 0 and 1"
+    return f"a positive number of {spec.unit} between {1 / MAGNITUDE:g} and {MAGNITUDE:g}"
+
+
+def parameter_ok(spec, value) -> bool:
+    """Whether `value` is a valid physical value for a parameter of `spec`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if spec.kind == "fraction":
+        return 0.0 < value < 1.0
+    return 1.0 / MAGNITUDE <= value <= MAGNITUDE
+
+
+# Model options --------------------------------------------------------------------------
+
+
+def _kinds(annotation) -> tuple:
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _option_ok(kinds: tuple, value, positive: bool) -> bool:
+    if value is None:
+        return type(None) in kinds
+    if isinstance(value, bool):
+        return bool in kinds
+    if isinstance(value, str):
+        return str in kinds
+    if isinstance(value, int) and int in kinds:
+        return True
+    if isinstance(value, (int, float)) and float in kinds:
+        return math.isfinite(value) and (value > 0 or not positive)
+    return False
+
+
+def _kind_text(kinds: tuple, positive: bool) -> str:
+    words = {
+        bool: "true or false",
+        str: "a string",
+        int: "a whole number",
+        float: "a positive finite number" if positive else "a finite number",
+        type(None): "null",
+    }
+    return " or ".join(words.get(k, getattr(k, "__name__", str(k))) for k in kinds)
+
+
+def check_options(family: str, options, model: str = "model"):
+    """The model of `family` built with `options`, after checking each option's name and
+    type against the family's signature (a string ``"no"`` is not a bool; options that
+    are physical quantities must be positive).
+
+    Raises:
+        InputError: naming ``{model}.family`` or ``{model}.options.{option}`` (no file
+            name: callers add it).
+    """
+    if family not in FAMILIES:
+        raise InputError(f"{model}.family: unknown {family!r}; valid: {', '.join(FAMILIES)}")
+    where = f"{model}.options"
+    if not isinstance(options, dict):
+        raise InputError(f"{where}: expected a table of options, got {show(options)}")
+    function = FAMILIES[family]
+    signature = inspect.signature(function).parameters
+    hints = typing.get_type_hints(function)
+    for name, value in options.items():
+        if name not in signature:
+            valid = ", ".join(signature) or "none"
+            raise InputError(f"{where}.{name}: not an option of {family}; valid: {valid}")
+        kinds = _kinds(hints.get(name, object))
+        default = signature[name].default
+        positive = isinstance(default, float) and default > 0
+        if not _option_ok(kinds, value, positive):
+            raise InputError(
+                f"{where}.{name}: expected {_kind_text(kinds, positive)}, got {show(value)}"
+            )
+    try:
+        return build(family, **options)
+    except (TypeError, ValueError) as error:  # the family's own checks (InputError too)
+        raise InputError(f"{where}: {error}") from None
+
+
+# The document ---------------------------------------------------------------------------
+
+
+def check_document(document, source: str):
+    """Check a parsed fit file; returns the model (family and options, default values).
+
+    Raises:
+        InputError: ``{source}: {field}: expected ..., got ...``.
+    """
+    c = _Checker(source)
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InputError(f"{source}: not a perfmodel fit file (format is not {FORMAT!r})")
+    if "schema_version" not in document:
+        raise InputError(f"{source}: not a perfmodel fit file (missing key 'schema_version')")
+    version = document["schema_version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        c.fail("schema_version", f"the whole number {SCHEMA_VERSION}", version)
+    if version != SCHEMA_VERSION:
+        raise InputError(
+            f"{source}: schema_version: fit file schema version {version}, but this "
+            f"perfmodel reads version {SCHEMA_VERSION}; refit with `perfmodel fit` to update it"
+        )
+    for key in REQUIRED:
+        if key not in document:
+            raise InputError(f"{source}: not a perfmodel fit file (missing key {key!r})")
+    spec = c.mapping(document["model"], "model")
+    family = c.string(spec.get("family"), "model.family", tuple(FAMILIES))
+    try:
+        model = check_options(family, spec.get("options", {}))
+    except InputError as error:
+        raise InputError(f"{source}: {error}") from None
+    c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
+    c.string(spec.get("assumed", ""), "model.assumed")
+    components = c.sequence(spec.get("components", []), "model.components", "a list")
+    for i, component in enumerate(components):
+        _check_component(c, component, f"model.components[{i}]")
+    c.string(document["target"], "target", TARGETS)
+    c.string(document["precision"], "precision", PRECISIONS)
+    specs = model.parameter_specs()
+    fixed = _check_parameters(c, document["parameters"], specs, family)
+    free = _check_free(c, document["free"], specs, fixed, family)
+    _check_bounds(c, document["bounds"], specs)
+    _check_covariance(c, document["raw_covariance"], len(free))
+    loss = c.mapping(document["loss"], "loss")
+    c.string(loss.get("kind"), "loss.kind", LOSS_KINDS)
+    c.number(loss.get("value"), "loss.value", nullable=True)
+    _check_quality(c, c.mapping(document["quality"], "quality"))
+    defaults = c.mapping(document["config_defaults"], "config_defaults")
+    for name, value in defaults.items():
+        if name not in CONFIG_FIELDS:
+            raise InputError(f"{source}: config_defaults.{name}: not a Config field")
+        c.number(value, f"config_defaults.{name}", what="a positive finite number")
+        if value <= 0:
+            c.fail(f"config_defaults.{name}", "a positive finite number", value)
+    _check_data(c, c.mapping(document["data"], "data"))
+    return model
+
+
+def _check_component(c: _Checker, component, where: str) -> None:
+    """One member of a blend: a family, its options, a weight in [0, 1], its parameters."""
+    component = c.mapping(component, where, "an object {family, weight, options, parameters}")
+    family = c.string(component.get("family"), f"{where}.family", tuple(FAMILIES))
+    try:
+        model = check_options(family, component.get("options", {}), f"{where}.options")
+    except InputError as error:
+        raise InputError(f"{c.source}: {error}") from None
+    weight = c.number(component.get("weight"), f"{where}.weight")
+    if not 0.0 <= weight <= 1.0:
+        c.fail(f"{where}.weight", "a weight between 0 and 1", weight)
+    parameters = c.mapping(component.get("parameters"), f"{where}.parameters")
+    specs = model.parameter_specs()
+    for name in specs:
+        if name not in parameters:
+            raise InputError(f"{c.source}: {where}.parameters.{name}: missing")
+        if not parameter_ok(specs[name], parameters[name]):
+            c.fail(f"{where}.parameters.{name}", _parameter_text(specs[name]), parameters[name])
+    for name in parameters:
+        if name not in specs:
+            raise InputError(
+                f"{c.source}: {where}.parameters.{name}: not a parameter of {family}; "
+                f"valid: {', '.join(specs)}"
+            )
+
+
+def _check_parameters(c: _Checker, parameters, specs, family: str) -> set[str]:
+    parameters = c.mapping(parameters, "parameters", "an object {name: {value, fixed, ...}}")
+    for name in specs:
+        if name not in parameters:
+            raise InputError(
+                f"{c.source}: parameters.{name}: missing; every parameter of the {family} "
+                f"family ({', '.join(specs)}) must be given, none is filled in by default"
+            )
+    fixed = set()
+    for name, entry in parameters.items():
+        where = f"parameters.{name}"
+        if name not in specs:
+            raise InputError(
+                f"{c.source}: {where}: not a parameter of {family}; valid: {', '.join(specs)}"
+            )
+        entry = c.mapping(entry, where, "an object {value, fixed, ...}")
+        if "value" not in entry:
+            raise InputError(f"{c.source}: {where}.value: missing")
+        if not parameter_ok(specs[name], entry["value"]):
+            c.fail(f"{where}.value", _parameter_text(specs[name]), entry["value"])
+        if c.boolean(entry.get("fixed", False), f"{where}.fixed"):
+            fixed.add(name)
+        c.number(entry.get("log_stderr"), f"{where}.log_stderr", nullable=True, low=0.0)
+    return fixed
+
+
+def _check_free(c: _Checker, free, specs, fixed: set[str], family: str) -> list:
+    free = c.sequence(free, "free", "a list of parameter names")
+    for i, name in enumerate(free):
+        if not isinstance(name, str) or name not in specs:
+            raise InputError(
+                f"{c.source}: free[{i}]: {show(name)} is not a parameter of {family}; "
+                f"valid: {', '.join(specs)}"
+            )
+    for i, name in enumerate(free):
+        if name in fixed or name in free[:i]:
+            why = "is marked fixed" if name in fixed else "is listed twice"
+            raise InputError(
+                f"{c.source}: free[{i}]: {name!r} {why}; a fitted parameter is free once"
+            )
+    return free
+
+
+def _check_bounds(c: _Checker, bounds, specs) -> None:
+    bounds = c.mapping(bounds, "bounds", "an object {name: [lo, hi]}")
+    for name, pair in bounds.items():
+        where = f"bounds.{name}"
+        if name not in specs:
+            raise InputError(f"{c.source}: {where}: not a parameter; valid: {', '.join(specs)}")
+        if not isinstance(pair, list) or len(pair) != 2:
+            c.fail(where, "[lo, hi] (null for an open side)", pair)
+        for side, value in zip(("lo", "hi"), pair):
+            if value is not None and not parameter_ok(specs[name], value):
+                c.fail(f"{where}.{side}", _parameter_text(specs[name]) + " or null", value)
+        lo, hi = pair
+        if lo is not None and hi is not None and not lo < hi:
+            c.fail(where, "lo < hi", pair)
+
+
+def _check_covariance(c: _Checker, covariance, k: int) -> None:
+    if covariance is None:
+        return
+    shape = f"null or a {k}×{k} matrix (a row and a column per free parameter)"
+    rows = c.sequence(covariance, "raw_covariance", shape)
+    if len(rows) != k or not all(isinstance(r, list) and len(r) == k for r in rows):
+        lengths = [len(r) if isinstance(r, list) else show(r) for r in rows[:4]]
+        raise InputError(
+            f"{c.source}: raw_covariance: expected {shape}, got {len(rows)} row(s) of "
+            f"length {', '.join(map(str, lengths))}"
+        )
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            if value is None or value == math.inf:
+                continue  # infinite variance: the data do not determine this direction
+            c.number(value, f"raw_covariance[{i}][{j}]", what="a finite number or null")
+            if i == j and value < 0:
+                c.fail(f"raw_covariance[{i}][{i}]", "a variance ≥ 0", value)
+
+
+def _check_quality(c: _Checker, quality: dict) -> None:
+    for key in ("r2", "mape_percent", "converged", "message", "num_steps", "warnings"):
+        if key not in quality:
+            raise InputError(f"{c.source}: quality.{key}: missing")
+    c.number(quality["r2"], "quality.r2", nullable=True)
+    c.number(quality["mape_percent"], "quality.mape_percent", nullable=True, low=0.0)
+    c.boolean(quality["converged"], "quality.converged")
+    c.string(quality["message"], "quality.message")
+    c.integer(quality["num_steps"], "quality.num_steps")
+    for i, warning in enumerate(c.sequence(quality["warnings"], "quality.warnings")):
+        c.string(warning, f"quality.warnings[{i}]")
+
+
+def _check_data(c: _Checker, data: dict) -> None:
+    for key in ("source", "gpus", "time_s", "config"):
+        if key not in data:
+            raise InputError(f"{c.source}: data.{key}: missing")
+    c.string(data["source"], "data.source")
+    gpus = c.numbers(data["gpus"], "data.gpus", None, low=1.0, each="a GPU count ≥ 1")
+    if not gpus:
+        c.fail("data.gpus", "at least one measurement", gpus)
+    n = len(gpus)
+    times = c.numbers(data["time_s"], "data.time_s", n, low=0.0, each="a positive time")
+    for i, value in enumerate(times):
+        if value <= 0:
+            c.fail(f"data.time_s[{i}]", "a positive time", value)
+    lines = data.get("lines")
+    if lines is not None:
+        lines = c.sequence(lines, "data.lines", "null or a list of line numbers")
+        if len(lines) != n:
+            c.fail("data.lines", f"{n} line numbers (one per measurement)", lines)
+        for i, line in enumerate(lines):
+            c.integer(line, f"data.lines[{i}]", minimum=1)
+    c.string(data.get("unit", ""), "data.unit")
+    scaling = data.get("scaling")
+    if scaling is not None:
+        c.string(scaling, "data.scaling", ("weak", "strong"))
+    c.boolean(data.get("per_gpu", False), "data.per_gpu")
+    config = c.mapping(data["config"], "data.config")
+    for name, values in config.items():
+        if name not in CONFIG_FIELDS or name == "gpus":
+            raise InputError(f"{c.source}: data.config.{name}: not a Config field")
+        column = c.numbers(values, f"data.config.{name}", n, low=0.0, each="a positive number")
+        for i, value in enumerate(column):
+            if value <= 0:
+                c.fail(f"data.config.{name}[{i}]", "a positive number", value)
