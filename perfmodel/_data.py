@@ -332,7 +332,7 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
         if integer:
             bad |= values != np.round(values)
             if column == "gpus":
-                bad |= values < 1
+                bad |= (values < 1) | (values > MAX_GPUS)
     if not bad.any():
         return values
     position = int(np.argmax(bad))
@@ -345,7 +345,14 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
     if value <= 0:
         what = "a GPU count ≥ 1" if column == "gpus" else "a positive number"
         raise InputError(f"{where}: expected {what}, got {cell!r}")
+    if column == "gpus" and value > MAX_GPUS:
+        raise InputError(f"{where}: expected a GPU count of at most {MAX_GPUS:,}, got {cell!r}")
     raise InputError(f"{where}: expected a whole number ≥ 1, got {cell!r}")
+
+
+MAX_GPUS = 10_000_000
+"""The largest GPU count a measurement may have: ten times the largest machines built; a
+larger count is a typo (1e300 would overflow every term that grows with it)."""
 
 
 def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:

@@ -45,13 +45,15 @@ def sensitivities(params, static, config) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(predicted, dtype=np.float64), np.asarray(jac, dtype=np.float64)
 
 
-def row_weights(groups: Groups, data: Benchmarks, loss: str) -> np.ndarray:
+def row_weights(groups: Groups, data: Benchmarks, loss: str, predicted) -> np.ndarray:
     """Per row of `groups`, the weight that makes ``Σ_g weight_g·J_gᵀJ_g`` the ``JᵀJ`` of
-    every measurement's residual (module `groups`): counts, or ``Σ 1/t_i²`` for the
-    relative loss, whose residual divides by each measurement."""
+    every measurement's residual (module `groups`): counts, or ``Σ (T̂_g/t_i)²`` for the
+    relative loss, whose residual divides by each measurement (and whose Jacobian rows
+    then divide by ``T̂_g``: ratios stay finite for times of 1e±300 s)."""
     g = groups.time_s.size
     if loss == "relative":
-        return np.bincount(groups.index, weights=1.0 / data.time_s**2, minlength=g)
+        ratio = predicted[groups.index] / data.time_s
+        return np.bincount(groups.index, weights=ratio**2, minlength=g)
     return np.bincount(groups.index, minlength=g).astype(np.float64)
 
 
@@ -71,12 +73,12 @@ def covariance(predicted, sens, groups: Groups, data: Benchmarks, loss: str) -> 
             slope = np.full_like(predicted, 1.0 / scale)
             r = (rows - data.time_s) / scale
     elif loss == "relative":
-        slope = np.ones_like(predicted)
+        slope = 1.0 / predicted
         r = rows / data.time_s - 1.0
     else:
         slope = 1.0 / predicted
         r = np.log(rows) - np.log(data.time_s)
-    jac = sens * (slope * np.sqrt(row_weights(groups, data, loss)))[:, None]
+    jac = sens * (slope * np.sqrt(row_weights(groups, data, loss, predicted)))[:, None]
     return laplace_covariance(jac, r)
 
 

@@ -61,8 +61,9 @@ def fit_quality(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, flo
     undefined: it is then 1 for an exact fit and 0 otherwise, never NaN."""
     scale = float(np.mean(np.abs(measured)))
     m, p = measured / scale, predicted / scale
+    with np.errstate(over="ignore", invalid="ignore"):  # a wild prediction: R² -inf
+        ss_res = float(np.sum((p - m) ** 2))
     ss_tot = float(np.sum((m - m.mean()) ** 2))
-    ss_res = float(np.sum((p - m) ** 2))
     if ss_tot > 1e-24 * m.size:
         r2 = 1.0 - ss_res / ss_tot
     else:

@@ -75,9 +75,12 @@ def reduce(data: Benchmarks, loss: str, weights: np.ndarray | None = None) -> Gr
         if loss == "log":
             target = np.exp(np.bincount(index, weights=w_or_1 * np.log(t), minlength=g) / sums)
         elif loss == "relative":
-            a = np.bincount(index, weights=w_or_1 / t**2, minlength=g)
-            b = np.bincount(index, weights=w_or_1 / t, minlength=g)
-            target = b / a
+            # In units of the median time, so that 1/t² of times of 1e±300 s stays
+            # finite; the weight b²/a is the same in any unit.
+            unit = float(np.median(t))
+            a = np.bincount(index, weights=w_or_1 / (t / unit) ** 2, minlength=g)
+            b = np.bincount(index, weights=w_or_1 / (t / unit), minlength=g)
+            target = unit * (b / a)
             weight = np.where(weight > 0, b**2 / a, 0.0)
         elif data.target == "throughput":
             target = sums / np.bincount(index, weights=w_or_1 / t, minlength=g)

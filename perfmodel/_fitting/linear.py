@@ -135,9 +135,12 @@ def nnls(a: np.ndarray, b: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:
 def _ridged(rows: np.ndarray, target: np.ndarray, penalty: np.ndarray):
     """The stacked system ``[rows; diag(penalty)]·x = [target; 0]`` with unit-norm
     columns (which keeps it well conditioned), and the column norms to undo that."""
-    norms = np.linalg.norm(np.vstack([rows, np.diag(penalty)]), axis=0)
+    stacked = np.vstack([rows, np.diag(penalty)])
+    peak = np.max(np.abs(stacked), axis=0)  # scaled first: squares of 1e200 overflow
+    peak = np.where(peak > 0, peak, 1.0)
+    norms = peak * np.linalg.norm(stacked / peak, axis=0)
     norms = np.where(norms > 0, norms, 1.0)
-    a = np.vstack([rows, np.diag(penalty)]) / norms
+    a = stacked / norms
     b = np.concatenate([target, np.zeros(rows.shape[1])])
     return a, b, norms
 

@@ -876,12 +876,12 @@ add(
         what="time_s and throughput both given",
     ),
     Case(
-        f"{K}.weak-scaling-throughput.fit",
+        f"{K}.weak-scaling-fixed-global-batch.fit",
         K,
-        ["fit", "vgg16.csv", "--weak-scaling", *FIT],
-        {"vgg16.csv": "@vgg16.csv"},
-        names=("--weak-scaling", "throughput"),
-        what="--weak-scaling with a throughput column",
+        ["fit", "x.csv", "--weak-scaling", *FIT],
+        {"x.csv": "gpus,time_s,global_batch\n1,1.0,256\n2,0.52,256\n4,0.29,256\n"},
+        names=("--weak-scaling", "global_batch"),
+        what="--weak-scaling when the global_batch column says strong scaling",
     ),
     Case(
         f"{K}.fix-and-bound.fit",
