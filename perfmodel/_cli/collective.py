@@ -23,7 +23,7 @@ from .._errors import InputError
 from .._fitting import fit, LOSSES
 from .._presets import data_parallel
 from .._terms import OPS
-from .common import format_table, print_json
+from .common import format_table, message, print_json
 
 
 def register(subparsers) -> None:
@@ -112,7 +112,7 @@ def _run_fit_collective(args) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output:
-        print(f"\nwrote {args.output}")
+        message(f"wrote {args.output}")
     return 0
 
 

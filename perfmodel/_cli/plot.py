@@ -5,6 +5,7 @@ import os
 
 from .._errors import InputError
 from .._io import load_fit
+from .common import message
 
 
 def register(subparsers) -> None:
@@ -86,7 +87,7 @@ def _run_plot(args) -> int:
     result = load_fit(args.fit)
     c = curves(result, **figure_options(args))
     save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
-    print(f"wrote {args.output}")
+    message(f"wrote {args.output}")
     return 0
 
 
@@ -104,5 +105,5 @@ def _run_report(args) -> int:
     written = write_report(
         result, args.output, selection=stored_selection(args.fit), **figure_options(args)
     )
-    print("wrote " + ", ".join(written))
+    message("wrote " + ", ".join(written))
     return 0

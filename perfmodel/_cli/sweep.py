@@ -30,7 +30,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import atomic_write
 from .._sweep import load_space, OBJECTIVES, PRECISIONS, Space, sweep, SweepResult
-from .common import format_table, print_json
+from .common import format_table, message, print_json
 
 if sys.version_info >= (3, 11):
     pass
@@ -245,5 +245,5 @@ def _run_sweep(args) -> int:
     else:
         _print(result, space)
         if args.output:
-            print(f"\nwrote {args.output}")
+            message(f"wrote {args.output}")
     return 0

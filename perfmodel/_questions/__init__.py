@@ -1,5 +1,5 @@
-"""Questions asked of a fit: the optimum and the knee, sensitivity, inverse design,
-what-if and which measurement to take next."""
+"""Questions asked of a fit: the recommendation, the optimum and the knee, sensitivity,
+inverse design, what-if and which measurement to take next."""
 
 from .elasticity import ParameterSensitivity as ParameterSensitivity
 from .elasticity import Sensitivity as Sensitivity
@@ -13,10 +13,15 @@ from .next import next_measurements as next_measurements
 from .next import NextMeasurements as NextMeasurements
 from .next import QUANTITIES as QUANTITIES
 from .query import amdahl_bound as amdahl_bound
+from .query import count_interval_text as count_interval_text
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
+from .recommend import Alternative as Alternative
+from .recommend import recommend as recommend
+from .recommend import Recommendation as Recommendation
+from .recommend import term_phrase as term_phrase
 from .whatif import compare_fits as compare_fits
 from .whatif import Comparison as Comparison
 from .whatif import what_if as what_if

@@ -49,6 +49,7 @@ from .._fitting import (
     refine_lbfgs,
 )
 from .._model import ScalingModel
+from .._text import brief
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
 from .problem import along_unknown, check_method, flat_names, partition, Problem
 
@@ -120,6 +121,23 @@ class Ensemble:
     tau: float
     tau_dof: float
     gpus_range: tuple[float, float]
+
+    def __repr__(self) -> str:
+        return brief("Ensemble", self.summary().replace("\n", "; "))
+
+    def summary(self) -> str:
+        """How many draws of which kind, and what they carry beyond the parameters."""
+        lo, hi = self.gpus_range
+        return "\n".join(
+            [
+                f"{self.raw.shape[0]} {self.method} draws of {', '.join(self.names)} around "
+                f"the {self.fit.label} fit of {self.fit.data.source}",
+                f"noise of a new measurement: scale {self.sigma:.3g} ({self.dof:.3g} degrees "
+                "of freedom)",
+                f"model-form drift outside {lo:g}–{hi:g} GPUs: {self.tau:.3g} per doubling "
+                f"({self.tau_dof:.3g} degrees of freedom)",
+            ]
+        )
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Physical values of each free parameter across the samples."""
