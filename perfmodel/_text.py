@@ -33,6 +33,8 @@ def _numeric(text: str) -> bool:
 
 def _header_lines(name: str, width: int) -> list[str]:
     # Headers wrap at spaces and underscores when their column is narrower than them.
+    if len(name) <= width:
+        return [name]
     words = name.replace("_", "_ ").split()
     return textwrap.wrap(" ".join(words), width, break_long_words=False) or [""]
 
@@ -84,7 +86,8 @@ def format_table(
             kept -= 1
     lines = _render(columns[:kept], widths[:kept], [r[:kept] for r in body], text[:kept])
     if kept < len(columns):
-        lines.append(f"({len(columns) - kept} more columns: {', '.join(columns[kept:])}; --wide)")
+        rest = f"({len(columns) - kept} more columns: {', '.join(columns[kept:])}; --wide)"
+        lines += textwrap.wrap(rest, limit)
     return "\n".join(lines)
 
 
@@ -110,6 +113,20 @@ def _render(columns, widths, body, text) -> list[str]:
                 ).rstrip()
             )
     return lines
+
+
+def wrap(text: str, width: int | None = WIDTH) -> str:
+    """Each line of `text` wrapped at `width` (None: as it is), continuation lines
+    indented two spaces past the line's own indent."""
+    if width is None:
+        return text
+    out = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent + "  ", break_on_hyphens=False
+        ) or [""]
+    return "\n".join(out)
 
 
 def seconds(value: float) -> str:

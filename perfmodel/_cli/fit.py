@@ -20,6 +20,7 @@ from .._fitting import (
 from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
 from .._questions import optimal_gpus, recommend, Recommendation
+from .._text import wrap
 from .._uncertainty import Ensemble, ensemble, KINDS, METHODS, predict_interval
 from . import common
 from .analysis import load_with_changes, SET_HELP
@@ -314,7 +315,7 @@ def _run_fit(args) -> int:
     if args.json:
         print_json({**fit_to_dict(result), **extra, "recommendation": answer.to_dict()})
     else:
-        print(answer.summary())
+        print(answer.summary(common.TABLE_WIDTH))
         print()
         _print_fit(result, selection)
         print_collective_extra(extra)
@@ -443,8 +444,8 @@ def optimal_document(answer: Recommendation, interval: float | None = None) -> d
 
 
 def _print_optimal(answer: Recommendation) -> None:
-    print(answer.summary())
-    print(f"  {answer.knee.summary()}")
+    print(answer.summary(common.TABLE_WIDTH))
+    print(wrap(f"  {answer.knee.summary()}", common.TABLE_WIDTH))
     if answer.amdahl_bound is not None:
         print(f"  Amdahl bound on speedup: {answer.amdahl_bound:.4g}×")
 
@@ -486,7 +487,7 @@ def _run_demo(args) -> int:
     result, selection = fit_model(
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
-    print(recommend(result).summary())
+    print(recommend(result).summary(common.TABLE_WIDTH))
     print()
     _print_fit(result, selection)
     gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})

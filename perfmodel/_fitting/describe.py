@@ -6,7 +6,7 @@
 import math
 import textwrap
 
-from .._text import brief, format_table
+from .._text import brief, format_table, wrap
 
 _UNDETERMINED = "is not identifiable"
 
@@ -72,7 +72,7 @@ def header_lines(fit) -> list[str]:
 
 def fit_summary(fit, width: int | None = 100) -> str:
     """The header, the parameter table and a note on undetermined parameters."""
-    lines = header_lines(fit)
+    lines = [wrap(line, width) for line in header_lines(fit)]
     lines.append(format_table(parameter_rows(fit), width=width))
     open_ = undetermined(fit)
     if open_:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult
-from .._text import brief
+from .._text import brief, wrap
 from .._uncertainty import check_level, Ensemble, get_ensemble
 from .query import (
     _broadcast_config,
@@ -108,6 +108,8 @@ class Recommendation:
         assumptions: what the answer assumed (price, currency, deadline, budget), as
             ``name → value``.
         unit: what one step is: ``"step"``, or the unit of work of a throughput fit.
+        measured_up_to: the largest GPU count in the fit's data; a recommendation past
+            it is an extrapolation and the sentence says so.
     """
 
     gpus: int
@@ -130,6 +132,7 @@ class Recommendation:
     alternatives: tuple[Alternative, ...]
     assumptions: dict[str, object]
     unit: str = "step"
+    measured_up_to: int = 0
 
     @property
     def sentence(self) -> str:
@@ -140,6 +143,8 @@ class Recommendation:
             if count == int(count):
                 plural = "s" if count != 1 else ""
                 nodes = f" ({int(count)} node{plural} of {self.gpus_per_node})"
+        if self.measured_up_to and self.gpus > self.measured_up_to:
+            nodes += f" (extrapolated: at most {self.measured_up_to} GPUs were measured)"
         band = ""
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
@@ -162,8 +167,9 @@ class Recommendation:
         out += [f"  {a.sentence}" for a in self.alternatives]
         return out
 
-    def summary(self) -> str:
-        return "\n".join(self.lines())
+    def summary(self, width: int | None = 100) -> str:
+        """The lines, wrapped at `width` columns (None: one line each)."""
+        return wrap("\n".join(self.lines()), width)
 
     def __repr__(self) -> str:
         return brief("Recommendation", self.sentence)
@@ -194,6 +200,7 @@ class Recommendation:
                 "criterion": self.knee.criterion,
                 "interval": interval,
                 "unit": self.unit,
+                "measured_up_to": self.measured_up_to,
                 "assumptions": dict(self.assumptions),
                 "alternatives": [
                     {k: v for k, v in dataclasses.asdict(a).items()} for a in self.alternatives
@@ -213,8 +220,12 @@ def _finite(document):
 
 
 def _node_size(fit: FitResult) -> int | None:
-    value = fit.config_defaults.get("gpus_per_node") if "gpus_per_node" in fit.data.config else None
-    return None if value is None or value < 2 else int(value)
+    """GPUs per node when the fit's data give them (at the largest count measured)."""
+    values = fit.data.config.get("gpus_per_node")
+    if values is None:
+        return None
+    value = float(np.asarray(values)[int(np.argmax(fit.data.gpus))])
+    return int(value) if value >= 2 else None
 
 
 def _limiting(fit: FitResult, gpus: float, overrides) -> tuple[str | None, float]:
@@ -244,7 +255,7 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
         what = f"past {rec_gpus} GPUs efficiency falls below {knee.criterion.split('< ')[1]}"
     elif knee.multiple_of > 1:
         what = (
-            f"the next {knee.multiple_of} GPUs would add {knee.marginal_speedup:.2g}× "
+            f"the next {knee.multiple_of} GPUs would add {knee.marginal_speedup:.3g}× "
             f"speedup per GPU (under {threshold:g}×)"
         )
     else:
@@ -387,7 +398,7 @@ def recommend(
         assumptions.update(price_per_gpu_hour=price_per_gpu_hour, currency=currency or None)
     if deadline_s is not None:
         assumptions["deadline_s"] = deadline_s
-        alternatives.append(_deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s, price))
+        alternatives.append(_deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s))
     if budget_per_hour is not None:
         assumptions["budget_per_hour"] = budget_per_hour
         alternatives.append(
@@ -416,6 +427,7 @@ def recommend(
         alternatives=tuple(alternatives),
         assumptions=assumptions,
         unit=unit,
+        measured_up_to=int(np.max(fit.data.gpus)),
     )
 
 
