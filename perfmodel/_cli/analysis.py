@@ -16,6 +16,8 @@ from .._questions import (
     TARGETS,
     what_if,
 )
+from .._text import wrap
+from . import common
 from .common import format_table, message, parse_assignments, parse_list, print_json
 
 SET_HELP = (
@@ -280,5 +282,5 @@ def _run_next(args) -> int:
         print_json(_finite(dataclasses.asdict(answer)))
         return 0
     print(_header(result))
-    print(answer.summary())
+    print(wrap(answer.summary(), common.TABLE_WIDTH))
     return 0

@@ -483,7 +483,7 @@ def _run_optimal(args) -> int:
 def _run_demo(args) -> int:
     path = dataset_path(args.dataset)
     data = load_dataset(args.dataset)
-    print(f"perfmodel demo: how many GPUs are worth it for {args.dataset} ({path.name})?\n")
+    print(f"perfmodel demo: how many GPUs are worth it for {path.stem}?\n")
     result, selection = fit_model(
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
