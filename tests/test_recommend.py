@@ -167,3 +167,10 @@ def test_document_and_text(real_fit):
     changed = dataclasses.replace(rec, gpus_interval=None)
     assert len(changed.lines()) == 1 + len(rec.alternatives)
     assert math.isfinite(document["speedup"])
+
+
+def test_ensemble_reads_well(real_fit):
+    draws = pm.ensemble(real_fit)
+    text = repr(draws)
+    assert "\n" not in text and len(text) < 400 and text.startswith("<Ensemble: 4000 laplace")
+    assert "model-form drift outside 1–8 GPUs" in draws.summary()
