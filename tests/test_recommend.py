@@ -161,8 +161,9 @@ def test_document_and_text(real_fit):
     assert {"gpus", "speedup", "efficiency", "reason"} <= set(document)
     assert document["interval"]["kind"] == "confidence"
     json.dumps(document, allow_nan=False)
-    lines = rec.summary().splitlines()
+    lines = rec.summary(width=None).splitlines()  # the default wraps at 100 columns
     assert lines[0] == rec.sentence and len(lines) == 2 + len(rec.alternatives)
+    assert max(len(line) for line in rec.summary().splitlines()) <= 100
     assert repr(rec).count("\n") == 0 and len(repr(rec)) < 400
     changed = dataclasses.replace(rec, gpus_interval=None)
     assert len(changed.lines()) == 1 + len(rec.alternatives)
