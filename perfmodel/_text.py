@@ -6,8 +6,11 @@ that both print the same thing. Imports nothing heavy (no NumPy, no JAX).
 
 from collections.abc import Sequence
 import math
+import re
 import textwrap
 
+# A number and its unit stay on one line when prose wraps.
+_UNIT = re.compile(r"(\d) (s|ms|µs|ns|GPUs?|B/s)\b")
 WIDTH = 100  # columns a table fits by default; None: no limit (``--wide``)
 _MIN_TEXT = 14  # narrowest a wrapped text column gets
 
@@ -121,12 +124,12 @@ def wrap(text: str, width: int | None = WIDTH) -> str:
     if width is None:
         return text
     out = []
-    for line in text.splitlines():
+    for line in _UNIT.sub("\\1\0\\2", text).splitlines():
         indent = " " * (len(line) - len(line.lstrip()))
         out += textwrap.wrap(
             line, width, subsequent_indent=indent + "  ", break_on_hyphens=False
         ) or [""]
-    return "\n".join(out)
+    return "\n".join(out).replace("\0", " ")
 
 
 def seconds(value: float) -> str:

@@ -70,7 +70,7 @@ def test_command_table_matches_what_the_modules_register():
 def test_the_cli_cache_is_a_user_folder_and_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.delenv("PERFMODEL_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_dir() == tmp_path / "perfmodel" / "jax"
+    assert cache_dir() == tmp_path / "perfmodel"
     monkeypatch.setenv("PERFMODEL_NO_CACHE", "1")
     assert enable_compilation_cache() is None
     code = (
@@ -80,8 +80,8 @@ def test_the_cli_cache_is_a_user_folder_and_can_be_turned_off(tmp_path, monkeypa
     )
     result = python(code, PERFMODEL_NO_CACHE="", PERFMODEL_CACHE_DIR=str(tmp_path / "c"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(tmp_path / "c")] * 2
-    assert (tmp_path / "c").is_dir()
+    assert result.stdout.split() == [str(tmp_path / "c" / "jax")] * 2
+    assert (tmp_path / "c" / "jax").is_dir()
 
 
 def test_the_library_leaves_jax_configuration_alone():
@@ -101,7 +101,10 @@ def test_a_second_cli_call_reads_what_the_first_compiled(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     argv = ["fit", str(csv), "--model", "amdahl", "-o", str(fit), "--json"]
     assert subprocess.run([*run, *argv], env=environment, capture_output=True).returncode == 0
-    entries = set(os.listdir(tmp_path / "cache"))
-    assert entries  # the fit's compiled functions were kept
-    argv = ["predict", str(fit), "--gpus", "1,8"]
-    assert subprocess.run([*run, *argv], env=environment, capture_output=True).returncode == 0
+    assert os.listdir(tmp_path / "cache" / "jax")  # the fit's compiled functions were kept
+    (drawn,) = os.listdir(tmp_path / "cache" / "ensembles")  # and the ensemble it drew
+    argv = ["predict", str(fit), "--gpus", "1,8", "--interval", "0.9", "--json"]
+    done = subprocess.run([*run, *argv], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # predict found the fit's ensemble (the same key from the saved file), drew no other.
+    assert os.listdir(tmp_path / "cache" / "ensembles") == [drawn]

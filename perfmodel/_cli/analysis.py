@@ -19,6 +19,7 @@ from .._questions import (
 from .._text import wrap
 from . import common
 from .common import format_table, message, parse_assignments, parse_list, print_json
+from .draws import shared_ensemble
 
 SET_HELP = (
     "change a parameter or config value first: NAME=VALUE, or NAME=xFACTOR for a "
@@ -277,6 +278,7 @@ def _run_next(args) -> int:
         level=args.level,
         max_gpus=args.max_gpus,
         threshold=args.threshold,
+        ensemble=shared_ensemble(result),
     )
     if args.json:
         print_json(_finite(dataclasses.asdict(answer)))

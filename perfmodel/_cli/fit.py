@@ -21,7 +21,7 @@ from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
 from .._questions import optimal_gpus, recommend, Recommendation
 from .._text import wrap
-from .._uncertainty import Ensemble, ensemble, KINDS, METHODS, predict_interval
+from .._uncertainty import Ensemble, KINDS, METHODS, predict_interval
 from . import common
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
@@ -31,6 +31,7 @@ from .collective import (
     uses_collectives,
 )
 from .common import format_table, message, parse_assignments, parse_list, print_json, to_float
+from .draws import draws_or_none, shared_ensemble
 from .plot import check_report_path
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
@@ -303,7 +304,7 @@ def _run_fit(args) -> int:
             "criterion": selection.criterion,
             "candidates": selection.rows(),
         }
-    answer = recommend(result)
+    answer = _recommend(result)
     if args.output:
         save_fit(result, args.output, extra)
         message(f"wrote {args.output}")
@@ -339,7 +340,8 @@ def prediction_rows(
     predicted = result.predict(gpus)
     band = None
     if interval is not None:
-        band = predict_interval(result, gpus, interval, method, kind=kind)
+        draws = shared_ensemble(result, method)
+        band = predict_interval(result, gpus, interval, method, kind=kind, ensemble=draws)
     rows = []
     for i, n in enumerate(gpus):
         row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
@@ -452,10 +454,17 @@ def _print_optimal(answer: Recommendation) -> None:
 
 def answer_for(result: FitResult, options: dict) -> tuple[Recommendation, Ensemble | None]:
     """The recommendation, with the optimum's interval from the same draws when asked."""
-    level = options.get("level")
-    draws = None if level is None else ensemble(result, options.get("method", "laplace"))
+    draws = draws_or_none(result, options.get("method", "laplace"))
+    if draws is None:
+        options = {**options, "level": None}
     answer = recommend(result, **options, ensemble=draws)
     return answer, draws
+
+
+def _recommend(result: FitResult) -> Recommendation:
+    """The recommendation `fit` and `demo` open with, on the fit's shared draws."""
+    draws = draws_or_none(result)
+    return recommend(result, ensemble=draws, level=None if draws is None else 0.9)
 
 
 def _run_optimal(args) -> int:
@@ -487,7 +496,7 @@ def _run_demo(args) -> int:
     result, selection = fit_model(
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
-    print(recommend(result).summary(common.TABLE_WIDTH))
+    print(_recommend(result).summary(common.TABLE_WIDTH))
     print()
     _print_fit(result, selection)
     gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})

@@ -377,7 +377,10 @@ def recommend(
         )
         knee = dataclasses.replace(knee, gpus_interval=knee_band, level=level)
     reason, limiting, share = _reason(fit, rec, knee, threshold, overrides)
-    fastest = optimal_gpus(fit, objective=objective, **shared)
+    chosen = {} if objective == "time" else {"deadline_s": deadline_s}
+    fastest = optimal_gpus(
+        fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
+    )
     unit = "step" if fit.target == "time" else _work(fit)
     money = currency or "currency units"
     cost_unit = money if price_per_gpu_hour is not None else "GPU-hours"
