@@ -382,10 +382,8 @@ def _run_predict(args) -> int:
         f"speedup vs 1 GPU, {result.precision})"
     )
     if args.interval is not None:
-        print(
-            f"_lo/_hi: {args.interval:.0%} {INTERVAL_MEANING[args.kind]} "
-            f"({args.method}; empty: unbounded)"
-        )
+        text = f"_lo/_hi: {args.interval:.0%} {INTERVAL_MEANING[args.kind]}; {args.method}"
+        print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         for row in rows:
             del row["interval"]
     print(format_table(rows))

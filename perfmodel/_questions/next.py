@@ -250,7 +250,7 @@ def _span(quantity: str, interval: tuple[float, float]) -> str:
     lo, hi = interval
     if quantity == "time":
         return f"{format_seconds(lo)}–{format_seconds(hi)}"
-    return f"{lo:.4g}–{hi:.4g}"
+    return f"{lo:.3g}–{hi:.3g}"
 
 
 def next_measurements(
