@@ -63,9 +63,9 @@ if TYPE_CHECKING:
     from ._questions.query import DiminishingReturns as DiminishingReturns
     from ._questions.query import optimal_gpus as optimal_gpus
     from ._questions.query import Optimum as Optimum
-    from ._questions.recommend import Alternative as Alternative
     from ._questions.recommend import recommend as recommend
-    from ._questions.recommend import Recommendation as Recommendation
+    from ._questions.recommendation import Alternative as Alternative
+    from ._questions.recommendation import Recommendation as Recommendation
     from ._questions.whatif import compare_fits as compare_fits
     from ._questions.whatif import Comparison as Comparison
     from ._questions.whatif import what_if as what_if
@@ -158,9 +158,9 @@ _EXPORTS = {
     "DiminishingReturns": "._questions.query",
     "optimal_gpus": "._questions.query",
     "Optimum": "._questions.query",
-    "Alternative": "._questions.recommend",
+    "Alternative": "._questions.recommendation",
     "recommend": "._questions.recommend",
-    "Recommendation": "._questions.recommend",
+    "Recommendation": "._questions.recommendation",
     "compare_fits": "._questions.whatif",
     "Comparison": "._questions.whatif",
     "what_if": "._questions.whatif",

@@ -18,10 +18,10 @@ from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
-from .recommend import Alternative as Alternative
 from .recommend import recommend as recommend
-from .recommend import Recommendation as Recommendation
-from .recommend import term_phrase as term_phrase
+from .recommendation import Alternative as Alternative
+from .recommendation import Recommendation as Recommendation
+from .recommendation import term_phrase as term_phrase
 from .whatif import compare_fits as compare_fits
 from .whatif import Comparison as Comparison
 from .whatif import what_if as what_if
