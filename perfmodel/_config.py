@@ -1,11 +1,14 @@
 """One point of a design space: the quantities a step's cost depends on."""
 
 import dataclasses
+import inspect
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
+
+from ._keywords import unknown_keywords
 
 
 def _as_float(x: ArrayLike) -> Float[Array, "..."]:
@@ -120,3 +123,21 @@ class Config(eqx.Module):
 
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Config))
+
+
+def _checked_init(init):
+    """Equinox's generated ``__init__``, behind a check that a misspelt field
+    (``Config(gpu=8)``) names the valid ones rather than only "unexpected keyword"."""
+
+    def __init__(self, *args, **kwargs):
+        unknown = [k for k in kwargs if k not in CONFIG_FIELDS]
+        if unknown:
+            raise unknown_keywords("Config()", unknown, CONFIG_FIELDS)
+        init(self, *args, **kwargs)
+
+    __init__.__signature__ = inspect.signature(init)
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+Config.__init__ = _checked_init(Config.__init__)

@@ -14,8 +14,20 @@ import pandas as pd
 from ._config import Config, CONFIG_FIELDS
 from ._errors import InputError
 from ._files import read_bytes
+from ._text import brief
 
 TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6}
+TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
+# The last word of a column's name that gives its unit (``Time_ms``, ``step time (s)``);
+# units perfmodel does not read map to None, so that they are refused, not misread.
+_UNIT_WORDS = {
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "s"),
+    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), "ms"),
+    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), "us"),
+    **dict.fromkeys(("ns", "nsec", "nanosecond", "nanoseconds", "min", "mins", "minutes"), None),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), None),
+}
+_NO_UNIT = object()
 THROUGHPUT_COLUMN = "throughput"
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
@@ -42,6 +54,8 @@ class Benchmarks:
         per_gpu: True when the times measured were steps of a fixed per-GPU batch and
             `time_s` holds them divided by `gpus` (seconds per unit of work, up to the
             batch); `measured` gives the step times back (`per_unit_of_work`).
+        read_as: what was assumed reading the file, e.g. ``"read Time_ms as
+            milliseconds"``; fits print it in their first line.
     """
 
     source: str
@@ -53,6 +67,18 @@ class Benchmarks:
     unit: str = ""
     scaling: str | None = None
     per_gpu: bool = False
+    read_as: str = ""
+
+    def __repr__(self) -> str:
+        counts = np.unique(self.gpus)
+        shown = ", ".join(f"{c:g}" for c in counts[:8]) + (", …" if counts.size > 8 else "")
+        parts = [
+            f"{self.source}: {len(self.gpus)} measurements of {self.target} ({self.unit})",
+            f"GPUs {shown}",
+            f"config {', '.join(self.config)}" if self.config else "",
+            self.read_as,
+        ]
+        return brief("Benchmarks", *parts)
 
     def __post_init__(self):
         if not self.unit:
@@ -101,12 +127,46 @@ def from_arrays(
     return _validate(frame, source)
 
 
+def unit_of_column(name: str):
+    """The time unit a column's name ends in: ``"ms"`` for ``Time_ms`` or ``time (ms)``,
+    None for a unit perfmodel does not read (``lat_ns``), `_NO_UNIT` when it names none."""
+    words = re.split(r"[\s_\-.()\[\]/]+", name.strip().lower())
+    words = [w for w in words if w]
+    if not words or words[-1] not in _UNIT_WORDS:
+        return _NO_UNIT
+    return _UNIT_WORDS[words[-1]]
+
+
+def _time_unit(column: str, time_unit: str | None, source: str) -> tuple[str, str]:
+    """``(unit, read_as)`` of a named time column: `time_unit` when given, else the unit
+    its name ends in, else seconds; a name and a `time_unit` that disagree are refused."""
+    if time_unit is not None and time_unit not in TIME_UNITS:
+        raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    named = unit_of_column(column)
+    if named is None:
+        raise InputError(
+            f"{source}: column {column!r} is in a unit perfmodel does not read, by its name; "
+            "give times in seconds, milliseconds or microseconds (s, ms, us)"
+        )
+    if named is not _NO_UNIT and time_unit is not None and named != time_unit:
+        raise InputError(
+            f"{source}: column {column!r} is in {TIME_UNITS[named]} by its name, but "
+            f"{{arg:time_unit}} says {TIME_UNITS[time_unit]}; leave {{arg:time_unit}} out "
+            "or name the column without a unit"
+        )
+    if time_unit is not None:
+        return time_unit, f"read {column} as {TIME_UNITS[time_unit]}"
+    if named is not _NO_UNIT:
+        return named, f"read {column} as {TIME_UNITS[named]}, from its name"
+    return "s", f"read {column} as seconds: its name gives no unit, so seconds are assumed"
+
+
 def load_benchmarks(
     path: str | os.PathLike,
     *,
     gpus_column: str | None = None,
     time_column: str | None = None,
-    time_unit: str = "s",
+    time_unit: str | None = None,
     throughput_column: str | None = None,
     throughput_unit: str = "work/s",
     series: str | None = None,
@@ -114,8 +174,12 @@ def load_benchmarks(
 ) -> Benchmarks:
     """Read a benchmark CSV: a `gpus` column and one time or throughput column.
 
-    Time columns are ``time_s``, ``time_ms`` or ``time_us`` (or any column given as
-    `time_column`, in `time_unit`); ``throughput`` is work per second. Columns named like
+    Time columns are ``time_s``, ``time_ms`` or ``time_us``, or any column given as
+    `time_column`: in `time_unit` (``"s"``, ``"ms"`` or ``"us"``) when given, else in the
+    unit its name ends in (``Time_ms``, ``step time (us)``), else seconds; a name and a
+    `time_unit` that disagree are refused. ``throughput`` is work per second. What was
+    assumed is in `Benchmarks.read_as` (``"read Time_ms as milliseconds, from its
+    name"``), which fits print. Columns named like
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
     Repeated measurements are kept. `throughput_unit` names the work per second a
@@ -129,7 +193,7 @@ def load_benchmarks(
     """
     source = os.fspath(path)
     frame = _read_csv(source)
-    renames, roles = {}, {}
+    renames, roles, read_as = {}, {}, ""
 
     def role(column: str, argument: str, name: str) -> None:
         column = _require(frame, column, source)
@@ -143,9 +207,10 @@ def load_benchmarks(
     if gpus_column is not None:
         role(gpus_column, "gpus_column", "gpus")
     if time_column is not None:
-        if time_unit not in ("s", "ms", "us"):
-            raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-        role(time_column, "time_column", f"time_{time_unit}")
+        unit, read_as = _time_unit(time_column, time_unit, source)
+        role(time_column, "time_column", f"time_{unit}")
+    elif time_unit is not None and time_unit not in TIME_UNITS:
+        raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
     if throughput_column is not None:
         role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
     if renames:
@@ -159,7 +224,13 @@ def load_benchmarks(
         if scaling not in ("weak", "strong"):
             raise InputError(f"scaling must be 'weak' or 'strong', got {scaling!r}")
         data = dataclasses.replace(data, scaling=scaling)
-    return data
+    if not read_as:
+        column = _measured_column(frame, source)
+        if column == THROUGHPUT_COLUMN:
+            read_as = f"read {throughput_column or column} as {data.unit}"
+        else:
+            read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
+    return dataclasses.replace(data, read_as=read_as)
 
 
 _EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header

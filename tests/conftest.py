@@ -1,3 +1,5 @@
+import os
+
 import jax
 from jaxtyping import install_import_hook
 import numpy as np
@@ -8,6 +10,8 @@ jax.config.update("jax_enable_x64", True)
 # Equinox's settings: silent float32/float64 mixing and accidental broadcasting raise.
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
+# The CLI's persistent compilation cache stays out of the user's home in tests.
+os.environ.setdefault("PERFMODEL_NO_CACHE", "1")
 # Shape and dtype annotations are checked at runtime in the tests, and cost users nothing.
 install_import_hook("perfmodel", "_typecheck.checker")
 

@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -159,4 +160,115 @@ def test_console_script_demo_has_no_traceback_on_error():
 def test_demo_runs_on_shipped_dataset(capsys):
     status, out, _ = run(capsys, "demo")
     assert status == 0
-    assert "predictions:" in out and "optimal (time):" in out
+    # The answer first, one sentence with its interval and why it stops there.
+    first = out.split("\n\n")[1]
+    assert first.startswith("Buy 8 GPUs: speedup ") and "confidence interval" in first
+    # The reason is the largest term but compute at the knee (the blend's serial part).
+    assert re.search(r"as the (serial part|all-reduce) reaches \d+% of the step", first)
+    assert "predictions:" in out
+    # An undetermined parameter says so, last, instead of a tiny value marked "?".
+    table = out.split("\n\n")[2].splitlines()
+    rows = [line for line in table if line.strip().startswith(("compute.", "allreduce."))]
+    assert rows[-1].split()[:2] == ["allreduce.transfer", "—"] and "undetermined" in rows[-1]
+    assert not any(" ? " in line for line in table)
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_fit_opens_with_the_recommendation_and_says_how_it_read_the_file(capsys, tmp_path):
+    csv = tmp_path / "bench.csv"
+    csv.write_text("gpus,Time_ms\n1,1000\n2,530\n4,290\n8,180\n")
+    out_file = tmp_path / "fit.json"
+    argv = ["fit", str(csv), "--time-column", "Time_ms", "--model", "amdahl", "-o", str(out_file)]
+    status, out, err = run(capsys, *argv)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("Buy ") and "GPU-hours per step" in out
+    header = " ".join(out.split("\n\n")[1].split())  # the fit's first line, wrapped
+    assert header.startswith(str(csv)) and "read Time_ms as milliseconds, from its name" in header
+    # Results on stdout, what was done on stderr.
+    assert f"wrote {out_file}" in err and "wrote" not in out
+    document = json.loads(out_file.read_text())
+    assert document["data"]["time_s"][0] == pytest.approx(1.0)  # 1000 ms, not 1000 s
+    status, _, err = run(capsys, *argv, "--time-unit", "s")
+    assert status == 2 and "by its name, but --time-unit says seconds" in err
+
+
+def test_fit_json_carries_the_recommendation(capsys, tmp_path):
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    status, out, _ = run(capsys, "fit", str(csv), "--model", "usl", "--json")
+    document = json.loads(out)
+    assert {"gpus", "speedup", "efficiency", "reason"} <= set(document["recommendation"])
+    assert document["recommendation"]["interval"]["kind"] == "confidence"
+    assert document["model"]["family"] == "usl"  # the fit's own keys stay
+
+
+def test_candidates_table_fits_100_columns_unless_wide(capsys, tmp_path):
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    status, out, _ = run(capsys, "fit", str(csv))
+    assert status == 0 and "candidates" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    status, wide, _ = run(capsys, "fit", str(csv), "--wide")
+    assert max(len(line) for line in wide.splitlines()) > 100
+
+
+def test_optimal_answer_and_document(capsys, fit_file):
+    status, out, _ = run(
+        capsys,
+        "optimal",
+        str(fit_file),
+        "--price-per-gpu-hour",
+        "2.5",
+        "--currency",
+        "USD",
+        "--deadline",
+        "0.2",
+        "--budget",
+        "20",
+    )
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("Buy ")
+    assert any("at 2.5 USD per GPU-hour" in line for line in lines)
+    assert any("deadline of 0.2 s per step" in line for line in lines)
+    assert any("budget of 20 USD per hour" in line for line in lines)
+    assert not any("(the search limit" in line for line in lines)
+    status, out, _ = run(capsys, "optimal", str(fit_file), "--multiple-of", "8", "--json")
+    document = json.loads(out)
+    answer = document["recommendation"]
+    assert {"gpus", "speedup", "efficiency", "reason", "alternatives"} <= set(answer)
+    # Whole nodes move the knee as well as the optimum.
+    assert answer["gpus"] % 8 == 0 or answer["gpus"] == 1
+    knee = document["diminishing_returns"]["gpus"]
+    assert knee is None or knee % 8 == 0
+    assert document["gpus"] % 8 == 0
+
+
+def test_intervals_say_what_they_are_for(capsys, fit_file):
+    argv = ["predict", str(fit_file), "--gpus", "4096", "--interval", "0.9"]
+    status, out, _ = run(capsys, *argv)
+    assert "90% prediction interval: where a new measurement would fall" in out
+    status, out, _ = run(capsys, *argv, "--kind", "confidence")
+    assert "90% confidence interval of the curve" in out
+    _, out, _ = run(capsys, *argv, "--kind", "confidence", "--json")
+    (row,) = json.loads(out)
+    assert row["interval"] == "90% confidence"
+    # `next` reports the same interval for the same number.
+    status, out, _ = run(
+        capsys, "next", str(fit_file), "--candidates", "64", "--quantity", "time", "--json"
+    )
+    answer = json.loads(out)
+    assert answer["interval_kind"] == "confidence"
+    assert answer["interval"] == pytest.approx([row["time_s_lo"], row["time_s_hi"]])
+
+
+def test_whatif_says_when_returns_never_diminish(capsys, tmp_path):
+    csv = tmp_path / "bench.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.5\n4,0.25\n8,0.125\n")
+    fit = tmp_path / "fit.json"
+    assert main(["fit", str(csv), "--model", "amdahl", "-o", str(fit)]) == 0
+    capsys.readouterr()
+    status, out, _ = run(capsys, "whatif", str(fit), "--set", "compute.time=x2", "--max-gpus", "64")
+    assert status == 0
+    assert "not reached → not reached" not in out and "(none reached)" not in out

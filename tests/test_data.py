@@ -176,3 +176,37 @@ def test_the_first_bad_cell_of_a_long_file_is_named(tmp_path):
     path = write(tmp_path, "\n".join(lines) + "\n")
     with pytest.raises(pm.InputError, match=r"row 90000 \(line 90001\).*finite number, got 'x'"):
         pm.load_benchmarks(path)
+
+
+@pytest.mark.parametrize(
+    "column, factor, said",
+    [
+        ("Time_ms", 1e-3, "read Time_ms as milliseconds, from its name"),
+        ("step time (us)", 1e-6, "read step time (us) as microseconds, from its name"),
+        ("latency_sec", 1.0, "read latency_sec as seconds, from its name"),
+        ("duration", 1.0, "read duration as seconds: its name gives no unit"),
+    ],
+)
+def test_time_unit_from_the_column_name(tmp_path, column, factor, said):
+    path = write(tmp_path, f"gpus,{column}\n1,1000\n2,600\n")
+    data = pm.load_benchmarks(path, time_column=column)
+    np.testing.assert_allclose(data.time_s, [1000 * factor, 600 * factor])
+    assert data.read_as.startswith(said)
+    assert said in repr(data)
+
+
+def test_time_unit_given_and_named_must_agree(tmp_path):
+    path = write(tmp_path, "gpus,Time_ms,lat_ns\n1,1000,5\n2,600,4\n")
+    with pytest.raises(pm.InputError, match="'Time_ms' is in milliseconds by its name, but"):
+        pm.load_benchmarks(path, time_column="Time_ms", time_unit="s")
+    data = pm.load_benchmarks(path, time_column="Time_ms", time_unit="ms")  # agrees
+    assert data.read_as == "read Time_ms as milliseconds"
+    with pytest.raises(pm.InputError, match="'lat_ns' is in a unit perfmodel does not read"):
+        pm.load_benchmarks(path, time_column="lat_ns")
+
+
+def test_standard_columns_say_how_they_were_read(tmp_path):
+    data = pm.load_benchmarks(write(tmp_path, "gpus,time_us\n1,10\n2,6\n"))
+    assert data.read_as == "read time_us as microseconds"
+    data = pm.load_benchmarks(write(tmp_path, "gpus,throughput\n1,10\n2,19\n", "t.csv"))
+    assert data.read_as == "read throughput as work/s"

@@ -57,8 +57,13 @@ def test_optimum_and_its_delta_method_variance_in_closed_form(usl_fit):
     cov = usl_fit.raw_covariance
     variance = (cov[1, 1] + cov[2, 2] - 2 * cov[1, 2]) / 4
     assert answer.ranking[0].sd_before == pytest.approx(math.sqrt(variance), rel=1e-8)
+    # The interval is the confidence interval of the shared draws, the one optimal_gpus
+    # reports; inside the measured counts it is the delta method's to within a count.
+    assert answer.interval_kind == "confidence"
+    assert answer.interval == pm.optimal_gpus(usl_fit, interval=0.9).gpus_interval
     lo, hi = answer.interval
-    assert math.log(hi / answer.estimate) == pytest.approx(1.6448536 * math.sqrt(variance))
+    half = 1.6448536 * math.sqrt(variance)
+    assert math.log(hi / answer.estimate) == pytest.approx(half, abs=1.5 / answer.estimate)
 
 
 def test_rank_one_update_matches_a_refit_with_the_added_point(usl_fit):
@@ -88,7 +93,7 @@ def test_ranking_prefers_counts_past_the_peak(usl_fit):
     assert by_gpus[16].measured and not by_gpus[256].measured
     assert "(a repeat of a measured count)" in by_gpus[16].reason
     reason = by_gpus[256].reason
-    assert reason.startswith("measuring 256 GPUs shrinks the 90% interval on the optimal GPU")
+    assert reason.startswith("measuring 256 GPUs shrinks the 90% confidence interval on the opt")
     lo, hi = by_gpus[256].interval_after
     assert lo < answer.estimate < hi
 
@@ -97,9 +102,13 @@ def test_time_quantity_and_level(usl_fit):
     answer = pm.next_measurements(usl_fit, [64], quantity="time", max_gpus=512, level=0.5)
     assert answer.at_gpus == 512
     assert answer.estimate == pytest.approx(usl_fit.predict([512])["time_s"][0])
+    # The same interval as predict_interval's confidence interval from the same draws
+    # (`next` and `predict` used to disagree: 281–295 ns against 194–433 ns).
+    band = pm.predict_interval(usl_fit, [512], level=0.5, kind="confidence")
+    assert answer.interval == pytest.approx((band["time_s_lo"][0], band["time_s_hi"][0]))
+    # Outside the measured counts the drift widens it beyond the parameters' share alone.
     lo, hi = answer.interval
-    sd = answer.ranking[0].sd_before
-    assert math.log(hi / lo) == pytest.approx(2 * 0.6744898 * sd)
+    assert math.log(hi / lo) > 2 * 0.6744898 * answer.ranking[0].sd_before
 
 
 def log_jacobian(s, c, gpus):
@@ -161,7 +170,7 @@ def test_without_degrees_of_freedom_ranks_by_relative_narrowing(amdahl_fit):
     two = pm.from_arrays([1.0, 8.0], [s + c, s + c / 8])
     result = dataclasses.replace(amdahl_fit, data=two, residuals=np.zeros(2), raw_covariance=None)
     answer = pm.next_measurements(result, [4, 64])
-    assert answer.interval is None and "no residual degrees of freedom" in answer.note
+    assert "no residual degrees of freedom" in answer.note
     # σ² cancels from var_after/var_before = 1 − (gᵀA⁻¹j)² / ((1 + jᵀA⁻¹j) gᵀA⁻¹g).
     a_inv = np.linalg.inv(
         log_jacobian(s, c, np.array([1.0, 8.0])).T @ log_jacobian(s, c, np.array([1.0, 8.0]))
@@ -176,8 +185,7 @@ def test_without_degrees_of_freedom_ranks_by_relative_narrowing(amdahl_fit):
         (j,) = log_jacobian(s, c, np.array([float(m.gpus)]))
         ratio = 1 - (g @ a_inv @ j) ** 2 / ((1 + j @ a_inv @ j) * (g @ a_inv @ g))
         assert m.shrink == pytest.approx(1 - math.sqrt(ratio), rel=1e-6)
-        assert m.interval_after is None
-    assert answer.ranking[0].reason.startswith("measuring 64 GPUs narrows the point")
+    assert answer.ranking[0].gpus == 64
 
 
 @pytest.mark.parametrize(
@@ -212,9 +220,9 @@ def usl_file(usl_fit, tmp_path_factory):
 def test_cli_next_round_trip(capsys, usl_file, usl_fit):
     assert main(["next", usl_file, "--candidates", "16,64,256"]) == 0
     out = capsys.readouterr().out
-    assert "the optimal GPU count:" in out and "90% interval" in out
+    assert "the optimal GPU count:" in out and "90% confidence interval" in out
     lines = [line for line in out.splitlines() if "measuring" in line]
-    assert lines[0].lstrip().startswith("1. measuring 256 GPUs shrinks the 90% interval")
+    assert lines[0].lstrip().startswith("1. measuring 256 GPUs shrinks the 90% confidence")
     assert main(["next", usl_file, "--candidates", "16,64,256", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     expected = pm.next_measurements(usl_fit, [16, 64, 256])

@@ -314,7 +314,7 @@ def test_cli_plot_writes_png(tmp_path, fit_file, capsys, monkeypatch):
     monkeypatch.setattr("perfmodel._uncertainty.predict_interval", fake_interval)
     out = tmp_path / "scaling.png"
     assert main(["plot", str(fit_file), "-o", str(out), "--dpi", "50"]) == 0
-    assert f"wrote {out}" in capsys.readouterr().out
+    assert f"wrote {out}" in capsys.readouterr().err  # messages to stderr, results to stdout
     with Image.open(out) as image:
         assert image.size == (550, 400)
 

@@ -412,3 +412,10 @@ def test_shipped_example_space_parses():
     assert space.model.family == "hybrid"
     assert max(space.axes["gpus"]) == 4096 and space.axes["microbatches"][-1] == 128
     assert np.prod([len(v) for v in space.axes.values()]) > 1e7
+
+
+def test_repr_is_one_line_and_summary_the_tables(result):
+    assert "\n" not in repr(result) and repr(result).startswith("<SweepResult: ")
+    text = result.summary()
+    assert "best per" in text and f"top {TOP}" in text
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -379,11 +379,11 @@ def test_cli_optimal_interval(capsys, fit_file):
     capsys.readouterr()
     assert main(["optimal", str(fit_file), "--interval", "0.8", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["interval"] == {"level": 0.8, "method": "laplace"}
+    assert document["interval"] == {"level": 0.8, "kind": "confidence", "method": "laplace"}
     lo, hi = document["diminishing_returns"]["gpus_interval"]
     assert lo <= document["diminishing_returns"]["gpus"] <= hi
     assert main(["optimal", str(fit_file), "--interval", "0.8"]) == 0
-    assert "80% interval" in capsys.readouterr().out
+    assert "80% confidence interval" in capsys.readouterr().out
 
 
 def test_cli_bad_interval_level_exits_2(capsys, fit_file):

@@ -17,9 +17,12 @@ from .._questions import (
     TARGETS,
     what_if,
 )
+from .._text import wrap
+from . import common
 from .common import (
     check_outputs,
     format_table,
+    message,
     number,
     parse_assignments,
     parse_list,
@@ -28,6 +31,7 @@ from .common import (
     PROBABILITY,
     whole,
 )
+from .draws import shared_ensemble
 
 MAX_GPUS_TYPE = whole(1, MAX_GPUS, "every GPU count up to it is evaluated")
 
@@ -280,23 +284,12 @@ def _run_whatif(args) -> int:
         for i, n in enumerate(comparison.gpus)
     ]
     print(format_table(rows))
-    a, b = comparison.optimum_before, comparison.optimum_after
-    limit = " (search limit)"
-    print(
-        f"optimal GPU count: {a.gpus}{limit if a.at_limit else ''} → "
-        f"{b.gpus}{limit if b.at_limit else ''} "
-        f"(time there {describe_quantity('time', a.time_s)} → "
-        f"{describe_quantity('time', b.time_s)})"
-    )
-    k1, k2 = comparison.knee_before, comparison.knee_after
-    print(
-        f"diminishing returns from: {k1.gpus or 'not reached'} → {k2.gpus or 'not reached'} GPUs "
-        f"({k2.criterion})"
-    )
+    print(comparison.optimum_line())
+    print(comparison.knee_line())
     if comparison.amdahl_before is not None:
         print(f"Amdahl bound: {comparison.amdahl_before:.4g}× → {comparison.amdahl_after:.4g}×")
     if args.output:
-        print(f"\nwrote {args.output}")
+        message(f"wrote {args.output}")
     return 0
 
 
@@ -312,28 +305,11 @@ def _run_next(args) -> int:
         level=args.level,
         max_gpus=args.max_gpus,
         threshold=args.threshold,
+        ensemble=shared_ensemble(result),
     )
     if args.json:
         print_json(_finite(dataclasses.asdict(answer)))
         return 0
     print(_header(result))
-    estimate = (
-        describe_quantity("time", answer.estimate)
-        if answer.quantity == "time"
-        else f"{answer.estimate:.4g} GPUs"
-    )
-    line = f"{answer.description}: {estimate}"
-    if answer.interval is not None:
-        lo, hi = answer.interval
-        if answer.quantity == "time":
-            line += f" ({answer.level:.0%} interval {describe_quantity('time', lo)}–"
-            line += f"{describe_quantity('time', hi)})"
-        else:
-            line += f" ({answer.level:.0%} interval {lo:.4g}–{hi:.4g})"
-    print(line)
-    if answer.note:
-        print(f"note: {answer.note}")
-    print("\nranked, most informative first:")
-    for i, m in enumerate(answer.ranking, 1):
-        print(f"{i:3d}. {m.reason} ({m.shrink:.0%} narrower, in log)")
+    print(wrap(answer.summary(), common.TABLE_WIDTH))
     return 0

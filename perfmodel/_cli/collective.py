@@ -29,6 +29,7 @@ from .common import (
     input_paths,
     MAX_SEED,
     MAX_STARTS,
+    message,
     POSITIVE,
     print_json,
     whole,
@@ -127,7 +128,7 @@ def _run_fit_collective(args) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output:
-        print(f"\nwrote {args.output}")
+        message(f"wrote {args.output}")
     return 0
 
 

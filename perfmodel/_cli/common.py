@@ -10,6 +10,8 @@ import sys
 from .._errors import InputError
 from .._files import check_output
 from .._io import to_json
+from .._text import format_table as _format_table
+from .._text import WIDTH
 
 # Multi-start points a fit may ask for: each start is a row of the vmapped optimiser.
 MAX_STARTS = 10_000
@@ -120,23 +122,19 @@ def to_float(text: str, what: str) -> float:
     return value
 
 
+# Columns a table fits (`perfmodel._text.WIDTH`); ``--wide`` sets None: every column.
+TABLE_WIDTH: int | None = WIDTH
+
+
 def format_table(rows: list[dict], columns: Sequence[str] | None = None) -> str:
-    """A plain, right-aligned text table of `rows` (dicts with the same keys)."""
-    if not rows:
-        return "(no rows)"
-    columns = list(columns or rows[0])
+    """A plain, right-aligned text table of `rows` (dicts with the same keys), fitting
+    `TABLE_WIDTH` columns (`perfmodel._text.format_table`)."""
+    return _format_table(rows, columns, width=TABLE_WIDTH)
 
-    def cell(value):
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        return "" if value is None else str(value)
 
-    body = [[cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(columns, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in body]
-    return "\n".join(lines)
+def message(text: str) -> None:
+    """A note about what was done (``wrote fit.json``): stderr, so stdout stays results."""
+    print(text, file=sys.stderr)
 
 
 def print_json(document) -> None:

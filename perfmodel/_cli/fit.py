@@ -16,14 +16,20 @@ from .._fitting import (
     fit_auto,
     FitResult,
     LOSSES,
-    MARGIN,
     per_unit_of_work,
     Selection,
 )
 from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
-from .._questions import amdahl_bound, diminishing_returns, MAX_GPUS, optimal_gpus
-from .._uncertainty import METHODS, predict_interval
+from .._questions import (
+    MAX_GPUS,
+    optimal_gpus,
+    recommend,
+    Recommendation,
+)
+from .._text import wrap
+from .._uncertainty import Ensemble, KINDS, METHODS, predict_interval
+from . import common
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
     add_collective_options,
@@ -37,6 +43,7 @@ from .common import (
     input_paths,
     MAX_SEED,
     MAX_STARTS,
+    message,
     number,
     parse_assignments,
     parse_list,
@@ -46,6 +53,7 @@ from .common import (
     to_float,
     whole,
 )
+from .draws import draws_or_none, shared_ensemble
 from .plot import check_report_path, report_outputs
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
@@ -68,14 +76,27 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
+    p.add_argument(
+        "--kind",
+        default="prediction",
+        choices=KINDS,
+        help="prediction: where a new measurement would fall (default); confidence: the "
+        "curve itself, the same draws `next` and `optimal` use",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
     p.set_defaults(run=_run_predict)
 
-    p = subparsers.add_parser("optimal", help="best GPU count and diminishing returns")
+    p = subparsers.add_parser(
+        "optimal", help="the GPU count worth buying, the fastest and the cheapest"
+    )
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     _add_optimal_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    _add_interval_options(p, "adds an interval on both GPU counts")
+    _add_interval_options(
+        p,
+        "the recommendation's confidence intervals (default 0.9); also adds one on the "
+        "optimum and the knee to --json",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_optimal)
 
@@ -148,9 +169,10 @@ def _add_fit_options(p) -> None:
     p.add_argument("--time-column", help="name of the time column")
     p.add_argument(
         "--time-unit",
-        default="s",
+        default=None,
         choices=("s", "ms", "us"),
-        help="unit of --time-column",
+        help="unit of --time-column (default: the unit its name ends in, as in Time_ms, "
+        "else s); a name and a unit that disagree are refused",
     )
     p.add_argument("--throughput-column", help="name of the throughput column (work/s)")
     p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
@@ -176,9 +198,28 @@ def _add_optimal_options(p) -> None:
         choices=("time", "cost"),
         help="time: fastest; cost: fewest GPU-hours per unit of work",
     )
-    p.add_argument("--price-per-gpu-hour", type=POSITIVE, help="currency per GPU-hour")
-    p.add_argument("--deadline", type=POSITIVE, help="with --objective cost: max seconds/step")
-    p.add_argument("--multiple-of", type=whole(1), default=1, help="only multiples (whole nodes)")
+    p.add_argument(
+        "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"
+    )
+    p.add_argument("--currency", default="", help="currency of the prices, e.g. USD")
+    p.add_argument(
+        "--deadline",
+        type=POSITIVE,
+        help="seconds per step (per unit of work for throughput): also the cheapest count "
+        "meeting it; with --objective cost, the optimum",
+    )
+    p.add_argument(
+        "--budget",
+        type=POSITIVE,
+        help="currency per hour: also the fastest count within it (needs --price-per-gpu-hour)",
+    )
+    p.add_argument(
+        "--multiple-of",
+        type=whole(1),
+        default=None,
+        help="only 1 and multiples of this, for the recommendation, the knee and the optimum "
+        "(default: gpus_per_node when the fit's data give it, else 1)",
+    )
     p.add_argument(
         "--threshold",
         type=POSITIVE,
@@ -294,40 +335,10 @@ def fit_model(
 
 
 def _print_fit(result: FitResult, selection: Selection | None) -> None:
-    errors = result.standard_errors()
-    rows = []
-    for name, value in result.parameters().items():
-        spec = result.model.parameter_specs()[name]
-        sd = errors.get(name, math.nan)
-        rows.append(
-            {
-                "parameter": name,
-                "value": value,
-                "unit": spec.unit,
-                "± (x)": "fixed"
-                if name in result.fixed
-                else ("?" if not math.isfinite(sd) else f"{math.exp(min(sd, 50.0)):.3g}"),
-                "meaning": spec.description,
-            }
-        )
-    print(
-        f"{result.data.source}: {len(result.data.gpus)} measurements, "
-        f"{result.data.distinct_configs()} distinct configurations, target {result.target}"
-    )
-    print(
-        f"model {result.family} ({result.loss_kind} loss, {result.precision}): "
-        f"R² {result.r2:.4f}, MAPE {result.mape:.2f}%, {result.message}"
-    )
-    print(format_table(rows))
+    print(result.summary(common.TABLE_WIDTH))
     if selection is not None:
-        print(
-            f"\ncandidates (by {selection.criterion}, lower is better; the first, physical "
-            "family is kept unless another is lower by more than "
-            f"{MARGIN[selection.criterion]:g}"
-            + ("; the answer is the blend listed first" if result.components else "")
-            + "):"
-        )
-        print(format_table(selection.rows()))
+        print()
+        print(selection.table(common.TABLE_WIDTH))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -364,6 +375,7 @@ def _run_fit(args) -> int:
             "criterion": selection.criterion,
             "candidates": selection.rows(),
         }
+    answer = _recommend(result)
     with all_or_nothing():  # the fit and its report, or neither
         if args.output is not None:
             save_fit(result, args.output, extra)
@@ -371,15 +383,17 @@ def _run_fit(args) -> int:
             from .._show import write_report
 
             written = write_report(result, args.report, selection=selection)
+    if args.output is not None:
+        message(f"wrote {args.output}")
     if args.report is not None:
-        print("wrote " + ", ".join(written), file=sys.stderr)
+        message("wrote " + ", ".join(written))
     if args.json:
-        print_json({**fit_to_dict(result), **extra})
+        print_json({**fit_to_dict(result), **extra, "recommendation": answer.to_dict()})
     else:
+        print(answer.summary(common.TABLE_WIDTH))
+        print()
         _print_fit(result, selection)
         print_collective_extra(extra)
-        if args.output:
-            print(f"\nwrote {args.output}")
     return 0
 
 
@@ -389,10 +403,19 @@ def _bound(value) -> float | None:
 
 
 def prediction_rows(
-    result: FitResult, gpus, interval: float | None = None, method: str | None = None
+    result: FitResult,
+    gpus,
+    interval: float | None = None,
+    method: str | None = None,
+    kind: str = "prediction",
 ) -> list[dict]:
+    """Rows of `predict`; with `interval`, ``_lo``/``_hi`` bounds of that `kind`
+    (``"prediction"``: a new measurement; ``"confidence"``: the curve) named per row."""
     predicted = result.predict(gpus)
-    band = None if interval is None else predict_interval(result, gpus, interval, method)
+    band = None
+    if interval is not None:
+        draws = shared_ensemble(result, method)
+        band = predict_interval(result, gpus, interval, method, kind=kind, ensemble=draws)
     rows = []
     for i, n in enumerate(gpus):
         row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
@@ -406,76 +429,71 @@ def prediction_rows(
                 row["throughput_hi"] = _bound(band["throughput_hi"][i])
         row["speedup"] = float(predicted["speedup"][i])
         row["efficiency"] = float(predicted["efficiency"][i])
+        if band is not None:
+            row["interval"] = f"{interval:.0%} {kind}"
         rows.append(row)
     return rows
+
+
+INTERVAL_MEANING = {
+    "prediction": "prediction interval: where a new measurement would fall (parameters, "
+    "measurement noise and, outside the measured counts, model-form drift)",
+    "confidence": "confidence interval of the curve: the mean step time (parameters and, "
+    "outside the measured counts, model-form drift; no measurement noise)",
+    "conformal": "prediction interval: where a new measurement would fall (conformal: the "
+    "default blend's errors on published series, widening with the doublings beyond the "
+    "measured counts)",
+}
 
 
 def _run_predict(args) -> int:
     result = load_with_changes(args.fit, args.set)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
-    rows = prediction_rows(result, gpus, args.interval, args.method)
+    rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:
         print_json(rows)
-    else:
-        unit = "s per unit of work" if result.target == "throughput" else "s per step"
-        print(
-            f"{result.label} fit of {result.data.source} (time_s in {unit}, "
-            f"speedup vs 1 GPU, {result.precision})"
-        )
-        if args.interval is not None:
-            print(
-                f"_lo/_hi: {args.interval:.0%} prediction interval for a new measurement "
-                f"({args.method}; empty: unbounded)"
-            )
-        print(format_table(rows))
+        return 0
+    unit = "s per unit of work" if result.target == "throughput" else "s per step"
+    print(
+        f"{result.label} fit of {result.data.source} (time_s in {unit}, "
+        f"speedup vs 1 GPU, {result.precision})"
+    )
+    if args.interval is not None:
+        method = args.method or result.intervals
+        meaning = INTERVAL_MEANING["conformal" if method == "conformal" else args.kind]
+        text = f"_lo/_hi: {args.interval:.0%} {meaning}; {method}"
+        print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
+        for row in rows:
+            del row["interval"]
+    print(format_table(rows))
     return 0
 
 
-def optimal_options(args) -> dict:
-    """`optimal_document`'s keyword arguments from the optimal flags."""
+def recommend_options(args) -> dict:
+    """`recommend`'s keyword arguments from the optimal flags."""
+    if args.max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
     return dict(
         max_gpus=args.max_gpus,
         objective=args.objective,
         price_per_gpu_hour=args.price_per_gpu_hour,
-        deadline=args.deadline,
+        currency=args.currency,
+        deadline_s=args.deadline,
+        budget_per_hour=args.budget,
         multiple_of=args.multiple_of,
         threshold=args.threshold,
         efficiency_floor=args.efficiency_floor,
-        interval=args.interval,
+        level=0.9 if args.interval is None else args.interval,
         method=args.method,
     )
 
 
 def optimal_document(
-    result: FitResult,
-    *,
-    max_gpus: int = 4096,
-    objective: str = "time",
-    price_per_gpu_hour: float | None = None,
-    deadline: float | None = None,
-    multiple_of: int = 1,
-    threshold: float = 0.5,
-    efficiency_floor: float | None = None,
-    interval: float | None = None,
-    method: str | None = None,
+    answer: Recommendation, interval: float | None = None, method: str | None = None
 ) -> dict:
-    interval = dict(interval=interval, method=method)
-    best = optimal_gpus(
-        result,
-        max_gpus=max_gpus,
-        objective=objective,
-        price_per_gpu_hour=price_per_gpu_hour,
-        deadline_s=deadline,
-        multiple_of=multiple_of,
-        **interval,
-    )
-    knee = diminishing_returns(
-        result,
-        threshold=threshold,
-        efficiency_floor=efficiency_floor,
-        max_gpus=max_gpus,
-        **interval,
-    )
+    """The JSON of `perfmodel optimal`: the best count by the objective, the point of
+    diminishing returns and, under ``recommendation``, the count worth buying."""
+    best, knee = answer.optimum, answer.knee
     document = {
         "gpus": best.gpus,
         "time_s": best.time_s,
@@ -483,6 +501,7 @@ def optimal_document(
         "efficiency": best.efficiency,
         "gpu_seconds_per_step": best.gpu_seconds,
         "cost_per_step": best.cost,
+        "cost_unit": answer.alternatives[0].cost_unit if best.cost is not None else None,
         "objective": best.objective,
         "searched_up_to": best.searched,
         "at_search_limit": best.at_limit,
@@ -493,75 +512,75 @@ def optimal_document(
             "efficiency": knee.efficiency,
             "speedup": knee.speedup,
         },
-        "amdahl_bound": amdahl_bound(result),
-        "family": result.family,
-        "precision": result.precision,
+        "amdahl_bound": answer.amdahl_bound,
+        "recommendation": answer.to_dict(),
     }
-    if result.target == "throughput":
+    if answer.unit != "step":
         document["throughput"] = 1.0 / best.time_s
-    if interval["interval"] is not None:
-        method = interval["method"] or result.intervals
-        document["interval"] = {"level": interval["interval"], "method": method}
-        document["gpus_interval"] = list(best.gpus_interval)
+    if interval is not None:
+        document["interval"] = {"level": interval, "kind": "confidence", "method": method}
+        document["gpus_interval"] = list(best.gpus_interval or (None, None))
         document["diminishing_returns"]["gpus_interval"] = list(knee.gpus_interval)
     return document
 
 
-def _interval_text(document: dict, counts) -> str:
-    if counts is None:
-        return ""
-    lo, hi = counts
-    upper = "beyond the search" if hi is None else str(hi)
-    lower = "none" if lo is None else str(lo)
-    return f" ({document['interval']['level']:.0%} interval {lower} to {upper})"
+def _print_optimal(answer: Recommendation) -> None:
+    print(answer.summary(common.TABLE_WIDTH))
+    print(wrap(f"  {answer.knee.summary()}", common.TABLE_WIDTH))
+    if answer.amdahl_bound is not None:
+        print(f"  Amdahl bound on speedup: {answer.amdahl_bound:.4g}×")
 
 
-def _print_optimal(document: dict) -> None:
-    knee = document["diminishing_returns"]
-    limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
-    spread = _interval_text(document, document.get("gpus_interval"))
-    print(f"optimal ({document['objective']}): {document['gpus']} GPUs{spread}{limit}")
-    print(
-        f"  step time {document['time_s']:.4g} s, speedup {document['speedup']:.3g}x, "
-        f"efficiency {document['efficiency']:.1%}"
-    )
-    if document["cost_per_step"] is not None:
-        print(f"  cost per step {document['cost_per_step']:.4g}")
-    spread = _interval_text(document, knee.get("gpus_interval"))
-    if knee["gpus"] is None:
-        print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs{spread}")
-    else:
-        print(
-            f"diminishing returns from {knee['gpus']} GPUs{spread} ({knee['criterion']}): "
-            f"one more GPU adds {knee['marginal_speedup']:.3g}x, "
-            f"efficiency {knee['efficiency']:.1%}"
-        )
-    if document["amdahl_bound"] is not None:
-        print(f"Amdahl bound on speedup: {document['amdahl_bound']:.4g}x")
+def answer_for(result: FitResult, options: dict) -> tuple[Recommendation, Ensemble | None]:
+    """The recommendation, with the optimum's interval from the same draws when asked."""
+    draws = draws_or_none(result, options.get("method"))
+    if draws is None:
+        options = {**options, "level": None}
+    answer = recommend(result, **options, ensemble=draws)
+    return answer, draws
+
+
+def _recommend(result: FitResult) -> Recommendation:
+    """The recommendation `fit` and `demo` open with, on the fit's shared draws."""
+    draws = draws_or_none(result)
+    return recommend(result, ensemble=draws, level=None if draws is None else 0.9)
 
 
 def _run_optimal(args) -> int:
-    document = optimal_document(load_with_changes(args.fit, args.set), **optimal_options(args))
+    result = load_with_changes(args.fit, args.set)
+    answer, draws = answer_for(result, recommend_options(args))
+    if args.interval is not None:
+        best = optimal_gpus(
+            result,
+            max_gpus=args.max_gpus,
+            objective=args.objective,
+            price_per_gpu_hour=args.price_per_gpu_hour,
+            deadline_s=args.deadline if args.objective != "time" else None,
+            multiple_of=answer.multiple_of,
+            interval=args.interval,
+            ensemble=draws,
+        )
+        answer = dataclasses.replace(answer, optimum=best)
     if args.json:
-        print_json(document)
+        print_json(optimal_document(answer, args.interval, args.method or result.intervals))
     else:
-        _print_optimal(document)
+        _print_optimal(answer)
     return 0
 
 
 def _run_demo(args) -> int:
     path = dataset_path(args.dataset)
-    print(f"perfmodel demo: fitting the shipped dataset {args.dataset} ({path.name})\n")
     data = load_dataset(args.dataset)
+    print(f"perfmodel demo: how many GPUs are worth it for {path.stem}?\n")
     result, selection = fit_model(
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
+    print(_recommend(result).summary(common.TABLE_WIDTH))
+    print()
     _print_fit(result, selection)
     gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})
     print("\npredictions:")
     print(format_table(prediction_rows(result, gpus)))
-    print()
-    _print_optimal(optimal_document(result))
     return 0
 
 

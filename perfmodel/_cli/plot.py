@@ -6,7 +6,7 @@ from .._errors import InputError
 from .._files import all_or_nothing
 from .._io import load_fit, read_document
 from .._questions import MAX_GPUS
-from .common import check_outputs, POSITIVE, PROBABILITY, whole
+from .common import check_outputs, message, POSITIVE, PROBABILITY, whole
 
 
 def register(subparsers) -> None:
@@ -94,7 +94,7 @@ def _run_plot(args) -> int:
     result = load_fit(args.fit)
     c = curves(result, **figure_options(args))
     save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
-    print(f"wrote {args.output}")
+    message(f"wrote {args.output}")
     return 0
 
 
@@ -113,5 +113,5 @@ def _run_report(args) -> int:
         written = write_report(
             result, args.output, selection=stored_selection(args.fit), **figure_options(args)
         )
-    print("wrote " + ", ".join(written))
+    message("wrote " + ", ".join(written))
     return 0

@@ -40,7 +40,7 @@ from .._sweep import (
     sweep,
     SweepResult,
 )
-from .common import check_outputs, format_table, POSITIVE, print_json, whole
+from .common import check_outputs, format_table, message, POSITIVE, print_json, whole
 
 SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
 
@@ -263,5 +263,5 @@ def _run_sweep(args) -> int:
     else:
         _print(result, space)
         if args.output:
-            print(f"\nwrote {args.output}")
+            message(f"wrote {args.output}")
     return 0

@@ -117,6 +117,12 @@ class CollectiveGroupFit:
     mape: float
     rows: dict[str, np.ndarray]
 
+    def __repr__(self) -> str:
+        return (
+            f"<CollectiveGroupFit: {self.collective} at {self.n_ranks} ranks, α "
+            f"{self.latency_s:.3g} s, bus bandwidth {self.busbw:.3g} B/s, MAPE {self.mape:.2f}%>"
+        )
+
     @property
     def steps(self) -> float:
         """Latency steps A(n) of a ring."""
@@ -176,6 +182,10 @@ class CollectiveFit:
     notes: tuple[str, ...]
     sources: tuple[str, ...]
     precision: str = "float64"
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{g.collective}@{g.n_ranks}" for g in self.groups)
+        return f"<CollectiveFit: {len(self.groups)} groups ({groups}), {self.factor} factor>"
 
     def group(self, collective: str, n_ranks: int | None = None) -> CollectiveGroupFit:
         """The fit of `collective` (at `n_ranks` when several rank counts were fitted)."""

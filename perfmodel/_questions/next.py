@@ -8,12 +8,18 @@ variance σ² describe what the data know. One more measurement at N adds a row
 count; all in log) has gradient ``g = ∂q/∂θ``, by the implicit-function theorem for the
 optimum (``∂T/∂N = 0``) and the knee (``dS/dN = threshold``), so its variance goes from
 ``gᵀCg`` to ``gᵀC'g = gᵀCg − (gᵀCj)² / (σ² + jᵀCj)`` (the delta method).
+
+The interval on q now is the confidence interval from the same draws as every other
+interval (`perfmodel.ensemble`: parameters and, outside the measured counts, model-form
+drift), so it is the one `predict --kind confidence` and `optimal --interval` report.
+The interval expected after a measurement narrows its parameter part by the delta
+method's ratio and its drift part by the doublings of N still outside the measured
+counts.
 """
 
 from collections.abc import Sequence
 import dataclasses
 import math
-import statistics
 
 import equinox as eqx
 import jax
@@ -24,6 +30,8 @@ import numpy as np
 from .._config import Config
 from .._errors import InputError
 from .._fitting import FitResult
+from .._text import brief
+from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
 from .query import diminishing_returns, optimal_gpus
@@ -40,7 +48,8 @@ class MeasurementValue:
         sd_before, sd_after: standard deviation of log q now and after the measurement.
         shrink: ``1 − sd_after / sd_before``, the fraction of the interval's width (in
             log) the measurement removes.
-        interval_after: the expected interval after it (None without residual variance).
+        interval_after: the confidence interval expected after it (None when q stays
+            undetermined).
         measured: True when the data already hold this count (it would be a repeat).
         reason: one readable sentence.
     """
@@ -53,6 +62,9 @@ class MeasurementValue:
     measured: bool
     reason: str
 
+    def __repr__(self) -> str:
+        return brief("MeasurementValue", self.reason)
+
 
 @dataclasses.dataclass(frozen=True)
 class NextMeasurements:
@@ -64,9 +76,12 @@ class NextMeasurements:
         estimate: q now (GPUs, or seconds for ``"time"``).
         at_gpus: the GPU count of the ``"time"`` quantity (else None).
         level: the interval's probability, e.g. 0.9.
-        interval: its interval now (None without residual variance).
+        interval: its confidence interval now, from the ensemble's draws (None when the
+            data leave q undetermined).
         ranking: best first.
         note: why this quantity, and any caveat.
+        interval_kind: ``"confidence"``: the intervals are for q itself (the curve),
+            not for a new measurement.
     """
 
     quantity: str
@@ -77,6 +92,32 @@ class NextMeasurements:
     interval: tuple[float, float] | None
     ranking: tuple[MeasurementValue, ...]
     note: str
+    interval_kind: str = "confidence"
+
+    def __repr__(self) -> str:
+        best = self.ranking[0] if self.ranking else None
+        return brief(
+            "NextMeasurements",
+            f"{self.description} ≈ {_value(self.quantity, self.estimate)}",
+            "" if best is None else f"measure {best.gpus} GPUs next ({best.shrink:.0%} narrower)",
+        )
+
+    def summary(self) -> str:
+        """What `perfmodel next` prints: q, its interval, then the ranking."""
+        line = f"{self.description}: {_value(self.quantity, self.estimate)}"
+        if self.interval is not None:
+            line += f" ({self.level:.0%} confidence interval {_span(self.quantity, self.interval)})"
+        lines = [line]
+        if self.note:
+            lines.append(f"note: {self.note}")
+        lines.append("\nranked, most informative first:")
+        for i, m in enumerate(self.ranking, 1):
+            lines.append(f"{i:3d}. {m.reason} ({m.shrink:.0%} narrower, in log)")
+        return "\n".join(lines)
+
+
+def _value(quantity: str, value: float) -> str:
+    return format_seconds(value) if quantity == "time" else f"{value:.4g} GPUs"
 
 
 def _observable(predicted, loss: str, target: str):
@@ -209,7 +250,7 @@ def _span(quantity: str, interval: tuple[float, float]) -> str:
     lo, hi = interval
     if quantity == "time":
         return f"{format_seconds(lo)}–{format_seconds(hi)}"
-    return f"{lo:.4g}–{hi:.4g}"
+    return f"{lo:.3g}–{hi:.3g}"
 
 
 def next_measurements(
@@ -220,6 +261,7 @@ def next_measurements(
     level: float = 0.9,
     max_gpus: int = 4096,
     threshold: float = 0.5,
+    ensemble: Ensemble | None = None,
 ) -> NextMeasurements:
     """Rank `candidates` by how much one more measurement there narrows the interval on q.
 
@@ -234,11 +276,13 @@ def next_measurements(
         max_gpus: the search limit of the optimum and the knee, and the count of
             ``"time"``.
         threshold: dS/dN of the knee.
+        ensemble: draws of `perfmodel.ensemble(fit)` for the intervals (default: the
+            Laplace draws every interval of this fit uses).
 
     Returns:
         `NextMeasurements`, best candidate first. Without residual variance (as many
         measurements as free parameters) the ranking is by relative shrinkage, which
-        does not depend on σ², and no interval is given.
+        does not depend on σ².
 
     Raises:
         InputError: bad candidates or options, a fit without free parameters, or a
@@ -252,6 +296,7 @@ def next_measurements(
     max_gpus = int(check_gpus(max_gpus, "max_gpus"))
     if not fit.free:
         raise InputError("every parameter of this fit is fixed: no measurement can change it")
+    draws = ensemble
     with jax.enable_x64(True):
         mask = fit.model.raw_leaf_mask(set(fit.free))
         params, static = eqx.partition(fit.model, mask)
@@ -262,7 +307,8 @@ def next_measurements(
         )
         rows = np.asarray(_jacobian(params, static, fit.config(counts), fit.loss_kind, fit.target))
         before, after, sigma2 = _variances(fit, params, static, g, rows)
-    return _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, note)
+    band = _Band.of(fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws)
+    return _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
 
 
 def _variances(fit, params, static, g, rows):
@@ -287,8 +333,71 @@ def _variances(fit, params, static, g, rows):
     return before, after, sigma2
 
 
-def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, note):
-    z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+def _doublings(n: float, lo: float, hi: float) -> float:
+    """Doublings of N outside the measured counts [lo, hi] (0 inside), as the drift."""
+    return max(0.0, math.log2(n / hi)) + max(0.0, math.log2(lo / n))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Band:
+    """The confidence interval of q from the ensemble, and how its log-variance splits
+    between the parameters and the model-form drift (at q's GPU count)."""
+
+    interval: tuple[float, float] | None
+    parameter_share: float
+    drift_sd: float
+    at: float
+    measured: tuple[float, float]
+
+    @classmethod
+    def of(cls, fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws):
+        try:
+            if draws is None:
+                draws = ensemble(fit)
+        except InputError:
+            return cls(None, 1.0, 0.0, 1.0, (1.0, 1.0))
+        if picked == "time":
+            band = predict_interval(fit, [at_gpus], level, kind="confidence", ensemble=draws)
+            lo, hi = float(band["time_s_lo"][0]), float(band["time_s_hi"][0])
+        elif picked == "optimum":
+            found = optimal_gpus(fit, max_gpus=max_gpus, interval=level, ensemble=draws)
+            lo, hi = found.gpus_interval
+        else:
+            found = diminishing_returns(
+                fit, threshold=threshold, max_gpus=max_gpus, interval=level, ensemble=draws
+            )
+            lo, hi = found.gpus_interval
+        bounded = lo is not None and hi is not None and 0 < lo and math.isfinite(hi)
+        at = float(at_gpus if picked == "time" else estimate)
+        log_t = log_time_draws(fit, draws, [at])[:, 0]
+        measured = draws.gpus_range
+        drift = draws.drift * _doublings(at, *measured)
+        parameter, moved = float(np.var(log_t - drift)), float(np.var(drift))
+        share = parameter / (parameter + moved) if parameter + moved > 0 else 1.0
+        return cls(
+            (float(lo), float(hi)) if bounded else None,
+            share,
+            float(np.std(draws.drift)),
+            at,
+            measured,
+        )
+
+    def after(self, estimate: float, ratio: float, gpus: float) -> tuple[float, float] | None:
+        """The interval expected after measuring `gpus`: the parameter part narrowed by
+        `ratio` (sd after / sd before), the drift by the doublings left outside."""
+        if self.interval is None or not math.isfinite(ratio):
+            return None
+        lo, hi = self.interval
+        before = _doublings(self.at, *self.measured)
+        left = _doublings(self.at, min(self.measured[0], gpus), max(self.measured[1], gpus))
+        drift = (left / before) ** 2 if before > 0 else 1.0
+        factor = math.sqrt(self.parameter_share * ratio**2 + (1.0 - self.parameter_share) * drift)
+        below = max(math.log(estimate / lo), 0.0) * factor
+        above = max(math.log(hi / estimate), 0.0) * factor
+        return (estimate * math.exp(-below), estimate * math.exp(above))
+
+
+def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note):
     description = _describe(picked, at_gpus)
     sd0 = math.sqrt(before)
     if not math.isfinite(sd0) and not np.any(np.isfinite(after)):
@@ -296,35 +405,30 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, sigma2, 
             f"the data cannot determine {description} (its variance is unbounded) and no "
             "single candidate fixes that; fix a parameter with {arg:fix} or measure more counts"
         )
-    if sigma2 is None:
+    if fit.raw_covariance is None:
         note = "; ".join(
             filter(
                 None,
                 [
                     note,
-                    "the fit has no residual degrees of freedom, so no interval: "
-                    "candidates are ranked by the relative narrowing, which does not need σ²",
+                    "the fit has no residual degrees of freedom: candidates are ranked by the "
+                    "relative narrowing, which does not need σ², and the interval leans on "
+                    "the prior noise of the ensemble",
                 ],
             )
         )
-
-    def interval(sd):
-        if sigma2 is None or not math.isfinite(sd):
-            return None
-        return (estimate * math.exp(-z * sd), estimate * math.exp(z * sd))
-
-    now = interval(sd0)
+    now = band.interval if math.isfinite(sd0) else None
     measured = set(fit.data.gpus.tolist())
     ranking = []
     for n, var in zip(counts, after):
         sd1 = math.sqrt(var)
         shrink = 1.0 - sd1 / sd0 if math.isfinite(sd0) else (1.0 if math.isfinite(sd1) else 0.0)
-        later = interval(sd1)
+        later = None if now is None else band.after(estimate, sd1 / sd0, float(n))
         repeat = " (a repeat of a measured count)" if n in measured else ""
         if now is not None and later is not None:
             reason = (
-                f"measuring {int(n)} GPUs{repeat} shrinks the {level:.0%} interval on "
-                f"{description} from {_span(picked, now)} to {_span(picked, later)}"
+                f"measuring {int(n)} GPUs{repeat} shrinks the {level:.0%} confidence interval "
+                f"on {description} from {_span(picked, now)} to {_span(picked, later)}"
             )
         elif not math.isfinite(sd0) and math.isfinite(sd1):
             reason = f"measuring {int(n)} GPUs{repeat} makes {description} determinable"

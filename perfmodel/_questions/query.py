@@ -10,7 +10,8 @@ import numpy as np
 from .._errors import InputError
 from .._fitting import FitResult
 from .._terms import SerialTerm
-from .._uncertainty import check_level, ensemble
+from .._text import brief
+from .._uncertainty import check_level, Ensemble, get_ensemble
 
 OBJECTIVES = ("time", "cost")
 # The searches evaluate every GPU count up to `max_gpus` (the optimum and the knee must be
@@ -50,6 +51,21 @@ class Optimum:
     searched: int
     at_limit: bool
     gpus_interval: tuple[int, int | None] | None = None
+    level: float | None = None
+
+    def __repr__(self) -> str:
+        return brief("Optimum", self.summary())
+
+    def summary(self) -> str:
+        """One line: the count, what it is best at, speedup and efficiency there."""
+        where = " (the search limit: more GPUs may still help)" if self.at_limit else ""
+        spread = count_interval_text(self.gpus_interval, "confidence", self.level)
+        cost = "" if self.cost is None else f", {self.cost:.4g} per step at the price given"
+        return (
+            f"{'fastest' if self.objective == 'time' else 'best by ' + self.objective}: "
+            f"{self.gpus} GPUs{spread}{where}, speedup {self.speedup:.3g}×, "
+            f"efficiency {self.efficiency:.1%}{cost}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +81,7 @@ class DiminishingReturns:
         searched: the largest GPU count considered.
         gpus_interval: with `interval`, the central interval of that count over
             plausible models; an end is None where no count up to `searched` crosses.
+        multiple_of: the step between the counts considered (1, or a node's GPUs).
     """
 
     gpus: int | None
@@ -74,6 +91,38 @@ class DiminishingReturns:
     speedup: float
     searched: int
     gpus_interval: tuple[int | None, int | None] | None = None
+    multiple_of: int = 1
+    level: float | None = None
+
+    def __repr__(self) -> str:
+        return brief("DiminishingReturns", self.summary())
+
+    def summary(self) -> str:
+        """One line: from which count one more GPU stops paying, and by which criterion."""
+        spread = count_interval_text(self.gpus_interval, "confidence", self.level)
+        if self.gpus is None:
+            return f"diminishing returns: not reached up to {self.searched} GPUs{spread}"
+        if self.multiple_of == 1:
+            step = f"one more GPU adds {self.marginal_speedup:.3g}× speedup"
+        else:
+            step = (
+                f"the last {self.multiple_of} GPUs add {self.marginal_speedup:.3g}× speedup per GPU"
+            )
+        return (
+            f"diminishing returns from {self.gpus} GPUs{spread}, {self.criterion}: {step}, "
+            f"efficiency {self.efficiency:.1%}"
+        )
+
+
+def count_interval_text(counts, kind: str, level: float | None = None) -> str:
+    """`` (90% confidence interval 8 to 16)`` for an interval of GPU counts, or ""."""
+    if counts is None:
+        return ""
+    lo, hi = counts
+    upper = "beyond the search" if hi is None else str(hi)
+    lower = "none" if lo is None else str(lo)
+    prefix = "" if level is None else f"{level:.0%} "
+    return f" ({prefix}{kind} interval {lower} to {upper})"
 
 
 def check_count(value, name: str, maximum: float = math.inf) -> int:
@@ -127,11 +176,26 @@ def _sample_curves(varying, shared, config):
 _CHUNK = 250  # samples per evaluation at up to 16,000 counts; fewer beyond
 
 
-def _curves_over_ensemble(fit: FitResult, config, method: str | None):
-    """``(times, speedups, marginals, undetermined)`` of 1000 plausible models (rows) at
-    every count (columns); `undetermined` is True when the data leave open a parameter
-    these curves depend on."""
-    draws = ensemble(fit, method, samples=1000)
+_DENSE = 1024  # up to this many counts, intervals look at every one
+
+
+def sampled_counts(counts: np.ndarray) -> np.ndarray:
+    """The counts the ensemble's curves are evaluated at: all of them up to `_DENSE`,
+    else every one up to 128 and then steps of about 1% (so an interval's ends are
+    within 1% of where every count would put them, at a tenth of the work)."""
+    if counts.size <= _DENSE:
+        return counts
+    grid = np.geomspace(128.0, counts[-1], 600)
+    picks = np.unique(np.searchsorted(counts, grid).clip(0, counts.size - 1))
+    return np.union1d(counts[counts <= 128], counts[picks])
+
+
+def curves_over_ensemble(fit: FitResult, config, method: str | None, draws: Ensemble | None = None):
+    """``(times, speedups, marginals, undetermined)`` of the plausible models of
+    `draws` (rows; by default `perfmodel.ensemble(fit, method)`, the draws
+    `predict_interval` uses) at every count (columns); `undetermined` is True when the
+    data leave open a parameter these curves depend on."""
+    draws = get_ensemble(fit, method, draws)
     varying, shared = draws.models()
     size = draws.raw.shape[0]
     step = max(1, min(_CHUNK, _CELLS // max(1, int(config.gpus.shape[-1]))))
@@ -179,6 +243,7 @@ def optimal_gpus(
     multiple_of: int | float = 1,
     interval: float | None = None,
     method: str | None = None,
+    ensemble: Ensemble | None = None,
     **overrides,
 ) -> Optimum:
     """The GPU count up to `max_gpus` that is fastest, or cheapest per unit of work.
@@ -195,6 +260,8 @@ def optimal_gpus(
             interval of the optimum over plausible models (parameters and model-form
             drift beyond the measured counts; see `perfmodel.ensemble`).
         method: ``"laplace"`` or ``"bootstrap"``, for `interval`.
+        ensemble: draws from `perfmodel.ensemble(fit, ...)` to reuse for `interval`
+            (then `method` is ignored), so that several answers share one set.
         overrides: other `Config` fields for the prediction.
     """
     if interval is not None:
@@ -222,9 +289,12 @@ def optimal_gpus(
         )
     spread = None
     if interval is not None:
-        sampled, _, _, undetermined = _curves_over_ensemble(fit, config, method)
-        index = _first_best(_scores(counts, sampled, objective, deadline_s))
-        values = np.where(index >= 0, counts[index], np.inf)
+        thin = sampled_counts(counts)
+        with jax.enable_x64(True):
+            grid = _broadcast_config(fit, thin, overrides)
+        sampled, _, _, undetermined = curves_over_ensemble(fit, grid, method, ensemble)
+        index = _first_best(_scores(thin, sampled, objective, deadline_s))
+        values = np.where(index >= 0, thin[index], np.inf)
         spread = _count_interval(values, interval)
         if undetermined:
             spread = (int(counts[0]), int(counts[-1]))
@@ -242,6 +312,7 @@ def optimal_gpus(
         searched=int(counts[-1]),
         at_limit=best == len(counts) - 1 and len(counts) > 1,
         gpus_interval=spread,
+        level=interval,
     )
 
 
@@ -272,17 +343,23 @@ def diminishing_returns(
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
     max_gpus: int | float = 4096,
+    multiple_of: int | float = 1,
     interval: float | None = None,
     method: str | None = None,
+    ensemble: Ensemble | None = None,
     **overrides,
 ) -> DiminishingReturns:
     """The first GPU count where one more GPU adds less than `threshold` of speedup.
 
     The marginal speedup dS/dN comes from the model's derivative (autodiff), so it is
-    exact for the model rather than a finite difference. With `efficiency_floor`, the
-    count where speedup/N first falls below it counts too; the earlier one wins. With
+    exact for the model rather than a finite difference. With `multiple_of` m > 1 only
+    1, m, 2m, … are considered (whole nodes) and the marginal speedup of a count is
+    that of the step to it from the count before, per GPU added:
+    ``(S(N_k) − S(N_{k−1})) / (N_k − N_{k−1})``. With `efficiency_floor`, the count
+    where speedup/N first falls below it counts too; the earlier one wins. With
     `interval` (a probability), `gpus_interval` spans that count over plausible models
-    (`method` ``"laplace"`` or ``"bootstrap"``, as in `optimal_gpus`).
+    (`method` ``"laplace"`` or ``"bootstrap"``, or the draws of `ensemble`, as in
+    `optimal_gpus`).
     """
     if interval is not None:
         interval = check_level(interval)
@@ -294,21 +371,27 @@ def diminishing_returns(
         raise InputError(
             f"{{arg:efficiency_floor}}: expected a number in (0, 1], got {efficiency_floor}"
         )
-    counts = _candidates(max_gpus, 1)
+    multiple_of = check_count(multiple_of, "multiple_of")
+    counts = _candidates(max_gpus, multiple_of)
     with jax.enable_x64(True):
         config = _broadcast_config(fit, counts, overrides)
         times, speedups, marginals = map(np.asarray, _curve(fit.model, config))
     _check_finite(times, counts)
+    marginals = step_gains(counts, speedups, marginals, multiple_of)
     efficiency = speedups / counts
     spread = None
     if interval is not None:
-        _, sampled_speedups, sampled_marginals, undetermined = _curves_over_ensemble(
-            fit, config, method
+        thin = sampled_counts(counts)
+        with jax.enable_x64(True):
+            grid = _broadcast_config(fit, thin, overrides)
+        _, sampled_speedups, sampled_marginals, undetermined = curves_over_ensemble(
+            fit, grid, method, ensemble
         )
+        sampled_marginals = step_gains(thin, sampled_speedups, sampled_marginals, multiple_of)
         index, _ = _first_crossing(
-            sampled_speedups / counts, sampled_marginals, threshold, efficiency_floor
+            sampled_speedups / thin, sampled_marginals, threshold, efficiency_floor
         )
-        spread = _count_interval(np.where(index >= 0, counts[index], np.inf), interval)
+        spread = _count_interval(np.where(index >= 0, thin[index], np.inf), interval)
         if undetermined:
             spread = (int(counts[0]), None)
     index, marginal_first = _first_crossing(efficiency, marginals, threshold, efficiency_floor)
@@ -322,6 +405,8 @@ def diminishing_returns(
             float(speedups[last]),
             int(counts[-1]),
             spread,
+            multiple_of,
+            interval,
         )
     criterion = (
         f"marginal speedup < {threshold:g}"
@@ -336,7 +421,20 @@ def diminishing_returns(
         speedup=float(speedups[index]),
         searched=int(counts[-1]),
         gpus_interval=spread,
+        multiple_of=multiple_of,
+        level=interval,
     )
+
+
+def step_gains(counts, speedups, marginals, multiple_of: int):
+    """The marginal speedup per GPU at each count along the last axis: dS/dN itself for
+    single GPUs, the step from the previous count per GPU added for whole nodes (inf
+    at the first count, which is always bought)."""
+    if multiple_of == 1:
+        return marginals
+    gains = np.diff(speedups, axis=-1) / np.diff(counts)
+    first = np.full(gains.shape[:-1] + (1,), np.inf)
+    return np.concatenate([first, gains], axis=-1)
 
 
 def _first_crossing(efficiency, marginals, threshold, efficiency_floor):

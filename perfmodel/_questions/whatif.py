@@ -14,6 +14,8 @@ import numpy as np
 from .._config import Config, CONFIG_FIELDS
 from .._errors import InputError
 from .._fitting import FitResult, to_numpy_leaves
+from .._text import brief
+from .._text import seconds as format_seconds
 from .query import amdahl_bound, diminishing_returns, DiminishingReturns, optimal_gpus, Optimum
 
 _CONFIG_DEFAULTS = {
@@ -149,6 +151,40 @@ class Comparison:
     amdahl_before: float | None
     amdahl_after: float | None
     changes: dict[str, tuple[float, float]]
+
+    def __repr__(self) -> str:
+        changed = ", ".join(f"{k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items())
+        return brief("Comparison", changed, self.knee_line())
+
+    def optimum_line(self) -> str:
+        a, b = self.optimum_before, self.optimum_after
+        limit = " (search limit)"
+        return (
+            f"optimal GPU count: {a.gpus}{limit if a.at_limit else ''} → "
+            f"{b.gpus}{limit if b.at_limit else ''} (time there {format_seconds(a.time_s)} → "
+            f"{format_seconds(b.time_s)})"
+        )
+
+    def knee_line(self) -> str:
+        """``diminishing returns from 9 → 17 GPUs (marginal speedup < 0.5)``, or that it
+        is not reached, before, after or both, up to the search limit."""
+        before, after = self.knee_before, self.knee_after
+        if before.gpus is None and after.gpus is None:
+            return f"diminishing returns: not reached up to {after.searched} GPUs, before or after"
+
+        def count(knee):
+            return str(knee.gpus) if knee.gpus is not None else f"not reached up to {knee.searched}"
+
+        criterion = after.criterion if after.gpus is not None else before.criterion
+        return f"diminishing returns from {count(before)} → {count(after)} GPUs ({criterion})"
+
+    def summary(self) -> str:
+        """The changes, then the optimum, the knee and Amdahl's bound before → after."""
+        lines = [f"what-if: {k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items()]
+        lines += [self.optimum_line(), self.knee_line()]
+        if self.amdahl_before is not None and self.amdahl_after is not None:
+            lines.append(f"Amdahl bound: {self.amdahl_before:.4g}× → {self.amdahl_after:.4g}×")
+        return "\n".join(lines)
 
 
 def _differences(before: FitResult, after: FitResult) -> dict[str, tuple[float, float]]:

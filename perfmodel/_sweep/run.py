@@ -22,6 +22,7 @@ from .._errors import InputError
 from .._fitting import FitResult
 from .._model import ScalingModel
 from .._presets import is_hybrid
+from .._text import brief, format_table
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape
@@ -92,6 +93,44 @@ class SweepResult:
     def rate(self) -> float:
         """Configurations per second, compilation included."""
         return self.evaluated / max(self.seconds, 1e-12)
+
+    def __repr__(self) -> str:
+        return brief("SweepResult", self._headline())
+
+    def _headline(self) -> str:
+        counts = ""
+        if self.valid is not None:
+            counts = f"; {self.valid:.4g} valid layouts, {self.feasible:.4g} fit in memory"
+        return (
+            f"{self.evaluated:.4g} configurations in {self.seconds:.3g} s "
+            f"({self.rate:.3g}/s, {self.precision}, {len(self.devices)} device(s)){counts}"
+        )
+
+    def summary(self, width: int | None = 100) -> str:
+        """The headline, then the best per axis value and the top configurations, as
+        tables like `perfmodel sweep` prints (`width` columns; None: all)."""
+        ranked = "seconds per sample" if self.objective == "time" else "cost per sample"
+        lines = [self._headline()]
+        shown = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb")
+
+        def table(title, frame):
+            columns = [
+                c
+                for c in frame.columns
+                if c in shown
+                or c in self.per_axis
+                or c in ("gpus", "tp", "pp", "dp", "microbatches", "global_batch")
+            ]
+            rows = [
+                {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+                for r in frame[columns].to_dict(orient="records")
+            ]
+            lines.extend(["", f"{title}:", format_table(rows, columns, width=width)])
+
+        for name, frame in self.per_axis.items():
+            table(f"best per {name} (by {ranked})", frame[frame["feasible"].astype(bool)])
+        table(f"top {len(self.top)} (by {ranked})", self.top)
+        return "\n".join(lines)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -48,6 +48,7 @@ from .._fitting import (
     refine_lbfgs,
 )
 from .._model import ScalingModel
+from .._text import brief
 from .conformal import Calibrated, calibrated, scores
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
 from .problem import along_unknown, check_method, partition, Problem
@@ -122,6 +123,23 @@ class Ensemble:
     tau_dof: float
     gpus_range: tuple[float, float]
     zeta: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return brief("Ensemble", self.summary().replace("\n", "; "))
+
+    def summary(self) -> str:
+        """How many draws of which kind, and what they carry beyond the parameters."""
+        lo, hi = self.gpus_range
+        return "\n".join(
+            [
+                f"{self.raw.shape[0]} {self.method} draws of {', '.join(self.names)} around "
+                f"the {self.fit.label} fit of {self.fit.data.source}",
+                f"noise of a new measurement: scale {self.sigma:.3g} ({self.dof:.3g} degrees "
+                "of freedom)",
+                f"model-form drift outside {lo:g}–{hi:g} GPUs: {self.tau:.3g} per doubling "
+                f"({self.tau_dof:.3g} degrees of freedom)",
+            ]
+        )
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Physical values of each free parameter across the samples."""
@@ -249,6 +267,11 @@ def ensemble(
     check_method(method)
     if method == "conformal":
         return _conformal(fit, LAPLACE_SAMPLES if samples is None else samples, seed)
+    if not fit.free:
+        raise InputError(
+            f"every parameter of the {fit.family} fit is fixed: it has no uncertainty to draw "
+            "(free one to get intervals)"
+        )
     if resample not in RESAMPLING:
         raise InputError(f"unknown resampling {resample!r}; valid: {', '.join(RESAMPLING)}")
     if not (math.isfinite(discrepancy) and discrepancy >= 0):

@@ -53,14 +53,27 @@ def _log_times(varying, shared, config):
     return jax.vmap(one)(varying)
 
 
-def _get_ensemble(fit, method, ensemble_, samples, seed) -> "Ensemble":
-    method = method or fit.intervals
+def get_ensemble(fit, method, ensemble_=None, samples=None, seed=0) -> "Ensemble":
+    """`ensemble_` when given (checked to be drawn for `fit`), else the default draws
+    ``ensemble(fit, method, samples=samples, seed=seed)`` that every interval shares
+    (`method` None: the given draws' method, else the fit's own, `FitResult.intervals`)."""
+    method = method or (ensemble_.method if ensemble_ is not None else fit.intervals)
     check_method(method)
     if ensemble_ is None:
         return ensemble(fit, method, samples=samples, seed=seed)
     if ensemble_.fit is not fit:
         raise InputError("the ensemble given was drawn for another fit")
     return ensemble_
+
+
+def log_time_draws(fit: FitResult, draws: Ensemble, gpus, **overrides) -> np.ndarray:
+    """Log seconds per step of every draw (rows) at `gpus` (columns): the plausible
+    curves, model-form drift included and measurement noise left out."""
+    counts = np.asarray(gpus, dtype=float)
+    with jax.enable_x64(True):
+        config = fit.config(counts, **overrides).broadcast()
+        varying, shared = draws.models()
+        return np.asarray(_log_times(varying, shared, config))
 
 
 def predict_interval(
@@ -124,7 +137,7 @@ def predict_interval(
         with jax.enable_x64(True):
             lo, hi = conformal_bounds(fit, fit.config(counts, **overrides).broadcast(), level)
         return _interval_document(fit, point, lo * per_step, hi * per_step)
-    draws = _get_ensemble(fit, method, ensemble, samples, seed)
+    draws = get_ensemble(fit, method, ensemble, samples, seed)
     with jax.enable_x64(True):
         problem = Problem(fit)
         config = fit.config(counts, **overrides).broadcast()
@@ -189,7 +202,7 @@ def parameter_intervals(
             theta = np.asarray(problem.theta)
             lo, hi = theta - half, theta + half
         else:
-            draws = _get_ensemble(fit, method, ensemble, samples, seed)
+            draws = get_ensemble(fit, method, ensemble, samples, seed)
             unknown = draws.unknown
             lo = np.quantile(draws.raw, tail, axis=0)
             hi = np.quantile(draws.raw, 1.0 - tail, axis=0)

@@ -916,12 +916,12 @@ add(
         what="a price of NaN per GPU-hour",
     ),
     Case(
-        f"{K}.deadline-without-cost.optimal",
+        f"{K}.budget-without-price.optimal",
         K,
-        ["optimal", FIT_FILE, "--deadline", "0.2"],
+        ["optimal", FIT_FILE, "--budget", "10"],
         SAVED,
-        names=("--deadline",),
-        what="--deadline with --objective time (ignored)",
+        names=("--budget", "--price-per-gpu-hour"),
+        what="--budget without a price per GPU-hour",
     ),
     Case(
         f"{K}.fractional-gpus.require",

@@ -1,0 +1,46 @@
+"""JAX's persistent compilation cache for the command line, in a user cache directory.
+
+Every `perfmodel` call is a fresh process that would compile the same functions again
+(a fit, a prediction, an optimum); with the cache, later calls read them from disk. It
+lives in ``jax/`` under ``$PERFMODEL_CACHE_DIR``, else ``$XDG_CACHE_HOME/perfmodel``, else
+``~/.cache/perfmodel`` (`perfmodel._cli.draws` keeps the fits' ensembles beside it, in
+``ensembles/``); ``PERFMODEL_NO_CACHE=1`` turns both off. Only the command line
+turns it on: the library never changes JAX's global configuration for Python users,
+who can do the same with ``jax.config.update("jax_compilation_cache_dir", ...)``.
+"""
+
+import os
+from pathlib import Path
+
+ENV_OFF = "PERFMODEL_NO_CACHE"
+ENV_DIR = "PERFMODEL_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The command line's cache folder (compiled functions in ``jax/``)."""
+    given = os.environ.get(ENV_DIR)
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "perfmodel"
+
+
+def enable_compilation_cache() -> Path | None:
+    """Point JAX's persistent compilation cache at ``cache_dir()/jax`` (every compilation, however
+    short); None when turned off or the folder cannot be made (then JAX just compiles)."""
+    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+        return None
+    path = cache_dir() / "jax"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(path, os.W_OK):
+        return None
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    # A CLI call compiles many small functions; each is worth keeping.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path

@@ -1,0 +1,122 @@
+"""What a fit and a family selection print: short reprs and the tables of ``summary()``.
+
+`perfmodel fit` prints exactly these, so the library and the command line agree.
+"""
+
+import math
+import textwrap
+
+from .._text import brief, format_table, wrap
+
+_UNDETERMINED = "is not identifiable"
+
+
+def undetermined(fit) -> tuple[str, ...]:
+    """The free parameters the data leave undetermined: flagged by the fit (pushed to
+    the edge of their range, or compensated exactly by others) or of infinite variance."""
+    errors = fit.standard_errors()
+    out = []
+    for name in fit.free:
+        # A blend's warnings are its members': "weak_data_parallel: <name> is not ...".
+        flagged = any(
+            w.startswith(f"{name} {_UNDETERMINED}") or f": {name} {_UNDETERMINED}" in w
+            for w in fit.warnings
+        )
+        if flagged or errors.get(name, 0.0) == math.inf:
+            out.append(name)
+    return tuple(out)
+
+
+def parameter_rows(fit) -> list[dict]:
+    """One row per parameter: value, unit, spread (a factor, ×), meaning. Undetermined
+    parameters come last, marked as such rather than with a meaningless value."""
+    errors = fit.standard_errors()
+    specs = fit.model.parameter_specs()
+    open_ = set(undetermined(fit))
+    rows, last = [], []
+    for name, value in fit.parameters().items():
+        spec = specs[name]
+        sd = errors.get(name, math.nan)
+        if name in fit.fixed:
+            spread = "fixed"
+        elif name in open_:
+            spread = "undetermined"
+        elif math.isfinite(sd):
+            spread = f"{math.exp(min(sd, 50.0)):.3g}"
+        else:
+            spread = "—"  # no residual degree of freedom to estimate it from
+        row = {
+            "parameter": name,
+            "value": "—" if name in open_ else value,
+            "unit": spec.unit,
+            "± (×)": spread,
+            "meaning": spec.description,
+        }
+        (last if name in open_ else rows).append(row)
+    return rows + last
+
+
+def header_lines(fit) -> list[str]:
+    """The data (what was read, and as which unit) and the model's quality."""
+    data = fit.data
+    first = (
+        f"{data.source}: {len(data.gpus)} measurements, {data.distinct_configs()} distinct "
+        f"configurations, target {fit.target}"
+    )
+    read_as = getattr(data, "read_as", "")
+    if read_as:
+        first += f" ({read_as})"
+    state = "converged" if fit.converged else "NOT converged"
+    second = (
+        f"model {fit.label} ({fit.loss_kind} loss, {fit.precision}): R² {fit.r2:.4f}, "
+        f"MAPE {fit.mape:.2f}%, {state}"
+    )
+    return [first, second]
+
+
+def fit_summary(fit, width: int | None = 100) -> str:
+    """The header, the parameter table and a note on undetermined parameters."""
+    lines = [wrap(line, width) for line in header_lines(fit)]
+    lines.append(format_table(parameter_rows(fit), width=width))
+    open_ = undetermined(fit)
+    if open_:
+        note = (
+            f"undetermined: {', '.join(open_)}. The data cannot tell "
+            f"{'its' if len(open_) == 1 else 'their'} size: negligible here, or "
+            "indistinguishable from another term; fix it with a known value to use it."
+        )
+        lines += textwrap.wrap(note, width or 10**6)
+    return "\n".join(lines)
+
+
+def fit_repr(fit) -> str:
+    values = ", ".join(f"{k}={v:.4g}" for k, v in fit.parameters().items())
+    return brief(
+        "FitResult",
+        f"{fit.label} on {fit.data.source} ({len(fit.data.gpus)} measurements)",
+        f"R² {fit.r2:.4f}, MAPE {fit.mape:.2f}%",
+        values,
+        "" if fit.converged else "not converged",
+    )
+
+
+def selection_title(selection, blended: bool, margin: float) -> str:
+    return (
+        f"candidates (by {selection.criterion}, lower is better; the first, physical family "
+        f"is kept unless another is lower by more than {margin:g}"
+        + ("; the answer is the blend listed first" if blended else "")
+        + "):"
+    )
+
+
+def selection_summary(selection, blended: bool, margin: float, width: int | None = 100) -> str:
+    title = selection_title(selection, blended, margin)
+    lines = textwrap.wrap(title, width) if width else [title]
+    return "\n".join([*lines, format_table(selection.rows(), width=width)])
+
+
+def selection_repr(selection) -> str:
+    tried = ", ".join(
+        f"{c.family}{' (chosen)' if c.fit is selection.best else ''}" for c in selection.candidates
+    )
+    return brief("Selection", f"best {selection.best.label} by {selection.criterion}", tried)

@@ -1,0 +1,314 @@
+"""The one answer: how many GPUs are worth buying, why it stops there, and the others.
+
+`recommend` puts together what `optimal_gpus` and `diminishing_returns` find. The count
+worth buying is the last count before returns diminish: every GPU up to it adds at least
+`threshold` of speedup (dS/dN by autodiff), or with whole nodes, every node up to it
+adds at least `threshold` per GPU it brings. The reason is the term that grows: the
+largest part of the step other than parallel compute, where returns diminish. Then one
+line each: the fastest count within the search (or that the model still speeds up at
+its end, so measure further), the cheapest per unit of work, the cheapest within a
+deadline and the fastest within a budget.
+"""
+
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+from .._errors import InputError
+from .._fitting import FitResult
+from .._uncertainty import check_level, Ensemble, get_ensemble
+from .query import (
+    _broadcast_config,
+    _candidates,
+    _count_interval,
+    _first_crossing,
+    amdahl_bound,
+    curves_over_ensemble,
+    diminishing_returns,
+    optimal_gpus,
+    Optimum,
+    sampled_counts,
+    step_gains,
+)
+from .recommendation import Alternative, Recommendation, term_phrase
+
+
+def _node_size(fit: FitResult) -> int | None:
+    """GPUs per node when the fit's data give them (at the largest count measured)."""
+    values = fit.data.config.get("gpus_per_node")
+    if values is None:
+        return None
+    value = float(np.asarray(values)[int(np.argmax(fit.data.gpus))])
+    return int(value) if value >= 2 else None
+
+
+def _limiting(fit: FitResult, gpus: float, overrides) -> tuple[str | None, float]:
+    """The largest term that is not parallel compute at `gpus`, and its share."""
+    with jax.enable_x64(True):
+        config = fit.config(np.array([float(gpus)]), **overrides)
+        parts = {k: float(np.asarray(v).ravel()[0]) for k, v in fit.model.breakdown(config).items()}
+        total = float(np.asarray(fit.model(config)).ravel()[0])
+    roles = {t.name: t.role for t in fit.model.terms}
+    growing = {k: v for k, v in parts.items() if roles.get(k, "overlap") != "compute" and v > 0}
+    if not growing:
+        return None, 0.0
+    name = max(growing, key=growing.get)
+    return name, growing[name] / total
+
+
+def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float]:
+    if knee.gpus is None:
+        return (
+            f"each GPU still adds at least {threshold:g}× speedup at {knee.searched} GPUs, "
+            "the end of the search: measure larger counts before buying more",
+            None,
+            0.0,
+        )
+    name, share = _limiting(fit, knee.gpus, overrides)
+    if knee.criterion.startswith("efficiency"):
+        what = f"past {rec_gpus} GPUs efficiency falls below {knee.criterion.split('< ')[1]}"
+    elif knee.multiple_of > 1:
+        what = (
+            f"the next {knee.multiple_of} GPUs would add {knee.marginal_speedup:.3g}× "
+            f"speedup per GPU (under {threshold:g}×)"
+        )
+    else:
+        what = (
+            f"past {rec_gpus} GPU{'s' if rec_gpus != 1 else ''} one more adds under "
+            f"{threshold:g}× speedup"
+        )
+    if name is None:
+        return what, None, 0.0
+    return f"{what}, as {term_phrase(name)} reaches {share:.0%} of the step", name, share
+
+
+def _cost_text(cost: float | None, unit: str, per: str) -> str:
+    return "" if cost is None else f", {cost:.3g} {unit} per {per}"
+
+
+def _alternative(kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=None) -> Alternative:
+    cost = best.gpu_seconds * per_gpu_s
+    if kind == "fastest" and best.at_limit:
+        limit = "" if bound is None else f", Amdahl bound {bound:.3g}×"
+        sentence = (
+            f"fastest: still speeding up at {best.gpus} GPUs, the end of the search "
+            f"(speedup {best.speedup:.3g}×, efficiency {best.efficiency:.1%}{limit}): "
+            "measure further"
+        )
+    elif best.gpus == 1:
+        sentence = f"{label}: 1 GPU{_cost_text(cost, cost_unit, per)}"
+    else:
+        sentence = (
+            f"{label}: {best.gpus} GPUs, speedup {best.speedup:.3g}×, efficiency "
+            f"{best.efficiency:.1%}{_cost_text(cost, cost_unit, per)}"
+        )
+    return Alternative(
+        kind, best.gpus, best.time_s, best.speedup, best.efficiency, cost, cost_unit, sentence
+    )
+
+
+def recommend(
+    fit: FitResult,
+    *,
+    max_gpus: int = 4096,
+    multiple_of: int | None = None,
+    threshold: float = 0.5,
+    efficiency_floor: float | None = None,
+    price_per_gpu_hour: float | None = None,
+    currency: str = "",
+    deadline_s: float | None = None,
+    budget_per_hour: float | None = None,
+    objective: str = "time",
+    level: float | None = 0.9,
+    method: str | None = None,
+    ensemble: Ensemble | None = None,
+    **overrides,
+) -> Recommendation:
+    """How many GPUs are worth buying, why it stops there, and the alternatives.
+
+    Args:
+        fit: a fitted model.
+        max_gpus: the largest count considered.
+        multiple_of: consider only 1 and multiples of this; default: the data's
+            ``gpus_per_node`` when known (whole nodes), else 1.
+        threshold: returns diminish once one more GPU (or, in whole nodes, each GPU of
+            the next node) adds less than this much speedup.
+        efficiency_floor: returns diminish too where speedup/N falls below it.
+        price_per_gpu_hour: price of one GPU for an hour, in `currency`; costs are in
+            GPU-hours without it.
+        currency: the price's currency, e.g. ``"USD"``, for the sentences.
+        deadline_s: also report the cheapest count whose step takes at most this long
+            (seconds per step, or per unit of work for throughput fits).
+        budget_per_hour: also report the fastest count costing at most this much per
+            hour (in `currency`; needs `price_per_gpu_hour`).
+        objective: what the fastest alternative optimises (passed to `optimal_gpus`).
+        level: probability of the intervals (None: none, no ensemble is drawn).
+        method: ``"laplace"``, ``"bootstrap"`` or ``"conformal"`` (None: the fit's own,
+            `FitResult.intervals`); ensemble: draws to reuse instead.
+        overrides: other `Config` fields for the prediction.
+
+    Returns:
+        A `Recommendation`; ``print(rec.summary())`` prints what `perfmodel optimal`
+        does, `rec.to_dict()` its JSON ``recommendation``.
+
+    Example:
+        >>> fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))  # doctest: +SKIP
+        >>> print(pm.recommend(fit).sentence)  # doctest: +SKIP
+    """
+    if level is not None:
+        level = check_level(level)
+    if max_gpus < 1:
+        raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
+    if budget_per_hour is not None and price_per_gpu_hour is None:
+        raise InputError("{arg:budget_per_hour} needs {arg:price_per_gpu_hour}")
+    for name, value in (
+        ("price_per_gpu_hour", price_per_gpu_hour),
+        ("deadline_s", deadline_s),
+        ("budget_per_hour", budget_per_hour),
+    ):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"{{arg:{name}}} must be a positive number, got {value:g}")
+    per_node = _node_size(fit)
+    step = int(multiple_of) if multiple_of is not None else (per_node or 1)
+    if step > max_gpus:
+        step = 1
+    draws = None if level is None else get_ensemble(fit, method, ensemble)
+    shared = dict(max_gpus=max_gpus, multiple_of=step, **overrides)
+    knee = diminishing_returns(
+        fit, threshold=threshold, efficiency_floor=efficiency_floor, **shared
+    )
+    counts = _candidates(int(max_gpus), step)
+    still = knee.gpus is None
+    if still:
+        rec = int(counts[-1])
+    else:
+        index = int(np.searchsorted(counts, knee.gpus))
+        rec = int(counts[max(index - 1, 0)])
+    point = fit.predict([rec], **overrides)
+    speedup_band, gpus_band = None, None
+    if draws is not None:
+        speedup_band, gpus_band, knee_band = _bands(
+            fit, draws, counts, rec, step, threshold, efficiency_floor, level, overrides, method
+        )
+        knee = dataclasses.replace(knee, gpus_interval=knee_band, level=level)
+    reason, limiting, share = _reason(fit, rec, knee, threshold, overrides)
+    chosen = {} if objective == "time" else {"deadline_s": deadline_s}
+    fastest = optimal_gpus(
+        fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
+    )
+    unit = "step" if fit.target == "time" else _work(fit)
+    money = currency or "currency units"
+    cost_unit = money if price_per_gpu_hour is not None else "GPU-hours"
+    per_gpu_s = (price_per_gpu_hour or 1.0) / 3600.0
+    price = "" if price_per_gpu_hour is None else f" at {price_per_gpu_hour:g} {money} per GPU-hour"
+    label = "fastest" if objective == "time" else f"best by {objective}"
+    kind = "fastest" if objective == "time" else objective
+    bound = amdahl_bound(fit, **overrides)
+    alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound)]
+    cheapest = optimal_gpus(fit, objective="cost", **shared)
+    alternatives.append(
+        _alternative(
+            "cheapest", f"cheapest per {unit}{price}", cheapest, cost_unit, unit, per_gpu_s
+        )
+    )
+    assumptions = {"max_gpus": max_gpus, "multiple_of": step, "threshold": threshold}
+    if price_per_gpu_hour is not None:
+        assumptions.update(price_per_gpu_hour=price_per_gpu_hour, currency=currency or None)
+    if deadline_s is not None:
+        assumptions["deadline_s"] = deadline_s
+        alternatives.append(_deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s))
+    if budget_per_hour is not None:
+        assumptions["budget_per_hour"] = budget_per_hour
+        alternatives.append(
+            _budget(
+                fit, budget_per_hour, price_per_gpu_hour, money, shared, cost_unit, unit, per_gpu_s
+            )
+        )
+    return Recommendation(
+        gpus=rec,
+        time_s=float(point["time_s"][0]),
+        speedup=float(point["speedup"][0]),
+        efficiency=float(point["efficiency"][0]),
+        level=level,
+        gpus_interval=gpus_band,
+        speedup_interval=speedup_band,
+        reason=reason,
+        limiting=limiting,
+        limiting_share=share,
+        still_speeding_up=still,
+        multiple_of=step,
+        gpus_per_node=per_node,
+        searched=int(counts[-1]),
+        optimum=fastest,
+        knee=knee,
+        amdahl_bound=bound,
+        alternatives=tuple(alternatives),
+        assumptions=assumptions,
+        unit=unit,
+        measured_up_to=int(np.max(fit.data.gpus)),
+    )
+
+
+def _work(fit: FitResult) -> str:
+    """The unit of work of a throughput fit: ``image`` for ``images/s``."""
+    unit = fit.data.unit or "work/s"
+    name = unit.split("/")[0]
+    if name == "work":
+        return "unit of work"
+    return name[:-1] if name.endswith("s") else name
+
+
+def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternative:
+    what = f"cheapest within the deadline of {deadline_s:g} s per {unit}"
+    try:
+        best = optimal_gpus(fit, objective="cost", deadline_s=deadline_s, **shared)
+    except InputError:
+        fastest = optimal_gpus(fit, **shared)
+        sentence = (
+            f"{what}: none up to {fastest.searched} GPUs; the fastest takes "
+            f"{fastest.time_s:.4g} s per {unit}"
+        )
+        return Alternative(
+            "deadline", None, math.nan, math.nan, math.nan, None, cost_unit, sentence
+        )
+    return _alternative("deadline", what, best, cost_unit, unit, per_gpu_s)
+
+
+def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Alternative:
+    most = int(budget // price)
+    what = f"fastest within a budget of {budget:g} {money} per hour (at most {most} GPUs)"
+    step = shared["multiple_of"]
+    if most < 1:
+        sentence = f"{what}: not even one GPU"
+        return Alternative("budget", None, math.nan, math.nan, math.nan, None, cost_unit, sentence)
+    if step > 1 and most >= step:
+        most -= most % step
+    elif step > 1:
+        step = 1
+    limited = {**shared, "max_gpus": min(most, shared["max_gpus"]), "multiple_of": step}
+    best = optimal_gpus(fit, **limited)
+    return _alternative("budget", what, best, cost_unit, unit, per_gpu_s)
+
+
+def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, method):
+    """Confidence intervals of the speedup at `rec`, of the recommended count and of the
+    knee, over the draws of the ensemble (the same draws as every other interval)."""
+    counts = np.union1d(sampled_counts(counts), [float(rec)])
+    with jax.enable_x64(True):
+        config = _broadcast_config(fit, counts, overrides)
+    _, speedups, marginals, undetermined = curves_over_ensemble(fit, config, method, draws)
+    column = int(np.searchsorted(counts, rec))
+    tail = (1.0 - level) / 2.0
+    at = speedups[:, column]
+    speedup_band = (float(np.quantile(at, tail)), float(np.quantile(at, 1.0 - tail)))
+    gains = step_gains(counts, speedups, marginals, step)
+    index, _ = _first_crossing(speedups / counts, gains, threshold, floor)
+    picked = np.where(index >= 0, counts[np.maximum(index - 1, 0)], np.inf)
+    gpus_band = _count_interval(picked, level)
+    knee_band = _count_interval(np.where(index >= 0, counts[index], np.inf), level)
+    if undetermined:
+        gpus_band = knee_band = (int(counts[0]), None)
+        speedup_band = (0.0, math.inf)
+    return speedup_band, gpus_band, knee_band

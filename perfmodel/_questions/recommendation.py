@@ -1,0 +1,190 @@
+"""What `recommend` returns: the count worth buying, the alternatives, and their text."""
+
+import dataclasses
+import math
+
+from .._text import brief, wrap
+from .query import DiminishingReturns, Optimum
+
+# What each term's share of the step is called in a sentence (by term name).
+TERM_PHRASES = {
+    "serial": "the serial part",
+    "constant": "the constant part",
+    "coherency": "coordination between GPUs (the coherency term)",
+    "allreduce": "the all-reduce",
+    "input": "host-to-device input",
+    "tensor": "tensor-parallel communication",
+    "overlap": "the overlap",
+}
+
+
+def term_phrase(name: str) -> str:
+    """``"the all-reduce"`` for ``"allreduce"``; other terms by name."""
+    return TERM_PHRASES.get(name, f"the {name} term")
+
+
+@dataclasses.dataclass(frozen=True)
+class Alternative:
+    """Another answer than the recommendation, in one line.
+
+    Attributes:
+        kind: ``"fastest"``, ``"cheapest"``, ``"deadline"``, ``"budget"``, or the
+            objective passed through to `optimal_gpus`.
+        gpus: the GPU count (None when none qualifies).
+        time_s, speedup, efficiency: the model there (seconds per step, or per unit of
+            work for throughput fits).
+        cost: cost of one step (or unit of work) in `cost_unit`.
+        cost_unit: ``"USD"`` (the currency given), ``"currency units"`` (a price without a
+            currency) or ``"GPU-hours"`` (no price).
+        sentence: the line as printed.
+    """
+
+    kind: str
+    gpus: int | None
+    time_s: float
+    speedup: float
+    efficiency: float
+    cost: float | None
+    cost_unit: str
+    sentence: str
+
+    def __repr__(self) -> str:
+        return brief("Alternative", self.sentence)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recommendation:
+    """The GPU count worth buying and the alternatives (see `recommend`).
+
+    Attributes:
+        gpus: the count worth buying.
+        time_s, speedup, efficiency: the model there.
+        level: probability of the intervals (e.g. 0.9), or None without intervals.
+        gpus_interval: confidence interval of that count over plausible models (the
+            ensemble's draws); its upper end is None when the draws go past the search.
+        speedup_interval: confidence interval of the speedup at `gpus` (the curve, not
+            a new measurement).
+        reason: why it stops there, one sentence.
+        limiting: the growing term named in `reason` (None when returns never diminish).
+        limiting_share: its share of the step where returns diminish.
+        still_speeding_up: True when returns do not diminish up to `searched`: the
+            recommendation is the search limit and more measurements should come first.
+        multiple_of: the step between the counts considered; gpus_per_node: the node
+            size it came from, when known.
+        searched: the largest count considered.
+        optimum: the fastest count (`optimal_gpus` with the objective given).
+        knee: the point of diminishing returns (`diminishing_returns`).
+        amdahl_bound: Amdahl's bound on the speedup (None without a serial term).
+        alternatives: the other answers, one line each.
+        assumptions: what the answer assumed (price, currency, deadline, budget), as
+            ``name → value``.
+        unit: what one step is: ``"step"``, or the unit of work of a throughput fit.
+        measured_up_to: the largest GPU count in the fit's data; a recommendation past
+            it is an extrapolation and the sentence says so.
+    """
+
+    gpus: int
+    time_s: float
+    speedup: float
+    efficiency: float
+    level: float | None
+    gpus_interval: tuple[int | None, int | None] | None
+    speedup_interval: tuple[float, float] | None
+    reason: str
+    limiting: str | None
+    limiting_share: float
+    still_speeding_up: bool
+    multiple_of: int
+    gpus_per_node: int | None
+    searched: int
+    optimum: Optimum
+    knee: DiminishingReturns
+    amdahl_bound: float | None
+    alternatives: tuple[Alternative, ...]
+    assumptions: dict[str, object]
+    unit: str = "step"
+    measured_up_to: int = 0
+
+    @property
+    def sentence(self) -> str:
+        """The answer in one sentence, e.g. ``Buy 8 GPUs (1 node of 8): 5.9× …``."""
+        nodes = ""
+        if self.gpus_per_node and self.gpus >= self.gpus_per_node:
+            count = self.gpus / self.gpus_per_node
+            if count == int(count):
+                plural = "s" if count != 1 else ""
+                nodes = f" ({int(count)} node{plural} of {self.gpus_per_node})"
+        if self.measured_up_to and self.gpus > self.measured_up_to:
+            nodes += f" (extrapolated: at most {self.measured_up_to} GPUs were measured)"
+        band = ""
+        if self.speedup_interval is not None:
+            lo, hi = self.speedup_interval
+            band = f" ({self.level:.0%} confidence interval {lo:.3g}–{hi:.3g}×)"
+        head = "Buy" if not self.still_speeding_up else "Up to the search limit, buy"
+        return (
+            f"{head} {self.gpus} GPU{'s' if self.gpus != 1 else ''}{nodes}: speedup "
+            f"{self.speedup:.3g}×{band}, efficiency {self.efficiency:.0%}; {self.reason}."
+        )
+
+    def lines(self) -> list[str]:
+        """The sentence, the interval of the count, then one line per alternative."""
+        out = [self.sentence]
+        if self.gpus_interval is not None:
+            lo, hi = self.gpus_interval
+            out.append(
+                f"  the count worth buying: {self.level:.0%} confidence interval {lo} to "
+                f"{'beyond the search' if hi is None else hi} GPUs"
+            )
+        out += [f"  {a.sentence}" for a in self.alternatives]
+        return out
+
+    def summary(self, width: int | None = 100) -> str:
+        """The lines, wrapped at `width` columns (None: one line each)."""
+        return wrap("\n".join(self.lines()), width)
+
+    def __repr__(self) -> str:
+        return brief("Recommendation", self.sentence)
+
+    def to_dict(self) -> dict:
+        """The JSON ``recommendation`` object (finite floats or None)."""
+        interval = None
+        if self.level is not None:
+            interval = {
+                "level": self.level,
+                "kind": "confidence",
+                "gpus": None if self.gpus_interval is None else list(self.gpus_interval),
+                "speedup": None if self.speedup_interval is None else list(self.speedup_interval),
+            }
+        return _finite(
+            {
+                "gpus": self.gpus,
+                "speedup": self.speedup,
+                "efficiency": self.efficiency,
+                "time_s": self.time_s,
+                "reason": self.reason,
+                "sentence": self.sentence,
+                "limiting_term": self.limiting,
+                "limiting_share": self.limiting_share,
+                "still_speeding_up": self.still_speeding_up,
+                "multiple_of": self.multiple_of,
+                "gpus_per_node": self.gpus_per_node,
+                "criterion": self.knee.criterion,
+                "interval": interval,
+                "unit": self.unit,
+                "measured_up_to": self.measured_up_to,
+                "assumptions": dict(self.assumptions),
+                "alternatives": [
+                    {k: v for k, v in dataclasses.asdict(a).items()} for a in self.alternatives
+                ],
+            }
+        )
+
+
+def _finite(document):
+    if isinstance(document, dict):
+        return {k: _finite(v) for k, v in document.items()}
+    if isinstance(document, (list, tuple)):
+        return [_finite(v) for v in document]
+    if isinstance(document, float) and not math.isfinite(document):
+        return None
+    return document

@@ -1,0 +1,177 @@
+"""`recommend`: the count worth buying against closed forms, whole nodes, the reason,
+the alternatives with what they assumed, and its intervals from the shared draws."""
+
+import dataclasses
+import json
+import math
+
+from helpers import exact_fit as fitted
+import numpy as np
+import pytest
+
+import perfmodel as pm
+
+S, C = 0.05, 0.95  # Amdahl: T = s + c/N, T(1) = 1
+
+
+def amdahl_speedup(n):
+    return 1.0 / (S + C / n)
+
+
+def amdahl_marginal(n):
+    """dS/dN of 1/(s + c/N)."""
+    return C / (S * n + C) ** 2
+
+
+@pytest.fixture(scope="module")
+def amdahl():
+    return fitted(pm.amdahl().with_parameters({"serial.time": S, "compute.time": C}))
+
+
+def test_count_worth_buying_is_the_last_before_returns_diminish(amdahl):
+    rec = pm.recommend(amdahl, level=None)
+    n = np.arange(1, 4097)
+    knee = int(n[np.argmax(amdahl_marginal(n) < 0.5)])  # first count past the knee
+    assert rec.gpus == knee - 1 and rec.knee.gpus == knee
+    assert amdahl_marginal(rec.gpus) >= 0.5 > amdahl_marginal(rec.gpus + 1)
+    assert rec.speedup == pytest.approx(amdahl_speedup(rec.gpus), rel=1e-9)
+    assert rec.efficiency == pytest.approx(amdahl_speedup(rec.gpus) / rec.gpus, rel=1e-9)
+    # The reason names the term that grows and its share where returns diminish.
+    assert rec.limiting == "serial"
+    assert rec.limiting_share == pytest.approx(S / (S + C / knee), rel=1e-9)
+    assert f"the serial part reaches {rec.limiting_share:.0%} of the step" in rec.reason
+    assert rec.sentence.startswith(f"Buy {rec.gpus} GPUs: speedup {rec.speedup:.3g}×")
+
+
+def test_whole_nodes_move_the_knee_too(amdahl):
+    rec = pm.recommend(amdahl, multiple_of=8, level=None)
+    counts = np.array([1, *range(8, 4097, 8)], dtype=float)
+    gains = np.diff(amdahl_speedup(counts)) / np.diff(counts)  # per GPU of each next step
+    expected = int(counts[np.argmax(gains < 0.5)])
+    assert rec.gpus == expected and rec.gpus % 8 == 0
+    assert rec.knee.gpus == expected + 8 and rec.knee.multiple_of == 8
+    assert rec.knee.marginal_speedup == pytest.approx(gains[np.argmax(gains < 0.5)], rel=1e-9)
+    assert "the next 8 GPUs would add" in rec.reason
+    # The optimum moves to whole nodes with it.
+    assert rec.optimum.gpus % 8 == 0
+
+
+def test_node_size_from_the_data_is_the_default_step():
+    data = pm.from_arrays([8, 16, 32, 64], [1.0, 0.55, 0.33, 0.24], gpus_per_node=[8] * 4)
+    model = pm.amdahl().with_parameters({"serial.time": 0.1, "compute.time": 7.2})
+    rec = pm.recommend(fitted(model, data), level=None)
+    assert rec.gpus_per_node == 8 and rec.multiple_of == 8 and rec.gpus % 8 == 0
+    assert f"({rec.gpus // 8} node" in rec.sentence
+
+
+def test_still_speeding_up_says_measure_further(amdahl):
+    rec = pm.recommend(amdahl, level=None)
+    fastest = rec.alternatives[0]
+    assert fastest.kind == "fastest" and fastest.gpus == 4096
+    assert "still speeding up at 4096 GPUs" in fastest.sentence
+    assert "measure further" in fastest.sentence and "(the search limit" not in fastest.sentence
+    none = fitted(pm.amdahl().with_parameters({"serial.time": 1e-9, "compute.time": 1.0}))
+    rec = pm.recommend(none, max_gpus=64, level=None)
+    assert rec.still_speeding_up and rec.gpus == 64
+    assert "measure larger counts" in rec.reason
+
+
+def test_usl_fastest_is_the_peak():
+    model = pm.usl().with_parameters(
+        {"serial.time": 0.02, "compute.time": 0.98, "coherency.time": 1e-4}
+    )
+    rec = pm.recommend(fitted(model), max_gpus=1000, level=None)
+    peak = pm.usl_coefficients(model)["peak_n"]
+    assert abs(rec.optimum.gpus - peak) < 1 and not rec.optimum.at_limit
+    assert rec.alternatives[0].sentence.startswith(f"fastest: {rec.optimum.gpus} GPUs")
+    assert rec.gpus < rec.optimum.gpus
+
+
+def test_prices_deadlines_and_budgets_are_echoed(amdahl):
+    deadline = float(amdahl.predict([10])["time_s"][0])
+    rec = pm.recommend(
+        amdahl,
+        price_per_gpu_hour=2.5,
+        currency="USD",
+        deadline_s=deadline,
+        budget_per_hour=40.0,
+        level=None,
+    )
+    kinds = {a.kind: a for a in rec.alternatives}
+    assert set(kinds) == {"fastest", "cheapest", "deadline", "budget"}
+    cheapest = kinds["cheapest"]
+    assert cheapest.gpus == 1 and cheapest.cost_unit == "USD"
+    assert cheapest.cost == pytest.approx(1.0 * 2.5 / 3600)  # one GPU-second per step
+    assert "at 2.5 USD per GPU-hour" in cheapest.sentence and "USD per step" in cheapest.sentence
+    assert kinds["deadline"].gpus == 10
+    assert f"deadline of {deadline:g} s per step" in kinds["deadline"].sentence
+    assert kinds["budget"].gpus == 16  # 40 USD/h buys 16 GPUs at 2.5; the fastest of them
+    assert "budget of 40 USD per hour (at most 16 GPUs)" in kinds["budget"].sentence
+    assert rec.assumptions["currency"] == "USD" and rec.assumptions["deadline_s"] == deadline
+    # Without a price, cost is in GPU-hours, and says so.
+    plain = pm.recommend(amdahl, level=None).alternatives[1]
+    assert plain.cost_unit == "GPU-hours" and "GPU-hours per step" in plain.sentence
+    unreachable = pm.recommend(amdahl, deadline_s=1e-9, level=None).alternatives[-1]
+    assert unreachable.gpus is None and "none up to 4096 GPUs" in unreachable.sentence
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(budget_per_hour=10.0), "price_per_gpu_hour"),
+        (dict(price_per_gpu_hour=-1.0), "positive"),
+        (dict(max_gpus=0), "max_gpus"),
+        (dict(level=1.5), "level"),
+    ],
+)
+def test_bad_arguments(amdahl, kwargs, match):
+    with pytest.raises(pm.InputError, match=match):
+        pm.recommend(amdahl, **{"level": None, **kwargs})
+
+
+@pytest.fixture(scope="module")
+def real_fit():
+    """A real fit with residual degrees of freedom, so that the ensemble has draws."""
+    gpus = np.array([1.0, 2, 4, 8, 1, 2, 4, 8])
+    noise = np.array([0.01, -0.02, 0.015, -0.01, -0.01, 0.02, -0.015, 0.01])
+    return pm.fit("amdahl", pm.from_arrays(gpus, (S + C / gpus) * np.exp(noise)))
+
+
+def test_intervals_are_confidence_intervals_from_the_shared_draws(real_fit):
+    draws = pm.ensemble(real_fit)
+    rec = pm.recommend(real_fit, ensemble=draws)
+    assert rec.level == 0.9
+    lo, hi = rec.speedup_interval
+    assert lo < rec.speedup < hi
+    low, high = rec.gpus_interval
+    assert low <= rec.gpus <= high
+    # The speedup interval is the confidence interval of the curve at that count: the
+    # same draws give the same interval of its time at one GPU over its time there.
+    band = pm.predict_interval(real_fit, [rec.gpus], level=0.9, kind="confidence", ensemble=draws)
+    assert band["time_s_lo"][0] < rec.time_s < band["time_s_hi"][0]
+    # The knee's interval comes from the same draws as diminishing_returns' own.
+    knee = pm.diminishing_returns(real_fit, interval=0.9, ensemble=draws)
+    assert rec.knee.gpus_interval == knee.gpus_interval
+    assert "90% confidence interval" in rec.sentence
+
+
+def test_document_and_text(real_fit):
+    rec = pm.recommend(real_fit)
+    document = rec.to_dict()
+    assert {"gpus", "speedup", "efficiency", "reason"} <= set(document)
+    assert document["interval"]["kind"] == "confidence"
+    json.dumps(document, allow_nan=False)
+    lines = rec.summary(width=None).splitlines()  # the default wraps at 100 columns
+    assert lines[0] == rec.sentence and len(lines) == 2 + len(rec.alternatives)
+    assert max(len(line) for line in rec.summary().splitlines()) <= 100
+    assert repr(rec).count("\n") == 0 and len(repr(rec)) < 400
+    changed = dataclasses.replace(rec, gpus_interval=None)
+    assert len(changed.lines()) == 1 + len(rec.alternatives)
+    assert math.isfinite(document["speedup"])
+
+
+def test_ensemble_reads_well(real_fit):
+    draws = pm.ensemble(real_fit)
+    text = repr(draws)
+    assert "\n" not in text and len(text) < 400 and text.startswith("<Ensemble: 4000 laplace")
+    assert "model-form drift outside 1–8 GPUs" in draws.summary()

@@ -1,0 +1,59 @@
+"""Tables that fit a terminal: wrapped headers and notes, columns left out and named."""
+
+from perfmodel._text import format_table, seconds, span
+
+NOTE = "mean step time of weak_data_parallel and amdahl, each fitted by least squares on throughput"
+
+
+def rows(n=3):
+    return [
+        {
+            "family": f"family_{i}",
+            "parameters": i,
+            "mape_percent": 1.2345 * i,
+            "chosen": i == 0,
+            "note": NOTE if i == 0 else "",
+        }
+        for i in range(n)
+    ]
+
+
+def widths(text):
+    return [len(line) for line in text.splitlines()]
+
+
+def test_fits_100_columns_by_wrapping_the_note():
+    text = format_table(rows())
+    assert max(widths(text)) <= 100
+    # Every word of the note is still there, over several lines of its column.
+    assert " ".join(text.split()).count("least squares on throughput") == 1
+    assert len(text.splitlines()) > 2 + 3
+
+
+def test_no_limit_keeps_one_line_per_row():
+    text = format_table(rows(), width=None)
+    assert len(text.splitlines()) == 2 + 3 and NOTE in text
+    assert max(widths(text)) > 100
+
+
+def test_numeric_columns_beyond_the_width_are_named_not_cut():
+    many = [{f"column_{k}": 1.0 + k for k in range(30)} for _ in range(2)]
+    text = format_table(many, width=60)
+    lines = text.splitlines()
+    assert max(widths(text)) <= 60
+    start = next(i for i, line in enumerate(lines) if line.startswith("("))
+    footer = " ".join(lines[start:])
+    assert "more columns: " in footer and footer.endswith("column_29; --wide)")
+
+
+def test_headers_wrap_at_underscores_when_the_values_are_narrow():
+    table = [{"speedup_before": 1.5, "speedup_after": 2.5}] * 2
+    assert format_table(table, width=20).splitlines()[0].split() == ["speedup_", "speedup_"]
+    # With room, a header stays whole.
+    assert "speedup_before" in format_table(table)
+
+
+def test_seconds_and_spans():
+    assert seconds(0.288e-6) == "288 ns" and seconds(3.1e-3) == "3.1 ms"
+    assert seconds(float("inf")) == "unbounded"
+    assert span(1.0, None, str) == "1.0–unbounded"
