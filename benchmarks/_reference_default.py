@@ -1,4 +1,4 @@
-"""NumPy reference implementation of the proposed default extrapolation (issue #9).
+"""NumPy reference implementation of the proposed default extrapolation (issue #9), round 2.
 
 The specification is `docs/design/extrapolation.md`; this module is its executable form, for the
 library's JAX port to be tested against (same predictions within 1e-6 relative). NumPy
@@ -6,22 +6,26 @@ and SciPy only; no perfmodel import.
 
 In short: the measurements become seconds per unit of work ``u(N)`` (whatever column
 they came in); each family below is fitted to u by weighted non-negative least squares
-on relative residuals (a convex problem with one solution); the prediction is the
-weighted geometric mean of the families' u; intervals are ``exp(±q·d)`` around it, d
-the doublings past the largest measured GPU count, q a table calibrated across the
-corpus (split conformal).
+on relative residuals (a convex problem with one solution); the prediction is a
+weighted geometric mean of the families' u whose weights depend on the regime of the
+series and on how far ahead the count asked about lies; intervals are
+``exp(±q·scale)`` around it, q a table calibrated across the corpus (split conformal).
 
-Families (u in seconds per unit of work, every coefficient ≥ 0; l = min(N, G) GPUs per
-node and m = max(N/G, 1) nodes for G = gpus_per_node):
+Families (u in seconds per unit of work, every coefficient ≥ 0 unless said; l = min(N,
+G) GPUs per node and m = max(N/G, 1) nodes for G = gpus_per_node):
 
 * ``amdahl``: ``s + p/N``
 * ``weak_data_parallel``: ``c/N + a·(N−1)/N + b·(N−1)/N²``
-* ``power_law``: ``exp(k)·N^−e`` (k, e free), least squares in log u
+* ``usl``: ``s + p/N + k·(N−1)`` (Gunther's law in time per unit of work)
+* ``power_law``: ``exp(k)·N^−e`` (k, e free), least squares in log u, weights (N/N_max)²
+* ``power_law_flat``: the same with equal weights (the classic log-log fit)
 * ``weak_hierarchical``: ``c/N + a·(l−1)/(l·N) + b·(m−1)/(m·l·N)``
 
-Combination: where ``gpus_per_node`` is given and the measured counts lie on both
-sides of it (some below, some above), ``weak_hierarchical`` alone; otherwise
-``0.4·amdahl + 0.4·weak_data_parallel + 0.2·power_law`` in log u.
+Combination at a count N, with d = log2(N / largest measured N) and t = clip(d − 1, 0,
+1): ``w = (1 − t)·NEAR[regime] + t·FAR[regime]`` (near weights up to one doubling
+ahead, far weights from two on); the regime is ``straddling`` (gpus_per_node given and
+measured counts on both sides of it), else ``strong`` (a fixed global batch, stated),
+else ``weak``.
 """
 
 import dataclasses
@@ -31,23 +35,49 @@ import numpy as np
 from scipy.optimize import nnls
 
 ALPHA = 2.0  # weights (N / N_max)^ALPHA on the squared relative residuals
+FAMILY_ALPHA = {"power_law_flat": 0.0}  # families fitted with other weights
 RIDGE = 1e-8  # λ‖θ‖² added to the linear families' loss, for a unique minimiser
-MIXTURE = {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2}
-STRADDLING = {"weak_hierarchical": 1.0}
+FAMILIES = (
+    "amdahl",
+    "weak_data_parallel",
+    "power_law",
+    "power_law_flat",
+    "usl",
+    "weak_hierarchical",
+)
+# Weights of the geometric mixture (benchmarks/extrapolation_research/learn_weights.py).
+NEAR = {
+    "weak": {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2},
+    "strong": {"amdahl": 0.1, "power_law": 0.4, "power_law_flat": 0.1, "usl": 0.4},
+    "straddling": {"weak_hierarchical": 0.9, "power_law_flat": 0.1},
+}
+FAR = {
+    "weak": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "strong": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "straddling": {"power_law_flat": 1.0},
+}
+FAR_FROM, FAR_TO = 1.0, 2.0  # doublings ahead where the weights move from NEAR to FAR
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
 # protocol's training counts) time per unit of work has slopes ≤ −0.37 and the step
 # time of their fixed per-GPU batch ≥ −0.16; MLPerf's times to train −0.54 to −0.80.
 WEAK_STEP_SLOPE = -0.25
-# Prediction intervals of log u: ±q_L·(d + KAPPA·D), d the doublings past the largest
-# measured count (at least MIN_DOUBLINGS, inside the measured range too) and D the
-# range of the log u of the three MIXTURE families there (their disagreement); q_L split
-# conformal over the shipped GPU-scaling series (benchmarks/extrapolation_research/calibrate.py).
-KAPPA = 4.0
+# Prediction intervals of log u: ±q·scale, scale = max(d, MIN_DOUBLINGS) + KAPPA·D +
+# LAMBDA·r, d the doublings past the largest measured count, D the range of the log u of
+# every fitted family there (their disagreement), r the root-mean-square error of log û
+# on the training measurements; q split conformal over the shipped GPU-scaling series,
+# one table for series with 3 distinct measured counts and one for 4 or more
+# (benchmarks/extrapolation_research/calibrate.py).
+KAPPA = 8.0
+LAMBDA = 20.0
 MIN_DOUBLINGS = 0.25
-INTERVAL_Q = {0.5: 0.0209, 0.8: 0.0468, 0.9: 0.0723}
-FAMILIES = ("amdahl", "weak_data_parallel", "power_law", "weak_hierarchical")
+MANY_COUNTS = 4
+INTERVAL_Q = {
+    "few": {0.5: 0.0128, 0.8: 0.0289, 0.9: 0.0462},
+    "many": {0.5: 0.0093, 0.8: 0.032, 0.9: 0.0348},
+}
+LEVELS = (0.5, 0.8, 0.9)
 
 
 def features(family: str, n, gpus_per_node=None) -> np.ndarray:
@@ -57,6 +87,8 @@ def features(family: str, n, gpus_per_node=None) -> np.ndarray:
         return np.stack([np.ones_like(n), 1.0 / n], axis=-1)
     if family == "weak_data_parallel":
         return np.stack([1.0 / n, (n - 1.0) / n, (n - 1.0) / n**2], axis=-1)
+    if family == "usl":
+        return np.stack([np.ones_like(n), 1.0 / n, n - 1.0], axis=-1)
     if family == "weak_hierarchical":
         g = float(gpus_per_node)
         local = np.minimum(n, g)
@@ -67,13 +99,16 @@ def features(family: str, n, gpus_per_node=None) -> np.ndarray:
     raise ValueError(f"not a linear family: {family}")
 
 
-def fit_family(family: str, n, u, gpus_per_node=None, alpha=ALPHA) -> np.ndarray:
+def fit_family(family: str, n, u, gpus_per_node=None, alpha=None) -> np.ndarray:
     """Coefficients of `family` fitted to u(N): minimise Σ w_i·(û_i/u_i − 1)² + λ‖θ‖²,
-    w_i = (N_i/N_max)^α, λ = RIDGE, θ ≥ 0 (NNLS) for the linear families; (k, e) free
-    for the power law (weighted least squares of log u on log N, no ridge)."""
+    w_i = (N_i/N_max)^α (α = ALPHA, or FAMILY_ALPHA[family]), λ = RIDGE, θ ≥ 0 (NNLS)
+    for the linear families; (k, e) free for the power laws (weighted least squares of
+    log u on log N, no ridge)."""
     n, u = np.asarray(n, float), np.asarray(u, float)
+    if alpha is None:
+        alpha = FAMILY_ALPHA.get(family, ALPHA)
     root_w = np.sqrt((n / n.max()) ** alpha)
-    if family == "power_law":
+    if family in ("power_law", "power_law_flat"):
         design = np.stack([np.ones_like(n), -np.log(n)], axis=-1) * root_w[:, None]
         coef, *_ = np.linalg.lstsq(design, np.log(u) * root_w, rcond=None)
         return coef
@@ -86,11 +121,12 @@ def fit_family(family: str, n, u, gpus_per_node=None, alpha=ALPHA) -> np.ndarray
     return theta
 
 
-def family_u(family: str, theta, n, gpus_per_node=None) -> np.ndarray:
+def family_log_u(family: str, theta, n, gpus_per_node=None) -> np.ndarray:
+    """log u of a fitted family at counts `n` (normalised units)."""
     n = np.asarray(n, float)
-    if family == "power_law":
-        return np.exp(theta[0] - theta[1] * np.log(n))
-    return features(family, n, gpus_per_node) @ theta
+    if family in ("power_law", "power_law_flat"):
+        return theta[0] - theta[1] * np.log(n)
+    return np.log(features(family, n, gpus_per_node) @ theta)
 
 
 def straddles(n, gpus_per_node) -> bool:
@@ -99,6 +135,19 @@ def straddles(n, gpus_per_node) -> bool:
         return False
     n = np.asarray(n, float)
     return bool(np.any(n < gpus_per_node) and np.any(n > gpus_per_node))
+
+
+def regime(n, gpus_per_node, scaling) -> str:
+    """``straddling``, ``strong`` (stated fixed global batch) or ``weak``."""
+    if straddles(n, gpus_per_node):
+        return "straddling"
+    return "strong" if scaling == "strong" else "weak"
+
+
+def far_share(m, max_gpus) -> np.ndarray:
+    """t(N) = clip((d − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1), d = log2(N / max_gpus)."""
+    d = np.log2(np.asarray(m, float) / max_gpus)
+    return np.clip((d - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0)
 
 
 def infer_scaling(n, measured, target, scaling=None):
@@ -143,22 +192,36 @@ class DefaultFit:
     unit: str  # "unit": u ∝ time (or 1/throughput); "step": u ∝ time/N
     scaling: str
     how: str
+    regime: str
     scale: float
     gpus_per_node: float | None
-    weights: dict
+    near: dict
+    far: dict
     thetas: dict
-    mixture_thetas: dict
     max_gpus: float
+    counts: int  # distinct measured GPU counts
     train_gpus: np.ndarray
     train_measured: np.ndarray
+    train_log_u: np.ndarray  # normalised log u of the measurements
+
+    def family_logs(self, m) -> dict:
+        """Normalised log u of every fitted family at `m`."""
+        return {f: family_log_u(f, th, m, self.gpus_per_node) for f, th in self.thetas.items()}
+
+    def weights(self, m) -> dict:
+        """Family → weight at each count of `m` (arrays summing to 1)."""
+        t = far_share(m, self.max_gpus)
+        names = dict.fromkeys([*self.near, *self.far])
+        return {f: (1.0 - t) * self.near.get(f, 0.0) + t * self.far.get(f, 0.0) for f in names}
+
+    def _log_u(self, m) -> np.ndarray:
+        m = np.asarray(m, float)
+        logs = self.family_logs(m)
+        return sum(w * logs[f] for f, w in self.weights(m).items())
 
     def log_u(self, m) -> np.ndarray:
-        m = np.asarray(m, float)
-        total = sum(self.weights.values())
-        return sum(
-            w * np.log(family_u(f, self.thetas[f], m, self.gpus_per_node))
-            for f, w in self.weights.items()
-        ) / total + math.log(self.scale)
+        """log u at `m` in the measured units (before mapping to the measured quantity)."""
+        return self._log_u(m) + math.log(self.scale)
 
     def _to_measured(self, log_u, m):
         m = np.asarray(m, float)
@@ -172,29 +235,36 @@ class DefaultFit:
     def family_predictions(self, m) -> dict:
         m = np.asarray(m, float)
         return {
-            f: self._to_measured(
-                np.log(family_u(f, self.thetas[f], m, self.gpus_per_node)) + math.log(self.scale), m
-            )
-            for f in self.thetas
+            f: self._to_measured(lu + math.log(self.scale), m)
+            for f, lu in self.family_logs(m).items()
         }
 
     def spread(self, m) -> np.ndarray:
-        """D: max − min over the MIXTURE families of their log u at `m`."""
-        m = np.asarray(m, float)
-        logs = [np.log(family_u(f, self.mixture_thetas[f], m, self.gpus_per_node)) for f in MIXTURE]
-        return np.max(logs, axis=0) - np.min(logs, axis=0)
+        """D: max − min over every fitted family of its log u at `m`."""
+        logs = np.array(list(self.family_logs(np.asarray(m, float)).values()))
+        return logs.max(axis=0) - logs.min(axis=0)
+
+    def training_rms(self) -> float:
+        """r: root-mean-square of log û − log u over the training measurements."""
+        return float(np.sqrt(np.mean((self._log_u(self.train_gpus) - self.train_log_u) ** 2)))
 
     def interval_scale(self, m) -> np.ndarray:
-        """d + KAPPA·D at `m` (the conformal score's denominator)."""
+        """max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r at `m` (the conformal score's
+        denominator)."""
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
-        return doublings + KAPPA * self.spread(m)
+        return doublings + KAPPA * self.spread(m) + LAMBDA * self.training_rms()
+
+    def interval_table(self) -> str:
+        """Which INTERVAL_Q table applies: "few" (3 or fewer distinct counts) or "many"."""
+        return "many" if self.counts >= MANY_COUNTS else "few"
 
     def interval(self, m, level=0.9, q=None):
         """``(lo, hi)`` of the `level` prediction interval (0.5, 0.8 or 0.9); `q`
-        replaces the shipped INTERVAL_Q[level]."""
+        replaces the shipped INTERVAL_Q[table][level]."""
         m = np.asarray(m, float)
-        half = (INTERVAL_Q[level] if q is None else q) * self.interval_scale(m)
+        q = INTERVAL_Q[self.interval_table()][level] if q is None else q
+        half = q * self.interval_scale(m)
         centre = self.log_u(m)
         a, b = self._to_measured(centre - half, m), self._to_measured(centre + half, m)
         return np.minimum(a, b), np.maximum(a, b)
@@ -219,13 +289,15 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
         measured: throughput (work per second) or time (seconds), > 0.
         target: "throughput" or "time".
         gpus_per_node: the node size, when the CSV gives it.
-        scaling: "weak", "strong" or None (infer; see `infer_scaling`).
+        scaling: "weak", "strong" or None (not stated; see `infer_scaling`). Only a
+            stated "strong" selects the strong-scaling weights.
     """
     n, y = np.asarray(gpus, float), np.asarray(measured, float)
     if n.shape != y.shape or n.size == 0 or np.any(n < 1) or np.any(~(y > 0)):
         raise ValueError("gpus ≥ 1 and measured > 0, of one shape, are needed")
     if len(np.unique(n)) < 2:
         raise ValueError("at least two distinct GPU counts are needed")
+    stated = scaling
     scaling, unit, how = infer_scaling(n, y, target, scaling)
     if target == "throughput":
         u = 1.0 / y
@@ -234,24 +306,25 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
     scale = float(np.median(u[n == n.min()]))
     u = u / scale
     g = None if gpus_per_node is None else float(np.atleast_1d(gpus_per_node)[0])
-    weights = dict(STRADDLING if straddles(n, g) else MIXTURE)
-    mixture_thetas = {f: fit_family(f, n, u, g) for f in MIXTURE}
-    thetas = {
-        f: mixture_thetas[f] if f in mixture_thetas else fit_family(f, n, u, g) for f in weights
-    }
+    kind = regime(n, g, stated)
+    names = [f for f in FAMILIES if f != "weak_hierarchical" or kind == "straddling"]
+    thetas = {f: fit_family(f, n, u, g) for f in names}
     return DefaultFit(
         target=target,
         unit=unit,
         scaling=scaling,
         how=how,
+        regime=kind,
         scale=scale,
         gpus_per_node=g,
-        weights=weights,
+        near=dict(NEAR[kind]),
+        far=dict(FAR[kind]),
         thetas=thetas,
-        mixture_thetas=mixture_thetas,
         max_gpus=float(n.max()),
+        counts=int(len(np.unique(n))),
         train_gpus=n,
         train_measured=y,
+        train_log_u=np.log(u),
     )
 
 
@@ -259,5 +332,4 @@ def fit_reference(gpus, measured, target="throughput", *, gpus_per_node=None, st
     """`fit_default` in the signature of `baselines.py` (a predictor of the measured)."""
     scaling = None if strong is None else ("strong" if strong else "weak")
     fitted = fit_default(gpus, measured, target, gpus_per_node=gpus_per_node, scaling=scaling)
-    predict = fitted.predict
-    return predict
+    return fitted.predict

@@ -269,7 +269,7 @@ def add_baselines(record, train, test, info):
     record["mape"][PROPOSED] = mape(fitted.predict(test.gpus), test.measured)
     record["proposed_fit"] = fitted
     inside = {}
-    for level in reference.INTERVAL_Q:
+    for level in reference.LEVELS:
         lo, hi = fitted.interval(test.gpus, level)
         inside[level] = ((test.measured >= lo) & (test.measured <= hi)).tolist()
     lo, hi = fitted.interval(test.gpus, 0.9)
@@ -475,11 +475,11 @@ def report(records, skipped, labels, extrap_note, holdout="half") -> str:
 
 def source_group(name: str) -> str:
     """The source group of a series for the interval check: its publisher and, for
-    DeepLearningExamples, the framework (``dle_pytorch``, ``tf_dgx1``, ``ext_csc``…)."""
+    DeepLearningExamples, the framework (``dle_pytorch``, ``tf_dgx1``, ``ext_csc``,
+    ``fresh_tf_ec2dist``…)."""
     base = name.split(":", 1)[0]
-    short = base.removeprefix("ext_")
-    prefix = "ext_" if base.startswith("ext_") else ""
-    parts = short.split("_")
+    prefix = next((p for p in ("ext_", "fresh_") if base.startswith(p)), "")
+    parts = base.removeprefix(prefix).split("_")
     if parts[0] == "dle" and len(parts) > 1:
         return prefix + "dle_" + {"pyt": "pytorch"}.get(parts[1], parts[1])
     if parts[0] == "tf" and len(parts) > 1:
@@ -501,10 +501,10 @@ def interval_report(records) -> str:
     groups = {}
     for r in records:
         groups.setdefault(source_group(r["name"]), []).append(r)
-    for name in sorted(groups, key=lambda g: (g.startswith("ext_"), g)):
+    for name in sorted(groups, key=lambda g: (g.startswith(("ext_", "fresh_")), g)):
         rs = groups[name]
         cells = []
-        for level in sorted(reference.INTERVAL_Q):
+        for level in reference.LEVELS:
             inside = [x for r in rs for x in r["intervals"]["inside"][level]]
             cells.append(f"{np.mean(inside):.2f}")
         held = sum(len(r["intervals"]["width90"]) for r in rs)
@@ -514,14 +514,12 @@ def interval_report(records) -> str:
     if every:
         cells = [
             f"{np.mean([x for r in every for x in r['intervals']['inside'][level]]):.2f}"
-            for level in sorted(reference.INTERVAL_Q)
+            for level in reference.LEVELS
         ]
         lines.append("")
         lines.append(
             "GPU-scaling series pooled: "
-            + ", ".join(
-                f"{int(level * 100)}% {c}" for level, c in zip(sorted(reference.INTERVAL_Q), cells)
-            )
+            + ", ".join(f"{int(level * 100)}% {c}" for level, c in zip(reference.LEVELS, cells))
         )
     return "\n".join(lines)
 

@@ -1,120 +1,202 @@
-"""Split-conformal intervals for the reference default, leave one source group out.
+"""Split-conformal intervals of the reference default, and their coverage per source group.
 
-Score of a held-out point: s = |log(ŷ/y)| / max(d, MIN_DOUBLINGS), d = log2(N /
-largest training N). The level-L half-width per doubling is the L-quantile of s over
-the calibration points (each series weighted equally, finite-sample correction
-ceil((n+1)L)/n on the number of series). Calibration set: every GPU-scaling series
-(MLPerf time-to-train and the two USL load series excluded), every protocol.
-``python benchmarks/extrapolation_research/calibrate.py`` prints the shipped table (the constants of
-_reference_default.py) and per-group coverage with each group's q learned on the
-other groups."""
+Score of a held-out measurement: s = |log û − log u| / scale, u in seconds per unit of
+work, scale = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r (`DefaultFit.interval_scale`:
+d doublings past the largest measured count, D the disagreement of the fitted families
+there, r the training RMS error of log û). The level-L half-width is the L-quantile of
+s over the calibration points with the split-conformal correction ⌈(n+1)L⌉/n, one table
+for series with 3 distinct measured counts ("few") and one for 4 or more ("many").
+Calibration points: every held-out measurement of every protocol of the shipped
+GPU-scaling series (MLPerf time to train and the two USL load series excluded), each
+counted once. The presentation does not matter (log u is the same).
 
+``python benchmarks/extrapolation_research/calibrate.py`` prints INTERVAL_Q (the
+constants of `_reference_default`) and the 50/80/90% coverage and median 90% width per
+source group: for each shipped group with the q learned on the other shipped groups
+(leave one source group out), for the external and fresh groups, MLPerf and USL with
+the shipped q. ``--select`` also prints the comparison that chose the form of the
+scale (which spread, KAPPA, LAMBDA, the tables), and the chance that a perfectly
+calibrated 90% interval covers 85-95% of a group of n points.
+"""
+
+import argparse
+from math import comb
 import sys
 
-sys.path.insert(0, "benchmarks/extrapolation_research")
-sys.path.insert(0, "benchmarks")
-import _reference_default as ref
-from harness import load, problems
+import families as fm
+import harness as h
 import numpy as np
 
-LEVELS = (0.5, 0.8, 0.9)
-PROTOCOLS = ("half", "largest", "largest2")
+ref = fm.ref
+SHIPPED_GPU = ("dle_mxnet", "dle_paddle", "dle_pytorch", "dle_tf1", "dle_tf2", "tf_dgx1", "tf_gce")
+MIN_BUCKET = 20  # fewest calibration points a table may be learned from
 
 
-def points(rows, presentation="throughput"):
-    out = []  # (group, series key, score, log ratio, doublings, prob)
-    for prot in PROTOCOLS:
-        for p in problems(rows, prot, presentation):
+def points(problem_sets) -> list[dict]:
+    """One record per held-out measurement (throughput presentation, every protocol)."""
+    out = []
+    for (set_, prot, pres), probs in problem_sets.items():
+        if pres != "throughput":
+            continue
+        for p in probs:
             f = ref.fit_default(
-                p["n"],
-                p["y"],
-                p["target"],
-                gpus_per_node=p["gpus_per_node"],
-                scaling=None if p["strong"] is None else ("strong" if p["strong"] else "weak"),
+                p["n"], p["y"], p["target"], gpus_per_node=p["gpus_per_node"], scaling=fm.stated(p)
             )
-            pred = f.predict(p["nt"])
-            d = f.interval_scale(p["nt"])
-            r = np.abs(np.log(pred / p["yt"]))
-            for i in range(len(r)):
+            m = p["nt"]
+            if p["target"] == "throughput":
+                truth = -np.log(p["yt"])
+            else:
+                truth = np.log(p["yt"] / (m if f.unit == "step" else 1.0))
+            err = np.abs(f.log_u(m) - truth)
+            logs = f.family_logs(m)
+            three = np.array([logs[k] for k in ("amdahl", "weak_data_parallel", "power_law")])
+            d = np.log2(m / f.max_gpus)
+            for i in range(len(m)):
                 out.append(
-                    dict(
-                        group=p["group"],
-                        key=(prot, p["name"]),
-                        s=r[i] / d[i],
-                        kind=p["kind"],
-                        set=p["set"],
-                        w=1.0 / len(r),
-                        fit=f,
-                        n=p["nt"][i],
-                        y=p["yt"][i],
-                        prot=prot,
-                    )
+                    {
+                        "set": set_,
+                        "group": p["group"],
+                        "kind": p["kind"],
+                        "err": float(err[i]),
+                        "d": float(d[i]),
+                        "spread_all": float(f.spread(m[i : i + 1])[0]),
+                        "spread_three": float(three[:, i].max() - three[:, i].min()),
+                        "r": f.training_rms(),
+                        "table": f.interval_table(),
+                        "scale": float(f.interval_scale(m[i : i + 1])[0]),
+                    }
                 )
     return out
 
 
-def quantile(pts, level):
-    s = np.array([q["s"] for q in pts])
-    w = np.array([q["w"] for q in pts])
-    order = np.argsort(s)
-    s, w = s[order], w[order]
-    n = w.sum()
-    target = min(np.ceil((n + 1) * level) / n, 1.0) * n
-    return float(s[np.searchsorted(np.cumsum(w), target - 1e-9)])
+def quantile(s: np.ndarray, level: float) -> float:
+    s = np.sort(s)
+    j = min(int(np.ceil((len(s) + 1) * level)) - 1, len(s) - 1)
+    return float(s[j])
 
 
-def coverage(pts, qs):
-    cov = {}
-    for L in LEVELS:
-        inside = [q["w"] * (q["s"] <= qs[L]) for q in pts]
-        cov[L] = sum(inside) / sum(q["w"] for q in pts)
-    return cov
+def calibrates(q: dict) -> bool:
+    return q["set"] == "shipped" and q["kind"] == "scaling"
 
 
-def width(pts, q90):
-    # median ratio hi/lo of the 90% interval at the held-out points
-    return float(
-        np.median([np.exp(2 * q90 * q["fit"].interval_scale(np.array([q["n"]]))[0]) for q in pts])
-    )
+def evaluate(pts, scale, bucket, level=0.9):
+    """``(q per bucket on all calibration points, {group: (coverage, width, n)})``; each
+    shipped GPU group judged with the q of the other shipped groups."""
+    s = np.array([q["err"] / scale(q) for q in pts])
+    w = np.array([scale(q) for q in pts])
+    b = np.array([bucket(q) for q in pts])
+    g = np.array([q["group"] for q in pts])
+    c = np.array([calibrates(q) for q in pts])
 
+    def tables(mask):
+        return {k: quantile(s[mask & (b == k)], level) for k in np.unique(b[mask])}
 
-def main():
-    rows = load()
-    pts = points(rows)
-    calib = [q for q in pts if q["kind"] == "scaling" and q["set"] == "shipped"]
-    qs = {L: quantile(calib, L) for L in LEVELS}
-    print(
-        "INTERVAL_Q (shipped GPU-scaling series, all protocols):",
-        {L: round(v, 4) for L, v in qs.items()},
-    )
-    print(
-        "Groups of the shipped set: q from the other shipped groups (leave one source group out);"
-    )
-    print("external groups and MLPerf/USL: the shipped q, never calibrated on them.")
-    print("| group | set | series | points | 50% | 80% | 90% | 90% width (hi/lo) | q90 used |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    groups = sorted({q["group"] for q in pts}, key=lambda g: (g.startswith("ext"), g))
-    for g in groups:
-        mine = [q for q in pts if q["group"] == g]
-        if g in {q["group"] for q in calib}:
-            other = [q for q in calib if q["group"] != g]
-            qg = {L: quantile(other, L) for L in LEVELS}
-        else:
-            qg = qs
-        c = coverage(mine, qg)
-        nser = len({q["key"][1] for q in mine})
-        print(
-            f"| {g} | {mine[0]['set']} | {nser} | {len(mine)} | {c[0.5]:.2f} | {c[0.8]:.2f} | {c[0.9]:.2f} | ×{width(mine, qg[0.9]):.2f} | {qg[0.9]:.4f} |"
+    full = tables(c)
+    out = {}
+    for group in np.unique(g):
+        m = g == group
+        qs = tables(c & (g != group)) if c[m].any() else full
+        thr = np.array([qs.get(k, quantile(s[c], level)) for k in b[m]])
+        out[group] = (
+            float(np.mean(s[m] <= thr)),
+            float(np.median(np.exp(2 * thr * w[m]))),
+            int(m.sum()),
         )
-    ext = [q for q in pts if q["kind"] == "scaling" and q["set"] == "external"]
-    for name, sub in (("shipped GPU scaling (in-sample)", calib), ("external (check)", ext)):
-        c = coverage(sub, qs)
+    sizes = {k: int(np.sum(c & (b == k))) for k in np.unique(b[c])}
+    return full, out, sizes
+
+
+def reference_scale(q):
+    return q["scale"]
+
+
+def reference_bucket(q):
+    return q["table"]
+
+
+def select(pts) -> None:
+    """The comparison that chose the form of the interval scale."""
+    rows = []
+    for spread in ("spread_three", "spread_all"):
+        for kappa in (0, 1, 2, 4, 8):
+            for lam in (0, 2, 5, 10, 20):
+                for buckets in ("none", "counts", "counts x far"):
+
+                    def scale(q, spread=spread, kappa=kappa, lam=lam):
+                        return max(q["d"], ref.MIN_DOUBLINGS) + kappa * q[spread] + lam * q["r"]
+
+                    def bucket(q, buckets=buckets):
+                        many = int(q["table"] == "many")
+                        return {"none": 0, "counts": many}.get(buckets, 2 * many + int(q["d"] > 1))
+
+                    _, cov, sizes = evaluate(pts, scale, bucket)
+                    dev = sum(
+                        max(0, 0.85 - cov[g][0]) + max(0, cov[g][0] - 0.95) for g in SHIPPED_GPU
+                    )
+                    width = np.median([cov[g][1] for g in SHIPPED_GPU])
+                    rows.append((dev, width, spread, kappa, lam, buckets, min(sizes.values()), cov))
+    print("\nForm of the scale (90%, shipped GPU groups each with the q of the others): total")
+    print("distance of their coverage from [0.85, 0.95], median width; tables learned from")
+    print(f"fewer than {MIN_BUCKET} points not allowed. Best 10:")
+    allowed = sorted((r for r in rows if r[6] >= MIN_BUCKET), key=lambda r: (r[0], r[1]))
+    for dev, width, spread, kappa, lam, buckets, smallest, cov in allowed[:10]:
+        groups = " ".join(f"{g}:{cov[g][0]:.2f}" for g in SHIPPED_GPU)
         print(
-            f"pooled {name} (shipped constants): "
-            + ", ".join(f"{int(L * 100)}% {c[L]:.2f}" for L in LEVELS)
+            f"  {dev:.3f} ×{width:.3f} {spread} KAPPA={kappa} LAMBDA={lam} tables={buckets} "
+            f"(smallest {smallest}): {groups}"
         )
-    return qs
+    barred = sorted((r for r in rows if r[6] < MIN_BUCKET), key=lambda r: (r[0], r[1]))[0]
+    print(
+        f"  best of those not allowed: {barred[0]:.3f} {barred[2]} KAPPA={barred[3]} "
+        f"LAMBDA={barred[4]} tables={barred[5]} (smallest table {barred[6]} points)"
+    )
+    print("\nChance that an exact 90% interval covers 85-95% of a group of n points:")
+    chance = {
+        n: sum(comb(n, k) * 0.9**k * 0.1 ** (n - k) for k in range(n + 1) if 0.85 <= k / n <= 0.95)
+        for n in (6, 10, 12, 14, 16, 17, 20, 30, 60)
+    }
+    print("  " + ", ".join(f"n={n}: {p:.2f}" for n, p in chance.items()))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--select", action="store_true", help="also the choice of the scale")
+    args = parser.parse_args(argv)
+    pts = points(h.all_problems())
+    constants = {}
+    for level in ref.LEVELS:
+        full, _, sizes = evaluate(pts, reference_scale, reference_bucket, level)
+        for table, q in full.items():
+            constants.setdefault(str(table), {})[level] = round(q, 4)
+    print(f"INTERVAL_Q = {constants}  (calibration points per table: {sizes})")
+    print()
+    print("| group | set | held-out | 50% | 80% | 90% | 90% width (hi/lo) | q |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    per_level = {
+        level: evaluate(pts, reference_scale, reference_bucket, level)[1] for level in ref.LEVELS
+    }
+    order = sorted(per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_")), g))
+    for group in order:
+        set_ = next(q["set"] for q in pts if q["group"] == group)
+        cells = " | ".join(f"{per_level[level][group][0]:.2f}" for level in ref.LEVELS)
+        cov, width, n = per_level[0.9][group]
+        how = "other shipped groups" if group in SHIPPED_GPU else "shipped"
+        print(f"| {group} | {set_} | {n} | {cells} | ×{width:.2f} | {how} |")
+    for name, members in (
+        ("shipped GPU scaling (in-sample)", lambda q: calibrates(q)),
+        ("external (check)", lambda q: q["set"] == "external"),
+        ("fresh (check)", lambda q: q["set"] == "fresh"),
+    ):
+        sub = [q for q in pts if members(q)]
+        cells = []
+        for level in ref.LEVELS:
+            inside = [q["err"] <= ref.INTERVAL_Q[q["table"]][level] * q["scale"] for q in sub]
+            cells.append(f"{int(level * 100)}% {np.mean(inside):.2f}")
+        print(f"pooled {name}, shipped constants: " + ", ".join(cells))
+    if args.select:
+        select(pts)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,9 +1,10 @@
-"""The corpus as plain NumPy: every shipped series and every external one.
+"""The corpus as plain NumPy: every shipped, external and fresh series.
 
-``python benchmarks/extrapolation_research/corpus.py`` dumps ``benchmarks/extrapolation_research/out/corpus.pkl`` (perfmodel's loaders,
-so validation and units are the library's); `load()` reads it back as a list of dicts
-``name, set ("shipped"/"external"), group (source group), target, gpus, y (measured),
-u (seconds per unit of work, or per step for time series), gpus_per_node, global_batch``.
+``python benchmarks/extrapolation_research/corpus.py`` dumps ``out/corpus.pkl`` (loaded
+with perfmodel's loaders, so validation and units are the library's) and prints the
+number of series per set and source group; `load()` reads it back as a list of dicts
+``name, set ("shipped"/"external"/"fresh"), group (source group), target, gpus, y
+(measured), u (perfmodel's time_s), gpus_per_node, global_batch``.
 """
 
 from pathlib import Path
@@ -13,21 +14,21 @@ import sys
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parent.parent
 OUT = HERE / "out" / "corpus.pkl"
 
 
 def source_group(name: str) -> str:
     """Leave-one-source-out groups: the publisher and, for DeepLearningExamples, the
     framework (tables of one framework share code, hardware and authors)."""
-    n = name.removeprefix("ext_")
-    parts = n.split("_")
+    prefix = next((p for p in ("ext_", "fresh_") if name.startswith(p)), "")
+    parts = name.removeprefix(prefix).split("_")
     if parts[0] == "dle":
         framework = {"pyt": "pytorch", "pytorch": "pytorch"}.get(parts[1], parts[1])
-        return ("ext_" if name.startswith("ext_") else "") + "dle_" + framework
+        return prefix + "dle_" + framework
     if parts[0] == "tf":
-        return "tf_" + parts[1]  # tf_dgx1, tf_gce
-    return ("ext_" if name.startswith("ext_") else "") + parts[0]
+        return prefix + "tf_" + parts[1]  # tf_dgx1, tf_gce, fresh_tf_ec2, fresh_tf_ec2dist
+    return prefix + parts[0]
 
 
 def dump():
@@ -37,8 +38,9 @@ def dump():
     series = []
     for info in pm.list_datasets():
         series.append(("shipped", info.name, pm.load_dataset(info.name)))
-    for file in sorted((ROOT / "benchmarks" / "external").glob("*.csv")):
-        series.append(("external", file.stem, pm.load_benchmarks(file)))
+    for kind, folder in (("external", "external"), ("fresh", "fresh")):
+        for file in sorted((ROOT / "benchmarks" / folder).glob("*.csv")):
+            series.append((kind, file.stem, pm.load_benchmarks(file)))
     rows = []
     for kind, name, d in series:
         rows.append(

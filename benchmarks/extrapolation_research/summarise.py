@@ -1,5 +1,13 @@
-"""Compact tables from benchmarks/extrapolation_research/out/acc_*.md: per set × protocol × presentation, the
-"all" and "scaling" rows of the median and mean tables and the far-worse counts."""
+"""The issue #9 tables of benchmarks/RESULTS.md, from accuracy.py's outputs.
+
+``python benchmarks/extrapolation_research/summarise.py [all|scaling] [FOLDER]`` reads
+``acc_{shipped,ext,fresh}_{half,largest,largest2}.md`` (`run_all.sh` writes them to
+``out/``, the default FOLDER; copies are committed in ``benchmarks/results/``) and
+prints one row per set × protocol × presentation: median / mean MAPE of every method
+of the run (bold: best of the run; in brackets the series far worse than Amdahl's law
+of that presentation), over the series of the group given (all, or the GPU-scaling
+series); then, per run, the proposed default's training fit line.
+"""
 
 from pathlib import Path
 import re
@@ -18,62 +26,77 @@ SHOW = [
     "loo classic",
     "proposed",
 ]
+NAME = re.compile(r"acc_(shipped|ext|fresh)_(half|largest2|largest)\.md")
+SET_ORDER = {"shipped": 0, "ext": 1, "fresh": 2}
+PROTOCOL_ORDER = {"half": 0, "largest": 1, "largest2": 2}
 
 
-def tables(text):
-    blocks = text.split("## Presentation: ")[1:]
-    for b in blocks:
-        pres = b.split()[0]
-        out = {}
-        for title in ("Median", "Mean", "Far"):
-            i = b.index(title)
-            lines = []
-            for l in b[i:].splitlines()[2:]:
-                if not l.startswith("|"):
-                    break
-                lines.append(l)
-            head = [c.strip() for c in lines[0].strip("|").split("|")]
-            for l in lines[2:]:
-                cells = [c.strip() for c in l.strip("|").split("|")]
-                out[(title, cells[0])] = dict(zip(head, cells))
-        yield pres, out
+def table_after(block: str, title: str) -> dict:
+    """{first cell: {column: cell}} of the markdown table after the line starting `title`."""
+    lines = []
+    for line in block[block.index(title) :].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        lines.append(line)
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    return {r[0]: dict(zip(head, r)) for r in rows}
 
 
-def main(kind="all"):
+def runs(folder: Path):
+    """(set, protocol, presentation, text of that presentation's block) per run."""
+    found = []
+    for f in folder.glob("acc_*.md"):
+        m = NAME.fullmatch(f.name)
+        if m and f.stat().st_size:
+            for block in f.read_text().split("## Presentation: ")[1:]:
+                found.append((m.group(1), m.group(2), block.split()[0], block))
+    found.sort(key=lambda r: (SET_ORDER[r[0]], PROTOCOL_ORDER[r[1]], r[2]))
+    return found
+
+
+def number(cell: str) -> float:
+    return {"—": float("nan"), "∞": float("inf")}.get(cell, None) or float(cell)
+
+
+def main(kind: str = "all", folder: Path = OUT) -> None:
     print("| set | protocol | presentation | series | " + " | ".join(SHOW) + " |")
     print("|" + " --- |" * (4 + len(SHOW)))
-    for f in sorted(OUT.glob("acc_*.md")):
-        m = re.match(r"acc_(shipped|ext|fresh)_(half|largest2|largest)\.md", f.name)
-        if not m or not f.stat().st_size:
-            continue
-        for pres, t in tables(f.read_text()):
-            if ("Median", kind) not in t:
-                continue
-            med, mean, far = t[("Median", kind)], t[("Mean", kind)], t.get(("Far", kind), {})
-            vals = {}
-            for k in SHOW:
-                try:
-                    vals[k] = (float(med.get(k, "nan")), float(mean.get(k, "nan")))
-                except ValueError:
-                    vals[k] = (float("nan"), float("nan"))
-            bm = min(v[0] for v in vals.values())
-            bn = min(v[1] for v in vals.values())
-            cells = []
-            for k in SHOW:
-                a, b = vals[k]
-                s = (
-                    (f"**{a:.2f}**" if a == bm else f"{a:.2f}")
-                    + " / "
-                    + (f"**{b:.2f}**" if b == bn else f"{b:.2f}")
-                )
-                fw = far.get(k, "—").split(" ")[0]
-                cells.append(f"{s} ({fw.split('/')[0]})")
-            print(
-                f"| {m.group(1)} | {m.group(2)} | {pres} | {med['series']} | "
-                + " | ".join(cells)
-                + " |"
+    training = []
+    for set_, protocol, pres, block in runs(folder):
+        med = table_after(block, "Median MAPE")[kind]
+        mean = table_after(block, "Mean MAPE")[kind]
+        far = table_after(block, "Far worse than Amdahl").get(kind, {})
+        vals = {k: (number(med.get(k, "—")), number(mean.get(k, "—"))) for k in SHOW}
+        best_med = min(v[0] for v in vals.values() if v[0] == v[0])
+        best_mean = min(v[1] for v in vals.values() if v[1] == v[1])
+        cells = []
+        for k in SHOW:
+            a, b = vals[k]
+            text_a = f"**{a:.2f}**" if a == best_med else f"{a:.2f}"
+            text_b = f"**{b:.2f}**" if b == best_mean else f"{b:.2f}"
+            cells.append(f"{text_a} / {text_b} ({far.get(k, '—').split('/')[0]})")
+        print(f"| {set_} | {protocol} | {pres} | {med['series']} | " + " | ".join(cells) + " |")
+        if pres == "throughput":
+            fit = table_after(block, "Fit on its own")
+            line = block[block.index("Series where the proposed") :].splitlines()[0]
+            counts = re.findall(r"(\d+) of (\d+)", line)
+            training.append(
+                f"| {set_} | {protocol} | {fit['proposed']['median MAPE']} | "
+                f"{fit['proposed']['max MAPE']} | {fit['proposed']['min R²']} | "
+                f"{fit['its best family alone']['max MAPE']} | "
+                f"{fit['perfmodel (today' + chr(39) + 's default)']['max MAPE']} | "
+                f"{counts[0][0]} | {counts[1][0]} of {counts[1][1]} |"
             )
+    print()
+    print(
+        "| set | protocol | proposed: median training MAPE | max | min R² | best family: max "
+        "| perfmodel: max | misses more than every family | > 1 point above its best family |"
+    )
+    print("|" + " --- |" * 9)
+    print("\n".join(training))
 
 
 if __name__ == "__main__":
-    main(*(sys.argv[1:] or ["all"]))
+    args = sys.argv[1:]
+    main(args[0] if args else "all", Path(args[1]) if len(args) > 1 else OUT)
