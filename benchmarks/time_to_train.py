@@ -70,7 +70,7 @@ def series(systems=SYSTEMS) -> list[tuple[str, pm.Benchmarks, np.ndarray]]:
         if system not in systems or frame.gpus.nunique() < 2:
             continue
         data = pm.load_benchmarks(path)
-        column = "samples" if path.stem.endswith("_bert") else "epochs"
+        column = "samples" if "samples" in frame.columns else "epochs"
         work = frame[column].to_numpy(float)[np.asarray(data.lines) - 2]
         out.append((path.stem, data, work))
     return out
@@ -118,9 +118,24 @@ def critical_batch_fit_auto(train, test, work_train):
     return f"{fit.label}; {note}", *_ttt(band)
 
 
+def time_to_train_family(train, test, work_train):
+    """perfmodel's time-to-train family (`perfmodel.fit_time_to_train`): the critical
+    batch fitted to the training runs' work, × the steps per unit of work D/B, × the step
+    time of `batch_linear` (``a + c·B/N``) fitted to their seconds per step, with the
+    interval of `TimeToTrainFit.predict`."""
+    if "global_batch" not in train.config:
+        return critical_batch_fit_auto(train, test, work_train)
+    runs = pm.TrainingRuns(train, work_train, "samples", 1.0)
+    fit = pm.fit_time_to_train(runs)
+    band = fit.predict(test.gpus, test.config["global_batch"], LEVEL)
+    note = f"{fit.step.family}; {fit.critical.bound or f'B_noise {fit.noise_batch:.3g}'}"
+    return note, band["time_to_train_s"], band["time_to_train_s_lo"], band["time_to_train_s_hi"]
+
+
 def critical_batch_linear_step(train, test, work_train):
     """Work from the critical-batch model × steps per work (1/B) × the step time of
-    ``T = a + c·B/N`` fitted to the training runs' time per work × B (per step, × D)."""
+    ``T = a + c·B/N`` fitted in closed form (`fit_linear_step_time`, profile intervals)
+    to the training runs' time per work × B (per step, × D)."""
     if "global_batch" not in train.config:
         return critical_batch_fit_auto(train, test, work_train)
     batch = train.config["global_batch"]
@@ -137,7 +152,8 @@ def _ttt(band):
 
 METHODS = {
     "default": lambda train, test, work: default_prediction(train, test),
-    "time-to-train": critical_batch_linear_step,
+    "time-to-train": time_to_train_family,
+    "closed-form step": critical_batch_linear_step,
     "critical batch × fit_auto": critical_batch_fit_auto,
 }
 

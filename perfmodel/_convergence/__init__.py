@@ -14,6 +14,10 @@ from .closed import steps_min as steps_min
 from .closed import steps_to_target as steps_to_target
 from .closed import time_to_train as time_to_train
 from .closed import work_to_target as work_to_target
+from .family import fit_time_to_train as fit_time_to_train
+from .family import step_data as step_data
+from .family import STEP_FAMILY as STEP_FAMILY
+from .family import TimeToTrainFit as TimeToTrainFit
 from .linear import fit_linear_step_time as fit_linear_step_time
 from .linear import LinearStepFit as LinearStepFit
 from .linear import LinearStepTime as LinearStepTime

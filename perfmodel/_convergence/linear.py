@@ -5,6 +5,7 @@ import dataclasses
 from statistics import NormalDist
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 import numpy as np
@@ -95,5 +96,7 @@ def fit_linear_step_time(
         batch / gpus, step_time_s, source=f"{source} (per-GPU batch)", noise_floor=noise_floor
     )
     log_a = profile.model.log_work_min
-    model = LinearStepTime(log_a, log_a - profile.model.log_noise_batch)
+    with jax.enable_x64(True):
+        model = LinearStepTime(log_a, log_a - profile.model.log_noise_batch)
+    model = jax.tree_util.tree_map(lambda x: np.asarray(x, np.float64), model)
     return LinearStepFit(model, profile, (float(gpus.min()), float(gpus.max())))

@@ -5,10 +5,11 @@ import dataclasses
 import math
 from statistics import NormalDist
 
+import jax
 import numpy as np
 
 from .._errors import InputError
-from .closed import CriticalBatch
+from .closed import CriticalBatch, work_to_target
 
 NOISE_FLOOR = 0.02  # relative run-to-run scatter of the work to target assumed at least
 # Model-form drift of log work (log step time) per doubling of the batch (of N) beyond the
@@ -58,6 +59,10 @@ class CriticalBatchFit:
     def noise_batch(self) -> float:
         return float(np.exp(self.model.log_noise_batch))
 
+    def work_at(self, batch) -> np.ndarray:
+        """E(`batch`) in float64 NumPy: ``E_min·(1 + B/B_noise)``."""
+        return work_to_target(np.asarray(batch, float), self.work_min, self.noise_batch)
+
     def log_work_range(self, batch, level: float = 0.9) -> tuple[np.ndarray, np.ndarray]:
         """The range of log E(`batch`) over the B_noise values the data allow at `level`
         (profile likelihood: ``n·log(RSS(B_noise)/RSS_min) ≤ χ²₁(level)``, with RSS_min
@@ -65,15 +70,29 @@ class CriticalBatchFit:
         range reaches the corresponding limit (work independent of the batch, or steps
         independent of it)."""
         batch = np.asarray(batch, float)
-        n = self.work.size
-        floor = max(self.rss, n * self.noise_floor**2)
-        chi2 = NormalDist().inv_cdf(0.5 + level / 2.0) ** 2
-        allowed = n * np.log(np.maximum(self.profile_rss, floor) / floor) <= chi2
-        u = self.log_noise_grid[allowed]
+        u = self.allowed_log_noise(level)
         log_e_min = _profile_log_work_min(self.batch, self.work, u)
         values = log_e_min[:, None] + np.log1p(batch.ravel()[None, :] * np.exp(-u)[:, None])
         shape = batch.shape
         return values.min(axis=0).reshape(shape), values.max(axis=0).reshape(shape)
+
+    def allowed_log_noise(self, level: float = 0.9) -> np.ndarray:
+        """The log B_noise values of the profile grid the data allow at `level`:
+        ``n·log(RSS(B_noise)/RSS_min) ≤ χ²₁(level)``, with RSS_min at least
+        n·`noise_floor`²."""
+        n = self.work.size
+        floor = max(self.rss, n * self.noise_floor**2)
+        chi2 = NormalDist().inv_cdf(0.5 + level / 2.0) ** 2
+        return self.log_noise_grid[n * np.log(np.maximum(self.profile_rss, floor) / floor) <= chi2]
+
+    def noise_batch_range(self, level: float = 0.9) -> tuple[float, float]:
+        """The smallest and largest B_noise (samples) the data allow at `level`; 0 or inf
+        where the allowed set reaches the end of the grid (the data leave that side
+        open)."""
+        u = self.allowed_log_noise(level)
+        lo = 0.0 if u.min() <= self.log_noise_grid[0] else float(np.exp(u.min()))
+        hi = np.inf if u.max() >= self.log_noise_grid[-1] else float(np.exp(u.max()))
+        return lo, hi
 
     def predict_interval(
         self, batch, level: float = 0.9, drift: float = DRIFT
@@ -85,7 +104,7 @@ class CriticalBatchFit:
         batches fitted (the hyperbola is an approximation: B_noise itself changes over
         training, and each batch's learning rate is tuned separately)."""
         batch = np.asarray(batch, float)
-        centre = np.log(np.asarray(self.model(batch)))
+        centre = np.log(self.work_at(batch))
         lo, hi = self.log_work_range(batch, level)
         t = t_quantile(0.5 + level / 2.0, self.dof)
         doublings = np.log2(np.maximum(batch / self.batch.max(), 1.0)) + np.log2(
@@ -196,7 +215,9 @@ def fit_critical_batch(
     log_e_min = float(_profile_log_work_min(batch, work, np.array([u]))[0])
     dof = max(batch.size - 2, 1)
     noise = max(math.sqrt(best / dof), noise_floor)
-    model = CriticalBatch(np.float64(log_e_min), np.float64(u))
+    with jax.enable_x64(True):
+        model = CriticalBatch(np.float64(log_e_min), np.float64(u))
+    model = jax.tree_util.tree_map(lambda x: np.asarray(x, np.float64), model)
     return CriticalBatchFit(
         model=model,
         batch=batch,
