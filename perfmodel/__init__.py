@@ -12,6 +12,9 @@ from ._collective.nccl import parse_nccl_tests as parse_nccl_tests
 from ._config import Config as Config
 from ._convergence import CriticalBatchFit as CriticalBatchFit
 from ._convergence import fit_time_to_train as fit_time_to_train
+from ._convergence import load_time_to_train as load_time_to_train
+from ._convergence import plan_training as plan_training
+from ._convergence import save_time_to_train as save_time_to_train
 from ._convergence import TimeToTrainFit as TimeToTrainFit
 from ._convergence import TrainingPlan as TrainingPlan
 from ._data import Benchmarks as Benchmarks

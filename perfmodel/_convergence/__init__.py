@@ -2,6 +2,9 @@
 2018), its fit to runs, the step time of GPU count and batch, and the answers (the GPU
 count and global batch that train fastest or cheapest, and why more GPUs stop helping)."""
 
+from .answers import batch_grid as batch_grid
+from .answers import gpu_grid as gpu_grid
+from .answers import plan_training as plan_training
 from .closed import cost_to_train as cost_to_train
 from .closed import CriticalBatch as CriticalBatch
 from .closed import doubling_gain as doubling_gain
@@ -18,6 +21,11 @@ from .family import fit_time_to_train as fit_time_to_train
 from .family import step_data as step_data
 from .family import STEP_FAMILY as STEP_FAMILY
 from .family import TimeToTrainFit as TimeToTrainFit
+from .io import has_time_to_train as has_time_to_train
+from .io import load_time_to_train as load_time_to_train
+from .io import save_time_to_train as save_time_to_train
+from .io import SECTION as SECTION
+from .io import time_to_train_document as time_to_train_document
 from .linear import fit_linear_step_time as fit_linear_step_time
 from .linear import LinearStepFit as LinearStepFit
 from .linear import LinearStepTime as LinearStepTime

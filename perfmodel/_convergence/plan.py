@@ -36,6 +36,9 @@ class TrainingPlan:
             count) saves less than `min_gain` of the time to train, or None. When the
             fastest count is the largest offered but such a knee exists, `limited_by`
             and `reason` say why returns diminish there.
+        gpus_grid, batch_grid: the GPU counts and global batches of the grid.
+        noise_batch: the critical batch B_noise the plan used, samples.
+        level: probability of the intervals (None: the point twice).
     """
 
     objective: str
@@ -52,6 +55,10 @@ class TrainingPlan:
     time_grid_s: np.ndarray
     cost_grid: np.ndarray
     knee_gpus: float | None = None
+    gpus_grid: np.ndarray | None = None
+    batch_grid: np.ndarray | None = None
+    noise_batch: float = math.nan
+    level: float | None = None
 
 
 def plan(
@@ -149,6 +156,10 @@ def plan(
         time_grid_s=time_grid,
         cost_grid=cost_grid,
         knee_gpus=knee,
+        gpus_grid=gpus,
+        batch_grid=batch,
+        noise_batch=b_point,
+        level=level if draws.shape[0] > 1 else None,
     )
 
 
