@@ -287,7 +287,6 @@ def pmnf(
     )
 
 
-
 def batch_linear(*, weak: bool = False) -> ScalingModel:
     """Step time of data-parallel training whose global batch is split over the GPUs:
     ``T(N, B) = a + c·B/N`` seconds per step.

@@ -22,6 +22,7 @@ from .._io import fit_to_dict, save_fit
 from .._presets import build, FAMILIES
 from .._questions import amdahl_bound, diminishing_returns, optimal_gpus
 from .._uncertainty import METHODS, predict_interval
+from . import train
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
     add_collective_options,
@@ -38,6 +39,7 @@ DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 def register(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
     p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
+    train.add_log_options(p)
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
     add_collective_options(p)
@@ -52,6 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
+    train.add_predict_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
     p.set_defaults(run=_run_predict)
 
@@ -60,6 +63,7 @@ def register(subparsers) -> None:
     _add_optimal_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     _add_interval_options(p, "adds an interval on both GPU counts")
+    train.add_optimal_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_optimal)
 
@@ -144,11 +148,17 @@ def _add_optimal_options(p) -> None:
     p.add_argument(
         "--objective",
         default="time",
-        choices=("time", "cost"),
-        help="time: fastest; cost: fewest GPU-hours per unit of work",
+        choices=("time", "cost", *train.OBJECTIVES),
+        help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
+        "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
+        "the target fastest or cheapest",
     )
     p.add_argument("--price-per-gpu-hour", type=float, help="currency per GPU-hour")
-    p.add_argument("--deadline", type=float, help="with --objective cost: max seconds/step")
+    p.add_argument(
+        "--deadline",
+        type=float,
+        help="with --objective cost: max seconds/step (cost-to-train: of training)",
+    )
     p.add_argument("--multiple-of", type=int, default=1, help="only multiples (whole nodes)")
     p.add_argument(
         "--threshold",
@@ -288,9 +298,11 @@ def _load_csv(args):
 
 
 def _run_fit(args) -> int:
+    if train.is_time_to_train(args):
+        return train.run_fit(args, fit_options(args))
     if args.report:
         check_report_path(args.report)
-    data = _load_csv(args)
+    data = train.read_data(args) if train.reads_logs(args) else _load_csv(args)
     extra = {}
     if uses_collectives(args):
         selection = None
@@ -348,6 +360,8 @@ def prediction_rows(
 
 
 def _run_predict(args) -> int:
+    if train.has_time_to_train(args.fit):
+        return train.run_predict(args)
     result = load_with_changes(args.fit, args.set)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method)
@@ -479,6 +493,8 @@ def _print_optimal(document: dict) -> None:
 
 
 def _run_optimal(args) -> int:
+    if args.objective in train.OBJECTIVES:
+        return train.run_optimal(args)
     document = optimal_document(load_with_changes(args.fit, args.set), **optimal_options(args))
     if args.json:
         print_json(document)

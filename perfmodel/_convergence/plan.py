@@ -141,6 +141,8 @@ def plan(
             f", but beyond {knee:g} GPUs each doubling saves less than {min_gain:.0%}: "
             + why.replace("more GPUs stop helping here because ", "")
         )
+    elif objective == "time" and limited_by == "gpu_range" and i > 0:
+        reason += _last_doubling(gpus, batch, time_grid, i, j, b_point)
     return TrainingPlan(
         objective=objective,
         gpus=float(gpus[i]),
@@ -174,6 +176,22 @@ def _knee(gpus, time_grid, min_gain) -> float | None:
         if per_doubling > 1.0 - min_gain:
             return float(gpus[k])
     return None
+
+
+def _last_doubling(gpus, batch, time_grid, i, j, noise_batch) -> str:
+    """How much the last step up in GPUs saves, and where the batch stands against the
+    critical batch there (for a fastest count at the end of the range)."""
+    before = float(time_grid[i - 1].min())
+    saving = 1.0 - float(time_grid[i, j]) / before
+    text = f"; the last step ({gpus[i - 1]:g} → {gpus[i]:g} GPUs) saves {saving:.0%}"
+    b = batch[j]
+    if b >= noise_batch:
+        text += (
+            f", and the best batch there, {b:g}, is {b / noise_batch:.2g}× the critical batch "
+            f"B_noise ≈ {noise_batch:.3g}: doubling it cuts the steps to the target only "
+            f"{doubling_gain(b, noise_batch):.2f}×"
+        )
+    return text
 
 
 def _reason(objective, gpus, batch, time_grid, i, j, noise_batch, deadline_s, feasible):
