@@ -58,6 +58,7 @@ from perfmodel import _convergence as cv  # noqa: E402
 DATA = ROOT / "datasets" / "time_to_train"
 LEVEL = 0.9
 SYSTEMS = ("dgxa100", "dgx2h")
+PRIOR: dict = {}  # drift_prior / drift_prior_dof of fit_time_to_train (--drift-prior)
 
 
 def series(systems=SYSTEMS) -> list[tuple[str, pm.Benchmarks, np.ndarray]]:
@@ -126,7 +127,7 @@ def time_to_train_family(train, test, work_train):
     if "global_batch" not in train.config:
         return critical_batch_fit_auto(train, test, work_train)
     runs = pm.TrainingRuns(train, work_train, "samples", 1.0)
-    fit = pm.fit_time_to_train(runs)
+    fit = pm.fit_time_to_train(runs, **PRIOR)
     band = fit.predict(test.gpus, test.config["global_batch"], LEVEL)
     note = f"{fit.step.family}; {fit.critical.bound or f'B_noise {fit.noise_batch:.3g}'}"
     return note, band["time_to_train_s"], band["time_to_train_s_lo"], band["time_to_train_s_hi"]
@@ -257,7 +258,13 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--systems", default=",".join(SYSTEMS), help="comma-separated: dgxa100, dgx2h"
     )
+    parser.add_argument("--drift-prior", type=float, help="τ₀ (default: the library's)")
+    parser.add_argument("--drift-dof", type=float, help="ν₀ (default: the library's)")
     args = parser.parse_args(argv)
+    if args.drift_prior is not None:
+        PRIOR["drift_prior"] = args.drift_prior
+    if args.drift_dof is not None:
+        PRIOR["drift_prior_dof"] = args.drift_dof
     warnings.simplefilter("ignore")
     started = time.perf_counter()
     systems = tuple(args.systems.split(","))

@@ -269,7 +269,12 @@ def _refit(step: FitResult):
         data = runs.data
         b = data.config["global_batch"]
         critical = fit_critical_batch(b, runs.work, source=data.source)
-        refit = fit(step.model, step_data(runs, per_unit), fix=step.fixed, bounds=step.bounds)
+        data = step_data(runs, per_unit)
+        if data.distinct_configs() < len(step.free):
+            return None
+        refit = fit(step.model, data, fix=step.fixed, bounds=step.bounds)
+        if refit.warnings:  # a parameter the subset leaves undetermined
+            return None
         seconds = refit.predict(gpus, global_batch=batch)["time_s"]
         return critical.work_at(batch) * per_unit / batch * seconds
 

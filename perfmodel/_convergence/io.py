@@ -29,7 +29,7 @@ import numpy as np
 from .._errors import InputError
 from .._io import fit_to_dict, load_fit, save_fit
 from .._readers import TrainingRuns, WORK_UNITS
-from .drift import Drift, DRIFT_PRIOR, DRIFT_PRIOR_DOF
+from .drift import Drift
 from .family import TimeToTrainFit
 from .profile import fit_critical_batch
 
@@ -58,7 +58,7 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def section(fit: TimeToTrainFit, prior=(DRIFT_PRIOR, DRIFT_PRIOR_DOF)) -> dict:
+def section(fit: TimeToTrainFit) -> dict:
     """The ``time_to_train`` section of `fit` (version `VERSION`)."""
     lo, hi = fit.noise_batch_interval(LEVEL)
     unit = fit.work_unit
@@ -86,10 +86,10 @@ def section(fit: TimeToTrainFit, prior=(DRIFT_PRIOR, DRIFT_PRIOR_DOF)) -> dict:
         "noise_floor": fit.critical.noise_floor,
         "drift": {
             "tau": fit.drift.tau,
-            "dof": fit.drift.dof,
+            "dof": _finite(fit.drift.dof),  # null: the prior alone (a normal quantile)
             "origins": fit.drift.origins,
-            "prior": float(prior[0]),
-            "prior_dof": float(prior[1]),
+            "prior": fit.drift.prior,
+            "prior_dof": _finite(fit.drift.prior_dof),
         },
         "runs": {
             "source": fit.source,
@@ -228,9 +228,15 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
     drift_doc = _get(doc, "drift", SECTION, dict, source)
     _exact_keys(drift_doc, _DRIFT_KEYS, f"{SECTION}.drift", source)
     tau = _get(drift_doc, "tau", f"{SECTION}.drift", float, source)
-    dof = _get(drift_doc, "dof", f"{SECTION}.drift", float, source)
+    dof = math.inf
+    if drift_doc.get("dof") is not None:
+        dof = _get(drift_doc, "dof", f"{SECTION}.drift", float, source)
     origins = _get(drift_doc, "origins", f"{SECTION}.drift", int, source)
-    if not (math.isfinite(tau) and tau >= 0 and math.isfinite(dof) and dof > 0 and origins >= 0):
+    prior = _get(drift_doc, "prior", f"{SECTION}.drift", float, source)
+    prior_dof = math.inf
+    if drift_doc.get("prior_dof") is not None:
+        prior_dof = _get(drift_doc, "prior_dof", f"{SECTION}.drift", float, source)
+    if not (math.isfinite(tau) and tau >= 0 and dof > 0 and origins >= 0):
         raise InputError(f"{source}: {SECTION}.drift: expected tau ≥ 0, dof > 0, origins ≥ 0")
     drift = Drift(
         tau=float(tau),
@@ -238,5 +244,7 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
         origins=int(origins),
         gpus_range=(float(data.gpus.min()), float(data.gpus.max())),
         batch_range=(float(batch.min()), float(batch.max())),
+        prior=float(prior),
+        prior_dof=float(prior_dof),
     )
     return TimeToTrainFit(step, critical, runs, per_unit, drift)
