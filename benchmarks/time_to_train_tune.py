@@ -50,7 +50,7 @@ from perfmodel._convergence.drift import estimate_drift  # noqa: E402
 
 PROTOCOLS = (("largest", 2), ("largest2", 2), ("half", None), ("largest", None))
 PROTOCOLS += (("largest2", None),)
-PRIORS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1)
+PRIORS = (0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1)
 PRIOR_DOFS = (1.0, 2.0, 4.0, 8.0, math.inf)  # inf: the prior alone, no rolling origins
 ALPHA = 1.0 - ttt.LEVEL
 

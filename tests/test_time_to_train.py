@@ -94,8 +94,8 @@ def test_interval_holds_the_point_and_widens_beyond_the_runs(ssd):
 
 
 def test_doublings_outside_the_runs():
-    d = doublings([8, 64, 512, 4096], [1024, 1024, 4096, 1024], (8, 512), (512, 1024))
-    np.testing.assert_allclose(d, [0.0, 0.0, 2.0, 3.0])
+    d = doublings([8, 64, 512, 4096], [1024, 1024, 4096, 4096], (8, 512), (512, 1024))
+    np.testing.assert_allclose(d, [0.0, 0.0, 2.0, np.hypot(3.0, 2.0)])
     assert doublings(2, 1024, (8, 512), (512, 1024)) == pytest.approx(2.0)
 
 
@@ -115,11 +115,12 @@ def test_drift_is_the_prior_without_origins_and_pools_the_rolling_errors():
     alone = estimate_drift(two, 1.0, 0.0, prior=0.06, prior_dof=2.0)
     assert alone.origins == 0 and alone.tau == pytest.approx(0.06) and alone.dof == 2.0
     # Noise-free runs of the model itself: every origin is exact, so τ shrinks from the
-    # prior by the information of the origins: τ² = ν₀τ₀² / (ν₀ + Σ d_j²), two origins of
-    # two doublings of N each (16 → 64, 64 → 256).
+    # prior by the information of the origins: τ² = ν₀τ₀² / (ν₀ + Σ d_j²), two origins:
+    # 16 → 64 GPUs with batch 768 → 2048, and 64 → 256 with 2048 → 4096.
     exact = estimate_drift(runs, 1.0, 0.0, prior=0.06, prior_dof=2.0)
     assert exact.origins == 2
-    assert exact.tau == pytest.approx(math.sqrt(2 * 0.06**2 / (2 + 2.0**2 + 2.0**2)), rel=1e-6)
+    info = (2.0**2 + np.log2(2048 / 768) ** 2) + (2.0**2 + 1.0**2)
+    assert exact.tau == pytest.approx(math.sqrt(2 * 0.06**2 / (2 + info)), rel=1e-6)
 
 
 def test_plan_training_finds_the_closed_form_batch_at_one_gpu_count(exact):
@@ -244,3 +245,21 @@ def test_sweep_time_to_train_errors(exact):
     with pytest.raises(pm.InputError, match="global_batch: the time_to_train objective"):
         pm.sweep(pm.amdahl(), {"gpus": [8]}, objective="time_to_train",
                  samples_to_target=(1e6, 1e3), progress=False)  # fmt: skip
+
+
+def test_time_to_train_at_512_gpus_from_the_mlperf_ssd_runs_at_8_16_and_64():
+    runs = pm.read_training_runs(SSD)
+    keep = runs.data.gpus < 512
+    data = runs.data
+    subset = pm.from_arrays(
+        data.gpus[keep], data.time_s[keep], global_batch=data.config["global_batch"][keep]
+    )
+    train = pm.fit_time_to_train(subset, runs.work[keep])  # the runs up to 64 GPUs
+    test = ~keep
+    band = train.predict(runs.data.gpus[test], runs.data.config["global_batch"][test])
+    measured = runs.data.time_s[test]
+    assert np.all(np.abs(band["time_to_train_s"] / measured - 1) < 0.15)
+    assert np.all(
+        (band["time_to_train_s_lo"] <= measured) & (measured <= band["time_to_train_s_hi"])
+    )
+    assert train.drift.origins == 1  # 8, 16 → 64

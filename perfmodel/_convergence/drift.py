@@ -16,19 +16,21 @@ from .profile import fit_critical_batch
 # Prior drift of log time to train per doubling beyond the runs, and its weight in
 # doublings² of evidence. Chosen on the DGX A100 series of `benchmarks/time_to_train.py`
 # (every protocol) and checked on the DGX-2H ones (benchmarks/RESULTS.md).
-DRIFT_PRIOR = 0.1
+DRIFT_PRIOR = 0.08
 DRIFT_PRIOR_DOF = 8.0
 
 
 def doublings(gpus, batch, gpus_range, batch_range) -> np.ndarray:
-    """Doublings outside the runs fitted: of the GPU count outside ``gpus_range`` or of
-    the batch outside ``batch_range``, whichever is larger (0 inside both)."""
+    """Doublings outside the runs fitted: ``sqrt(d_N² + d_B²)`` with d_N the doublings of
+    the GPU count outside ``gpus_range`` and d_B those of the batch outside
+    ``batch_range`` (0 inside both): the step time drifts with N, the work with B, and
+    the two add in quadrature."""
     gpus, batch = np.asarray(gpus, float), np.asarray(batch, float)
 
     def outside(x, lo, hi):
         return np.maximum(np.log2(np.maximum(x / hi, 1.0)), np.log2(np.maximum(lo / x, 1.0)))
 
-    return np.asarray(np.maximum(outside(gpus, *gpus_range), outside(batch, *batch_range)))
+    return np.asarray(np.hypot(outside(gpus, *gpus_range), outside(batch, *batch_range)))
 
 
 @dataclasses.dataclass(frozen=True)
