@@ -246,14 +246,15 @@ def plan_document(fit: TimeToTrainFit, args) -> dict:
         if not np.isfinite(row).any():
             continue
         m = int(np.argmin(row))
-        per_count.append(
-            {
-                "gpus": int(n),
-                "global_batch": float(found.batch_grid[m]),
-                "time_to_train_s": float(row[m]),
-                "cost": float(found.cost_grid[k, m]),
-            }
-        )
+        best = {
+            "gpus": int(n),
+            "global_batch": float(found.batch_grid[m]),
+            "time_to_train_s": float(row[m]),
+            "gpu_hours": float(n * row[m] / 3600.0),
+        }
+        if args.price_per_gpu_hour is not None:
+            best["cost"] = float(found.cost_grid[k, m])
+        per_count.append(best)
     priced = args.price_per_gpu_hour is not None
     return _finite(
         {
