@@ -45,6 +45,11 @@ Run from the repository root (about 3 minutes on 2 CPU cores)::
     python benchmarks/accuracy.py --holdout largest2    # 21 series, two counts ahead
     python benchmarks/accuracy.py --csv my_series/      # your own CSVs instead
     python benchmarks/accuracy.py --presentation both  # throughput and time_s = 1/throughput
+    python benchmarks/accuracy.py --time-to-train --holdout largest --min-train 2
+
+``--time-to-train`` scores time to train instead, on the MLPerf runs of
+``datasets/time_to_train/`` (`time_to_train.py`: the time-to-train family, the critical
+batch × the `batch_linear` step time, against this default in the same run).
 """
 
 import argparse
@@ -588,6 +593,15 @@ def main(argv=None) -> int:
         "(time_s = 1/throughput), or both, one after the other",
     )
     parser.add_argument("--only", help="comma-separated series names")
+    parser.add_argument(
+        "--time-to-train",
+        action="store_true",
+        help="instead: time to train of the MLPerf runs (datasets/time_to_train/), the "
+        "time-to-train family against the default in the same run (time_to_train.py)",
+    )
+    parser.add_argument(
+        "--min-train", type=int, help="with --time-to-train: training GPU counts needed"
+    )
     add_csv_option(parser)
     parser.add_argument("--extrap-runner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -599,6 +613,13 @@ def main(argv=None) -> int:
     import perfmodel as pm
 
     warnings.simplefilter("ignore")
+    if args.time_to_train:
+        import time_to_train
+
+        argv = ["--holdout", args.holdout]
+        if args.min_train is not None:
+            argv += ["--min-train", str(args.min_train)]
+        return time_to_train.main(argv)
     try:
         series = csv_series(args.csv) if args.csv else shipped_series()
     except pm.InputError as error:

@@ -8,20 +8,23 @@ and its minimum training GPU counts), and predict each held-out run's time to tr
 
 * ``default``: today's default, ``perfmodel.fit_auto(train).best`` on time to train
   against GPU count, and its 90% prediction interval (``perfmodel.predict_interval``).
-* ``time-to-train``: work to the target (epochs; samples for BERT) from the critical-batch
-  model fitted to the training runs, ``E(B) = E_min·(1 + B/B_noise)``
-  (`perfmodel._convergence.fit_critical_batch`), at the held-out run's global batch, ×
-  the steps per unit of work D/B × the step time ``T = a + c·B/N``
-  (`perfmodel._convergence.fit_linear_step_time`) fitted to the training runs' time to
-  train / work × B (seconds per step × D: D cancels). Its interval joins, per side in
-  quadrature on log time (`time_to_train_interval`), the critical-batch interval (profile
-  likelihood and run-to-run scatter) and the step family's (profile, noise, and a drift
-  of 0.05 in log time per doubling of N beyond the data, perfmodel's prior).
+* ``time-to-train``: perfmodel's time-to-train family, `perfmodel.fit_time_to_train` on
+  the training runs (work to the target in samples): the critical batch
+  ``E(B) = E_min·(1 + B/B_noise)`` fitted to their work, × the steps per sample 1/B, ×
+  the `batch_linear` step time ``T = a + c·B/N`` fitted to their seconds per step (time
+  to train / steps), predicted with `TimeToTrainFit.predict` and its 90% interval: the
+  critical batch's (profile likelihood and run-to-run scatter), the step family's
+  (Laplace, noise) and the drift beyond the runs (rolling origins pooled with the prior
+  chosen by `time_to_train_tune.py`), in quadrature on log time.
+* ``closed-form step``: the first version of the same model (kept for comparison): the
+  step time fitted in closed form (`fit_linear_step_time`, profile intervals) and a fixed
+  drift of 0.05 per doubling of N (step) and of B (work).
 * ``critical batch × fit_auto``: the same work, × the time per unit of work from
   ``perfmodel.fit_auto`` on the training runs (today's families, which take no batch).
 
 minigo logs no global batch: its work is taken constant, with its scatter as the run
-noise, × fit_auto's time per unit of work, in both time-to-train methods.
+noise, × fit_auto's time per unit of work, in every time-to-train method (the family
+needs a batch).
 
 Scores per series: MAPE of the held-out runs' time to train (as accuracy.py), and the
 share of held-out runs inside the 90% interval; pooled over series by median MAPE and by
@@ -34,6 +37,7 @@ Run from the repository root (about 4 minutes on 2 CPU cores)::
     python benchmarks/time_to_train.py --holdout half
     python benchmarks/time_to_train.py --holdout largest2
     python benchmarks/time_to_train.py --min-train 2         # every series
+    python benchmarks/accuracy.py --time-to-train --holdout largest   # the same, from there
 """
 
 import argparse
@@ -58,6 +62,7 @@ from perfmodel import _convergence as cv  # noqa: E402
 DATA = ROOT / "datasets" / "time_to_train"
 LEVEL = 0.9
 SYSTEMS = ("dgxa100", "dgx2h")
+PRIOR: dict = {}  # drift_prior / drift_prior_dof of fit_time_to_train (--drift-prior)
 
 
 def series(systems=SYSTEMS) -> list[tuple[str, pm.Benchmarks, np.ndarray]]:
@@ -70,7 +75,7 @@ def series(systems=SYSTEMS) -> list[tuple[str, pm.Benchmarks, np.ndarray]]:
         if system not in systems or frame.gpus.nunique() < 2:
             continue
         data = pm.load_benchmarks(path)
-        column = "samples" if path.stem.endswith("_bert") else "epochs"
+        column = "samples" if "samples" in frame.columns else "epochs"
         work = frame[column].to_numpy(float)[np.asarray(data.lines) - 2]
         out.append((path.stem, data, work))
     return out
@@ -118,9 +123,24 @@ def critical_batch_fit_auto(train, test, work_train):
     return f"{fit.label}; {note}", *_ttt(band)
 
 
+def time_to_train_family(train, test, work_train):
+    """perfmodel's time-to-train family (`perfmodel.fit_time_to_train`): the critical
+    batch fitted to the training runs' work, × the steps per unit of work D/B, × the step
+    time of `batch_linear` (``a + c·B/N``) fitted to their seconds per step, with the
+    interval of `TimeToTrainFit.predict`."""
+    if "global_batch" not in train.config:
+        return critical_batch_fit_auto(train, test, work_train)
+    runs = pm.TrainingRuns(train, work_train, "samples", 1.0)
+    fit = pm.fit_time_to_train(runs, **PRIOR)
+    band = fit.predict(test.gpus, test.config["global_batch"], LEVEL)
+    note = f"{fit.step.family}; {fit.critical.bound or f'B_noise {fit.noise_batch:.3g}'}"
+    return note, band["time_to_train_s"], band["time_to_train_s_lo"], band["time_to_train_s_hi"]
+
+
 def critical_batch_linear_step(train, test, work_train):
     """Work from the critical-batch model × steps per work (1/B) × the step time of
-    ``T = a + c·B/N`` fitted to the training runs' time per work × B (per step, × D)."""
+    ``T = a + c·B/N`` fitted in closed form (`fit_linear_step_time`, profile intervals)
+    to the training runs' time per work × B (per step, × D)."""
     if "global_batch" not in train.config:
         return critical_batch_fit_auto(train, test, work_train)
     batch = train.config["global_batch"]
@@ -137,7 +157,8 @@ def _ttt(band):
 
 METHODS = {
     "default": lambda train, test, work: default_prediction(train, test),
-    "time-to-train": critical_batch_linear_step,
+    "time-to-train": time_to_train_family,
+    "closed-form step": critical_batch_linear_step,
     "critical batch × fit_auto": critical_batch_fit_auto,
 }
 
@@ -241,7 +262,13 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--systems", default=",".join(SYSTEMS), help="comma-separated: dgxa100, dgx2h"
     )
+    parser.add_argument("--drift-prior", type=float, help="τ₀ (default: the library's)")
+    parser.add_argument("--drift-dof", type=float, help="ν₀ (default: the library's)")
     args = parser.parse_args(argv)
+    if args.drift_prior is not None:
+        PRIOR["drift_prior"] = args.drift_prior
+    if args.drift_dof is not None:
+        PRIOR["drift_prior_dof"] = args.drift_dof
     warnings.simplefilter("ignore")
     started = time.perf_counter()
     systems = tuple(args.systems.split(","))

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from ._collective.links import link_parameters as link_parameters
     from ._collective.nccl import parse_nccl_tests as parse_nccl_tests
     from ._config import Config as Config
+    from ._convergence import CriticalBatchFit as CriticalBatchFit
+    from ._convergence import fit_time_to_train as fit_time_to_train
+    from ._convergence import load_time_to_train as load_time_to_train
+    from ._convergence import plan_training as plan_training
+    from ._convergence import save_time_to_train as save_time_to_train
+    from ._convergence import TimeToTrainFit as TimeToTrainFit
+    from ._convergence import TrainingPlan as TrainingPlan
     from ._data import Benchmarks as Benchmarks
     from ._data import from_arrays as from_arrays
     from ._data import load_benchmarks as load_benchmarks
@@ -41,6 +48,7 @@ if TYPE_CHECKING:
     from ._io import save_fit as save_fit
     from ._model import ScalingModel as ScalingModel
     from ._presets import amdahl as amdahl
+    from ._presets import batch_linear as batch_linear
     from ._presets import data_parallel as data_parallel
     from ._presets import hybrid as hybrid
     from ._presets import pipeline_bubble as pipeline_bubble
@@ -69,6 +77,12 @@ if TYPE_CHECKING:
     from ._questions.whatif import compare_fits as compare_fits
     from ._questions.whatif import Comparison as Comparison
     from ._questions.whatif import what_if as what_if
+    from ._readers import detect_format as detect_format
+    from ._readers import read_log as read_log
+    from ._readers import read_runs as read_runs
+    from ._readers import read_training_runs as read_training_runs
+    from ._readers import RunSummary as RunSummary
+    from ._readers import TrainingRuns as TrainingRuns
     from ._show.plot import plot_breakdown as plot_breakdown
     from ._show.plot import plot_efficiency as plot_efficiency
     from ._show.plot import plot_fit as plot_fit
@@ -85,6 +99,7 @@ if TYPE_CHECKING:
     from ._terms.base import HostToDeviceTerm as HostToDeviceTerm
     from ._terms.base import ParamSpec as ParamSpec
     from ._terms.base import SerialTerm as SerialTerm
+    from ._terms.batch import BatchComputeTerm as BatchComputeTerm
     from ._terms.collectives import bus_bandwidth_factor as bus_bandwidth_factor
     from ._terms.collectives import Collective as Collective
     from ._terms.collectives import collective_time as collective_time
@@ -199,6 +214,21 @@ _EXPORTS = {
     "ensemble": "._uncertainty.draws",
     "parameter_intervals": "._uncertainty.intervals",
     "predict_interval": "._uncertainty.intervals",
+    "CriticalBatchFit": "._convergence",
+    "fit_time_to_train": "._convergence",
+    "load_time_to_train": "._convergence",
+    "plan_training": "._convergence",
+    "save_time_to_train": "._convergence",
+    "TimeToTrainFit": "._convergence",
+    "TrainingPlan": "._convergence",
+    "batch_linear": "._presets",
+    "detect_format": "._readers",
+    "read_log": "._readers",
+    "read_runs": "._readers",
+    "read_training_runs": "._readers",
+    "RunSummary": "._readers",
+    "TrainingRuns": "._readers",
+    "BatchComputeTerm": "._terms.batch",
 }
 
 __all__ = sorted(_EXPORTS)

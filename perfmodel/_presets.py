@@ -1,6 +1,6 @@
 """Every named model family users pick from, and the helpers that read a family's shape:
 `amdahl`, `usl`, `data_parallel`, `weak_data_parallel`, `weak_hierarchical`, `hybrid`,
-`pmnf`; `build` makes one by name."""
+`pmnf`, `batch_linear`; `build` makes one by name."""
 
 from collections.abc import Callable
 import math
@@ -15,6 +15,7 @@ from ._model import OVERLAP, ScalingModel
 from ._terms import (
     AbstractCostTerm,
     AbstractDataParallelTerm,
+    BatchComputeTerm,
     bubble_fraction,
     CoherencyTerm,
     Collective,
@@ -341,6 +342,33 @@ def _finite_option(value, what: str) -> float:
     return float(value)
 
 
+def batch_linear(*, weak: bool = False) -> ScalingModel:
+    """Step time of data-parallel training whose global batch is split over the GPUs:
+    ``T(N, B) = a + c·B/N`` seconds per step.
+
+    a (``serial.time``, seconds per step) is what neither more GPUs nor a smaller batch
+    shortens (all-reduce, optimizer, launch); c (``batch.sample_time``, seconds) is the
+    compute of one sample on one GPU. It needs ``global_batch`` in the data, and is the
+    step family of `fit_time_to_train`: on MLPerf Training runs, whose batch grows with
+    N, it extrapolates the step time where families of N alone cannot
+    (`benchmarks/time_to_train.py`). With a constant batch it is Amdahl's law.
+
+    Args:
+        weak: accepted for a uniform interface; only False is valid (the per-GPU batch
+            B/N already says how the work is shared).
+
+    Example:
+        >>> sorted(batch_linear().parameter_specs())
+        ['batch.sample_time', 'serial.time']
+    """
+    if weak:
+        raise InputError(
+            "the batch_linear family has no weak-scaling variant: its per-GPU batch "
+            "global_batch/gpus already says how the work is shared (drop {arg:weak})"
+        )
+    return ScalingModel(terms=(SerialTerm(), BatchComputeTerm()), family="batch_linear")
+
+
 FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "amdahl": amdahl,
     "usl": usl,
@@ -351,6 +379,7 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "weak_hierarchical": weak_hierarchical,
     "power_law": power_law,
     "blend": blend,
+    "batch_linear": batch_linear,
 }
 
 

@@ -145,6 +145,12 @@ TERM_CASES = [
         ),
     ),
     TermCase(
+        "batch compute c·B/N",
+        lambda: pm.BatchComputeTerm(2e-3),
+        {"global_batch": 4096.0},
+        lambda n: 2e-3 * 4096.0 / n,
+    ),
+    TermCase(
         "PMNF c·N^(-1/2)·log2(N)",
         lambda: pm.PowerLogTerm(0.7, exponent=-0.5, log_exponent=1),
         {},

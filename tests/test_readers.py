@@ -10,6 +10,7 @@ from perfmodel import InputError
 from perfmodel._readers import detect_format, read_log, read_runs, steady_median
 
 LOGS = Path(__file__).parent / "data" / "logs"
+ROOT = Path(__file__).resolve().parent.parent
 SSD = LOGS / "mllog_ssd"
 BERT = LOGS / "mllog_bert_dgxa100_n1.txt"
 MEGATRON = LOGS / "megatron"
@@ -421,3 +422,55 @@ def test_read_log_feeds_a_fit():
 
     result = pm.fit("amdahl", read_log(SSD), n_starts=8, adam_steps=100, lbfgs_steps=50)
     assert result.predict([8])["time_s"][0] == pytest.approx(612.8, rel=0.2)
+
+
+# Runs trained to a target (`read_training_runs`) ------------------------------------
+
+
+def test_training_runs_from_mllog_and_from_a_csv_of_runs():
+    from perfmodel._readers import read_training_runs
+
+    logs = read_training_runs(LOGS / "mllog_ssd")
+    np.testing.assert_array_equal(logs.data.gpus, [8, 16, 64])
+    np.testing.assert_array_equal(logs.data.config["global_batch"], [912, 896, 1536])
+    assert logs.work_unit == "samples" and logs.samples_per_unit == 1.0
+    np.testing.assert_allclose(logs.data.time_s, [612.84, 340.015, 134.812])
+    epochs = read_training_runs(LOGS / "mllog_ssd", work="epochs")
+    assert epochs.samples_per_unit == pytest.approx(117266.0)  # COCO's train_samples
+    np.testing.assert_allclose(epochs.work * epochs.samples_per_unit, logs.work)
+    csv = read_training_runs(ROOT / "datasets" / "time_to_train" / "mlperf07_dgxa100_ssd.csv")
+    assert csv.data.gpus.size == 20 and csv.work_unit == "samples"
+    first = {(g, b): w for g, b, w in zip(csv.data.gpus, csv.data.config["global_batch"], csv.work)}
+    assert first[(8.0, 912.0)] == pytest.approx(logs.work[0])
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("gpus,time_s,samples\n8,100,5\n", "no 'global_batch' column"),
+        ("gpus,time_s,global_batch\n8,100,512\n", "no 'samples' or 'epochs' column"),
+        (
+            "gpus,time_s,global_batch,samples\n8,100,512,5\n16,60,512,-1\n",
+            r"row 2 \(line 3\), column 'samples': expected a positive number, got '-1'",
+        ),
+        ("gpus,throughput,global_batch,samples\n8,100,512,5\n", "a throughput column"),
+    ],
+)
+def test_training_runs_csv_errors(tmp_path, content, message):
+    from perfmodel._readers import read_training_runs
+
+    path = tmp_path / "runs.csv"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message):
+        read_training_runs(path)
+
+
+def test_training_runs_refuse_per_step_logs_and_bad_options():
+    from perfmodel._readers import read_training_runs
+
+    with pytest.raises(InputError, match="a megatron log gives step times"):
+        read_training_runs(LOGS / "megatron")
+    with pytest.raises(InputError, match="work: expected one of samples, epochs"):
+        read_training_runs(LOGS / "mllog_ssd", work="tokens")
+    with pytest.raises(InputError, match="format: expected mllog or csv"):
+        read_training_runs(LOGS / "mllog_ssd", format="megatron")

@@ -29,7 +29,7 @@ from .._questions import (
 )
 from .._text import wrap
 from .._uncertainty import Ensemble, KINDS, METHODS, predict_interval
-from . import common
+from . import common, train
 from .analysis import load_with_changes, SET_HELP
 from .collective import (
     add_collective_options,
@@ -62,6 +62,7 @@ DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 def register(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
     p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
+    train.add_log_options(p)
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
     add_collective_options(p)
@@ -83,6 +84,7 @@ def register(subparsers) -> None:
         help="prediction: where a new measurement would fall (default); confidence: the "
         "curve itself, the same draws `next` and `optimal` use",
     )
+    train.add_predict_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
     p.set_defaults(run=_run_predict)
 
@@ -97,6 +99,7 @@ def register(subparsers) -> None:
         "the recommendation's confidence intervals (default 0.9); also adds one on the "
         "optimum and the knee to --json",
     )
+    train.add_optimal_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON object")
     p.set_defaults(run=_run_optimal)
 
@@ -195,8 +198,10 @@ def _add_optimal_options(p) -> None:
     p.add_argument(
         "--objective",
         default="time",
-        choices=("time", "cost"),
-        help="time: fastest; cost: fewest GPU-hours per unit of work",
+        choices=("time", "cost", *train.OBJECTIVES),
+        help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
+        "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
+        "the target fastest or cheapest",
     )
     p.add_argument(
         "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"
@@ -356,12 +361,14 @@ def _load_csv(args):
 
 
 def _run_fit(args) -> int:
+    if train.is_time_to_train(args):
+        return train.run_fit(args, fit_options(args))
     inputs = input_paths(args.csv, args.with_collective, args.collective_fit)
     reports = {} if args.report is None else report_outputs(args.report, "--report")
     check_outputs({"-o": args.output, **reports}, inputs)
     if args.report is not None:
         check_report_path(args.report)
-    data = _load_csv(args)
+    data = train.read_data(args) if train.reads_logs(args) else _load_csv(args)
     extra = {}
     if uses_collectives(args):
         selection = None
@@ -447,6 +454,8 @@ INTERVAL_MEANING = {
 
 
 def _run_predict(args) -> int:
+    if train.has_time_to_train(args.fit):
+        return train.run_predict(args)
     result = load_with_changes(args.fit, args.set)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
@@ -547,6 +556,8 @@ def _recommend(result: FitResult) -> Recommendation:
 
 
 def _run_optimal(args) -> int:
+    if args.objective in train.OBJECTIVES:
+        return train.run_optimal(args)
     result = load_with_changes(args.fit, args.set)
     answer, draws = answer_for(result, recommend_options(args))
     if args.interval is not None:

@@ -40,9 +40,13 @@ from .._sweep import (
     sweep,
     SweepResult,
 )
+from . import train
 from .common import check_outputs, format_table, message, POSITIVE, print_json, whole
 
 SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
+SHOWN_TO_TARGET = ("step_time_s", "steps_to_target", "time_to_train_s", "cost_to_train")
+SHOWN_TO_TARGET += ("memory_gb", "reason")
+RANKED = {"time_to_train": "time to train", "cost_to_train": "cost to train"}
 
 
 def register(subparsers) -> None:
@@ -55,7 +59,19 @@ def register(subparsers) -> None:
         type=whole(1),
         help="how many best configurations to list (at most the number of configurations)",
     )
-    p.add_argument("--objective", choices=OBJECTIVES, help="rank by time or cost per sample")
+    p.add_argument(
+        "--objective",
+        type=train.sweep_objective,
+        choices=OBJECTIVES,
+        help="rank by time or cost per sample, or by time-to-train or cost-to-train (with "
+        "the convergence of a time-to-train fit)",
+    )
+    p.add_argument(
+        "--convergence",
+        metavar="FIT",
+        help="with --objective time-to-train|cost-to-train: the time-to-train fit whose "
+        "critical batch gives the steps to the target (default: the space's model.fit)",
+    )
     p.add_argument("--per", help="comma-separated axes to report the best for each value of")
     p.add_argument("--precision", choices=PRECISIONS, help="float32 (default) or float64")
     p.add_argument(
@@ -166,10 +182,12 @@ def _print(result: SweepResult, space: Space) -> None:
         f"{len(result.devices)} device(s): {result.devices[0]}){counts}"
     )
     ranked = "seconds per sample" if result.objective == "time" else "cost per sample"
+    ranked = RANKED.get(result.objective, ranked)
     axes = list(space.axes)
+    shown = SHOWN_TO_TARGET if result.objective in RANKED else SHOWN
 
     def show(title, frame):
-        columns = [c for c in (*axes, *SHOWN) if c in frame.columns and c != "reason"]
+        columns = [c for c in (*axes, *shown) if c in frame.columns and c != "reason"]
         print(f"\n{title}:")
         print(format_table(_records(frame[columns]), columns))
 
@@ -180,7 +198,8 @@ def _print(result: SweepResult, space: Space) -> None:
             print(_unranked_summary(name, frame[~frame["feasible"].astype(bool)]))
     show(f"top {len(result.top)} (by {ranked})", result.top)
     if len(result.pareto):
-        show("Pareto front (time against cost per sample)", result.pareto)
+        per = "to train" if result.objective in RANKED else "per sample"
+        show(f"Pareto front (time against cost {per})", result.pareto)
 
 
 def _join_cluster(args) -> bool:
@@ -240,7 +259,7 @@ def _run_sweep(args) -> int:
     reporter = _join_cluster(args)
     space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
     check_outputs({"-o": args.output}, space.inputs)  # the fit its model came from too
-    options = _options(space, args)
+    options = train.sweep_options(args.space, _options(space, args), args.convergence)
     try:
         result = sweep(
             space.model,

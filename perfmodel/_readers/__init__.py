@@ -5,7 +5,11 @@ from .read import detect_format as detect_format
 from .read import FORMATS as FORMATS
 from .read import log_files as log_files
 from .read import read_log as read_log
+from .read import read_log_runs as read_log_runs
 from .read import read_runs as read_runs
 from .read import run_table as run_table
+from .runs import read_training_runs as read_training_runs
+from .runs import TrainingRuns as TrainingRuns
+from .runs import WORK_UNITS as WORK_UNITS
 from .summary import RunSummary as RunSummary
 from .summary import steady_median as steady_median

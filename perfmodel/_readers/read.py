@@ -195,6 +195,19 @@ def read_log(
     Raises:
         InputError: as `read_runs`, or when no run is left.
     """
+    return read_log_runs(paths, format, quantity=quantity, status=status, **options)[0]
+
+
+def read_log_runs(
+    paths,
+    format: str | None = None,
+    *,
+    quantity: str | None = None,
+    status: str | None = "success",
+    **options,
+) -> tuple[Benchmarks, list[RunSummary]]:
+    """`read_log`'s `Benchmarks` and the runs they were made of (after the status
+    filter), read once."""
     if quantity is not None and quantity not in QUANTITIES:
         raise InputError(f"quantity: expected one of {', '.join(QUANTITIES)}, got {quantity!r}")
     runs = read_runs(paths, format, **options)
@@ -208,7 +221,7 @@ def read_log(
                 "pass status=None to keep every run"
             )
         runs = kept
-    return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths))
+    return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths)), runs
 
 
 def run_table(runs: list[RunSummary]):

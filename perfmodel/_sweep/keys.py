@@ -41,11 +41,14 @@ class Walk:
         outer, inner: axis names enumerated by rows, and spanning each row.
         fixed: names of the `Config` fields given one value.
         params: names of the axes that are model parameters (values stored raw).
-        objective: ``"time"`` or ``"cost"``.
+        objective: ``"time"``, ``"cost"``, ``"time_to_train"`` or ``"cost_to_train"``.
         per_step: the model gives seconds per step (divided by the global batch);
             False for fits of throughput, already per unit of work.
         hybrid: check memory and the batch and layer layout (the `hybrid` family).
         precision: ``"float32"`` or ``"float64"``.
+        samples_to_target: for the time-to-train objectives, ``(E_min·D, B_noise)``:
+            the samples to the target at global batch B are ``E_min·D·(1 + B/B_noise)``
+            (McCandlish et al. 2018), samples.
     """
 
     plan: Plan
@@ -58,6 +61,7 @@ class Walk:
     per_step: bool
     hybrid: bool
     precision: str
+    samples_to_target: tuple[float, float] | None = None
 
 
 def set_raw(model: ScalingModel, raw: Mapping[str, jax.Array]) -> ScalingModel:
@@ -68,9 +72,13 @@ def set_raw(model: ScalingModel, raw: Mapping[str, jax.Array]) -> ScalingModel:
 
 
 def score(walk: Walk, time_s, config: Config):
-    """Seconds per sample, or with the cost objective currency per sample."""
+    """Seconds per sample, or with the cost objective currency per sample; with
+    `samples_to_target`, times the samples to the target: time (cost) to train."""
     per_sample = time_s / config.global_batch if walk.per_step else time_s
-    if walk.objective == "cost":
+    if walk.samples_to_target is not None:
+        samples_min, noise_batch = walk.samples_to_target
+        per_sample = per_sample * samples_min * (1.0 + config.global_batch / noise_batch)
+    if walk.objective in ("cost", "cost_to_train"):
         return per_sample * config.gpus * config.price_per_gpu_hour / 3600.0
     return per_sample
 

@@ -21,6 +21,7 @@ from .keys import best_in_rows, INT_DTYPE, memory_of, score_of, Walk
 from .stream import Reduced
 
 HEAD_COLUMNS = ("step_time_s", "samples_per_s", "cost_per_step", "cost_per_sample", "memory_gb")
+HEAD_COLUMNS += ("steps_to_target", "time_to_train_s", "cost_to_train")
 
 
 def decode(walk: Walk, axes: dict, rows: np.ndarray, cols: np.ndarray) -> dict:
@@ -41,6 +42,7 @@ class _Kind:
     params: frozenset[str]
     per_step: bool
     hybrid: bool
+    samples_to_target: tuple[float, float] | None = None
 
 
 @eqx.filter_jit
@@ -52,6 +54,11 @@ def _describe(model, kind: _Kind, fixed: dict, values: dict) -> dict:
     out = {"step_time_s": step, "samples_per_s": samples / step}
     out["cost_per_step"] = step * config.gpus * config.price_per_gpu_hour / 3600.0
     out["cost_per_sample"] = out["cost_per_step"] / samples
+    if kind.samples_to_target is not None:
+        samples_min, noise_batch = kind.samples_to_target
+        out["steps_to_target"] = samples_min * (1.0 + config.global_batch / noise_batch) / samples
+        out["time_to_train_s"] = out["steps_to_target"] * step
+        out["cost_to_train"] = out["steps_to_target"] * out["cost_per_step"]
     if kind.hybrid:
         out["memory_gb"] = memory_per_gpu(config)["total"] / 1e9
         out["bubble_s"] = pipeline_bubble(model, config)
@@ -67,7 +74,7 @@ def describe(model, walk: Walk, fixed: dict, values: dict) -> dict[str, np.ndarr
     dtype = np.dtype(walk.precision)
     padded = {k: np.resize(np.asarray(v, dtype), size) for k, v in values.items()}
     fixed = {k: np.asarray(v, dtype) for k, v in fixed.items()}
-    kind = _Kind(walk.params, walk.per_step, walk.hybrid)
+    kind = _Kind(walk.params, walk.per_step, walk.hybrid, walk.samples_to_target)
     out = {k: np.asarray(v)[:n] for k, v in _describe(model, kind, fixed, padded).items()}
     code = out.pop("code")
     head = {k: out[k] for k in HEAD_COLUMNS if k in out}
@@ -130,7 +137,8 @@ def _pareto_rows(walk: Walk, axes: dict, fixed: dict, reduced: Reduced) -> np.nd
         return np.full(len(feasible), fixed.get(name, 1.0))
 
     rate = value("gpus") * value("price_per_gpu_hour") / 3600.0
-    time_, cost = (scores, scores * rate) if walk.objective == "time" else (scores / rate, scores)
+    timed = walk.objective in ("time", "time_to_train")
+    time_, cost = (scores, scores * rate) if timed else (scores / rate, scores)
     front, lowest = [], np.inf
     for i in np.lexsort((rows[feasible], cost, time_)):
         if cost[i] < lowest:

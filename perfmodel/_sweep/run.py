@@ -27,7 +27,7 @@ from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Wa
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape
 
-OBJECTIVES = ("time", "cost")
+OBJECTIVES = ("time", "cost", "time_to_train", "cost_to_train")
 PRECISIONS = ("float32", "float64")
 WHOLE_FIELDS = (
     "gpus",
@@ -64,7 +64,8 @@ class SweepResult:
         top: the `top_k` best configurations overall, best first.
         pareto: configurations no other beats in both time and cost per sample,
             fastest first (empty unless requested).
-        objective: ``"time"`` (seconds per sample) or ``"cost"`` (currency per sample).
+        objective: ``"time"`` (seconds per sample), ``"cost"`` (currency per sample),
+            ``"time_to_train"`` (seconds) or ``"cost_to_train"`` (currency).
         precision: floating-point precision of the evaluation.
         devices: the devices the chunks were spread over.
         seconds: wall-clock time of the sweep, compilation included.
@@ -150,6 +151,7 @@ class _Request:
     chunk_size: int
     precision: str
     devices: tuple
+    samples_to_target: tuple[float, float] | None = None
 
 
 # Checking the space ------------------------------------------------------------------
@@ -243,6 +245,7 @@ def sweep(
     precision: str = "float32",
     devices: Sequence[jax.Device] | None = None,
     progress: bool | None = None,
+    samples_to_target: tuple[float, float] | None = None,
 ) -> SweepResult:
     """Evaluate every combination of `axes` and keep the best configurations.
 
@@ -276,6 +279,13 @@ def sweep(
         precision: ``"float32"`` (fast; ~7 significant digits) or ``"float64"``.
         devices: the devices to use (on a multi-host cluster, the same on every process).
         progress: print progress on stderr (None: on a terminal, for long sweeps).
+        samples_to_target: for ``objective="time_to_train"`` or ``"cost_to_train"``:
+            ``(samples_min, noise_batch)``, the samples to the target at global batch B
+            being ``samples_min·(1 + B/noise_batch)`` (the critical-batch model of a
+            time-to-train fit: ``(fit.samples_min, fit.noise_batch)``); the score is then
+            the step time × the steps to the target, ``T·samples_min·(1 + B/B_noise)/B``
+            seconds (× ``gpus · price_per_gpu_hour/3600`` for the cost), and the tables
+            gain ``steps_to_target``, ``time_to_train_s`` and ``cost_to_train``.
 
     Example:
         >>> import perfmodel as pm
@@ -298,6 +308,7 @@ def sweep(
         max_configs=max_configs,
         precision=precision,
         devices=devices,
+        samples_to_target=samples_to_target,
     )
     with jax.enable_x64(precision == "float64"):
         reduced, walk, args = _run(request, progress)
@@ -339,6 +350,7 @@ def _request(
     max_configs,
     precision,
     devices,
+    samples_to_target=None,
 ) -> _Request:
     """Check every argument of `sweep` (InputError naming the key) and settle defaults."""
     fit = model_or_fit if isinstance(model_or_fit, FitResult) else None
@@ -353,6 +365,7 @@ def _request(
         raise InputError(f"top_k: expected a whole number ≥ 1, got {top_k!r}")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise InputError(f"chunk_size: expected a whole number ≥ 1, got {chunk_size!r}")
+    samples_to_target = _check_convergence(objective, samples_to_target, fit, axes, fixed)
     axes, fixed = _split(model, axes, fixed)
     specs = model.parameter_specs()
     model = model.with_parameters({n: v for n, v in fixed.items() if n in specs})
@@ -412,7 +425,38 @@ def _request(
         chunk_size=chunk_size,
         precision=precision,
         devices=devices,
+        samples_to_target=samples_to_target,
     )
+
+
+def _check_convergence(objective, pair, fit, axes, fixed) -> tuple[float, float] | None:
+    """`samples_to_target` checked against the objective (the time-to-train ones need it,
+    a step-time model and the global batch)."""
+    wanted = objective in ("time_to_train", "cost_to_train")
+    if not wanted:
+        if pair is not None:
+            raise InputError(
+                "samples_to_target: only with objective time_to_train or cost_to_train"
+            )
+        return None
+    try:
+        samples_min, noise_batch = (float(x) for x in pair)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"samples_to_target: the {objective} objective needs (samples_min, noise_batch) "
+            f"of a time-to-train fit, got {pair!r}"
+        )
+    if not all(math.isfinite(x) and x > 0 for x in (samples_min, noise_batch)):
+        raise InputError(f"samples_to_target: expected two positive numbers, got {pair!r}")
+    if fit is not None and fit.target != "time":
+        raise InputError(f"the {objective} objective needs a fit of the step time, not throughput")
+    if "global_batch" not in axes and "global_batch" not in (fixed or {}):
+        if fit is None or "global_batch" not in fit.config_defaults:
+            raise InputError(
+                f"global_batch: the {objective} objective depends on it; give it as an axis "
+                "or a fixed value"
+            )
+    return samples_min, noise_batch
 
 
 def _run(request: _Request, progress: bool | None):
@@ -453,6 +497,7 @@ def _run(request: _Request, progress: bool | None):
         per_step=request.per_step,
         hybrid=is_hybrid(request.model),
         precision=request.precision,
+        samples_to_target=request.samples_to_target,
     )
     args = (
         leaves,

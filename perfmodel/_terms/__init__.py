@@ -7,6 +7,7 @@ from .base import HostToDeviceTerm as HostToDeviceTerm
 from .base import ParamSpec as ParamSpec
 from .base import Role as Role
 from .base import SerialTerm as SerialTerm
+from .batch import BatchComputeTerm as BatchComputeTerm
 from .collectives import bus_bandwidth_factor as bus_bandwidth_factor
 from .collectives import BUS_FACTOR_COEFFICIENTS as BUS_FACTOR_COEFFICIENTS
 from .collectives import Collective as Collective

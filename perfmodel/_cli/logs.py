@@ -1,0 +1,211 @@
+"""`perfmodel fit` on the logs users have: which paths are logs, the reader options its
+flags give, and the runs or `Benchmarks` read from them (with a line on stderr saying
+what was read and the warm-up dropped)."""
+
+import os
+import sys
+
+from .._errors import InputError
+from .._readers import (
+    detect_format,
+    FORMATS,
+    log_files,
+    read_log_runs,
+    read_training_runs,
+    WORK_UNITS,
+)
+from .common import POSITIVE, whole
+
+QUANTITIES = ("step_time", "time_to_train", "epoch_time")
+
+
+def add_log_options(p) -> None:
+    """`fit`'s options for logs and time to train."""
+    p.add_argument("more", nargs="*", metavar="PATH", help="more log files or folders")
+    g = p.add_argument_group("training logs and time to train")
+    g.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="read training logs: MLPerf result files (mllog), Megatron-LM logs, PyTorch "
+        "Lightning CSVLogger metrics or a tracker CSV export (csv); detected from the "
+        "content for folders, several files or a file without a gpus column",
+    )
+    g.add_argument(
+        "--time-to-train",
+        action="store_true",
+        help="fit time to train (the critical batch × the step time) to runs trained to a "
+        "target: MLPerf result files (the default for them) or a CSV with gpus, time_s "
+        "(to the target), global_batch and samples or epochs",
+    )
+    g.add_argument("--work", choices=WORK_UNITS, help="work to the target (default: samples)")
+    g.add_argument(
+        "--samples-per-epoch", type=POSITIVE, help="dataset size, when the work is in epochs"
+    )
+    g.add_argument(
+        "--quantity",
+        choices=QUANTITIES,
+        help="what a log's runs measure for a step-time fit (default: step_time; MLPerf: "
+        "time_to_train, fitted as time to train unless this is given)",
+    )
+    g.add_argument("--gpus", type=whole(1), help="GPU count of every run, when a log lacks it")
+    g.add_argument("--gpus-per-node", type=whole(1), help="MLPerf: GPUs per node of the system")
+    g.add_argument("--global-batch", type=POSITIVE, help="global batch, when a log lacks it")
+    g.add_argument(
+        "--warmup",
+        default="auto",
+        help="per-step logs: 'auto' (default: the first logged interval and slow leading "
+        "ones) or a step count to drop",
+    )
+    g.add_argument("--step-column", help="CSV logs: the optimizer-step column")
+    g.add_argument("--timestamp-column", help="CSV logs: a wall-clock column, seconds")
+    g.add_argument("--batch-column", help="CSV logs: a global-batch column")
+    g.add_argument("--all-runs", action="store_true", help="MLPerf: keep aborted runs too")
+
+
+def _paths(args) -> list[str]:
+    return [args.csv, *getattr(args, "more", [])]
+
+
+def _is_log(path: str, args) -> bool:
+    if os.path.isdir(path):
+        return True
+    if not os.path.isfile(path):
+        return False
+    try:
+        kind = detect_format(path)
+    except InputError:
+        return False
+    if kind in ("mllog", "megatron"):
+        return True
+    with open(path, encoding="latin-1") as stream:
+        header = [c.strip() for c in stream.readline().split(",")]
+    return (args.gpus_column or "gpus") not in header
+
+
+def reads_logs(args) -> bool:
+    """Whether `perfmodel fit` reads training logs rather than one benchmark CSV."""
+    paths = _paths(args)
+    return args.format is not None or len(paths) > 1 or _is_log(paths[0], args)
+
+
+def is_time_to_train(args) -> bool:
+    """Whether `perfmodel fit` fits time to train: asked, or MLPerf logs read for their
+    default quantity."""
+    if args.time_to_train:
+        return True
+    if args.quantity is not None or not reads_logs(args):
+        return False
+    first = _paths(args)[0]
+    if args.format is not None:
+        return args.format == "mllog"
+    try:
+        if os.path.isdir(first):
+            first = log_files(first)[0]
+        return detect_format(first) == "mllog"
+    except InputError:
+        return False
+
+
+def _warmup(text: str):
+    if text == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--warmup: expected 'auto' or a step count, got {text!r}")
+    if value < 0:
+        raise InputError(f"--warmup: expected a step count ≥ 0, got {value}")
+    return value
+
+
+# The reader options each log format takes (`read_runs`), as `fit`'s flags set them.
+_VALID = {
+    "mllog": {"gpus", "gpus_per_node", "warmup"},
+    "megatron": {"gpus", "global_batch", "warmup"},
+}
+_CSV = {"gpus", "global_batch", "warmup", "step_column", "time_column", "time_unit"}
+_CSV |= {"timestamp_column", "batch_column", "gpus_column"}
+
+
+def _log_options(args, kind: str, extra: frozenset = frozenset()) -> dict:
+    """The reader options `fit`'s flags give; a flag the format does not take is an
+    error naming it."""
+    given = {
+        "gpus": args.gpus,
+        "gpus_per_node": args.gpus_per_node,
+        "global_batch": args.global_batch,
+        "step_column": args.step_column,
+        "timestamp_column": args.timestamp_column,
+        "batch_column": args.batch_column,
+        "gpus_column": args.gpus_column,
+        "time_column": args.time_column,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if args.warmup != "auto":
+        given["warmup"] = _warmup(args.warmup)
+    if args.time_column:
+        given["time_unit"] = args.time_unit
+    bad = sorted(set(given) - _VALID.get(kind, _CSV) - extra)
+    if bad:
+        flags = ", ".join("--" + b.replace("_", "-") for b in bad)
+        raise InputError(f"{flags}: not an option of {kind} logs")
+    return given
+
+
+def _kind(args) -> str:
+    if args.format is not None:
+        return args.format
+    return detect_format(log_files(_paths(args))[0])
+
+
+def read_data(args):
+    """The `Benchmarks` of the logs `perfmodel fit` was given (one row per run), with a
+    line on stderr saying what was read and the warm-up dropped."""
+    kind = _kind(args)
+    options = _log_options(args, kind)
+    status = None if args.all_runs else "success"
+    data, runs = read_log_runs(
+        _paths(args), args.format, quantity=args.quantity, status=status, **options
+    )
+    print(runs_line(runs, kind, data.gpus.size), file=sys.stderr)
+    return data
+
+
+def runs_line(runs, kind: str, kept: int) -> str:
+    names = {"mllog": "MLPerf result", "megatron": "Megatron-LM", "lightning": "Lightning"}
+    files = len({run.source for run in runs})
+    line = f"read {kept} run(s) from {files} {names.get(kind, 'CSV')} log(s)"
+    if kind == "mllog":
+        return line + " (time to train: run_stop − run_start)"
+    dropped = [run.warmup_dropped for run in runs]
+    steps = [run.warmup_steps for run in runs]
+    line += ": median seconds per step after warm-up; warm-up dropped "
+    line += f"{_span(dropped)} logged interval(s) ({_span(steps)} steps) per run"
+    return line + f" ({runs[0].warmup_rule})"
+
+
+def _span(values) -> str:
+    return f"{min(values)}" if min(values) == max(values) else f"{min(values)}–{max(values)}"
+
+
+def training_runs(args):
+    """The runs trained to a target that `perfmodel fit --time-to-train` was given."""
+    kind = "csv" if not reads_logs(args) else _kind(args)
+    options = {}
+    if kind == "mllog":
+        options = _log_options(args, kind, frozenset({"global_batch"}))
+        options.pop("warmup", None)
+    else:
+        for key in ("gpus_column", "time_column", "series"):
+            if getattr(args, key, None):
+                options[key] = getattr(args, key)
+        if args.time_column:
+            options["time_unit"] = args.time_unit
+    return read_training_runs(
+        _paths(args),
+        None if kind not in ("mllog", "csv") else kind,
+        work=args.work,
+        samples_per_unit=args.samples_per_epoch,
+        status=None if args.all_runs else "success",
+        **options,
+    )

@@ -1,0 +1,140 @@
+"""The answers of a time-to-train fit: the GPU count and global batch that train fastest,
+cheapest, or cheapest within a deadline, with an interval and the reason more GPUs stop
+helping."""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._errors import InputError
+from .._uncertainty import check_level
+from .family import TimeToTrainFit
+from .plan import MIN_GAIN, plan, TrainingPlan
+
+OBJECTIVES = ("time", "cost")
+# Default batch grid: powers of two from a quarter of the smallest batch measured to 16×
+# the largest (an optimum past the critical batch is usually within a few doublings).
+BATCH_BELOW, BATCH_ABOVE = 4.0, 16.0
+
+
+def gpu_grid(max_gpus: int = 4096, multiple_of: int = 1) -> np.ndarray:
+    """GPU counts to consider: powers of two up to `max_gpus`, or `multiple_of` × powers
+    of two (whole nodes) when it is more than 1."""
+    if not isinstance(max_gpus, int) or max_gpus < 1:
+        raise InputError(f"max_gpus: expected a whole number ≥ 1, got {max_gpus!r}")
+    if not isinstance(multiple_of, int) or multiple_of < 1:
+        raise InputError(f"multiple_of: expected a whole number ≥ 1, got {multiple_of!r}")
+    if multiple_of > max_gpus:
+        raise InputError(f"multiple_of {multiple_of} is more than max_gpus {max_gpus}")
+    k = np.arange(int(math.log2(max_gpus / multiple_of)) + 1)
+    return multiple_of * 2.0**k
+
+
+def batch_grid(fit: TimeToTrainFit) -> np.ndarray:
+    """Global batches to consider: powers of two from the smallest batch measured / 4 to
+    the largest × 16, at least 1."""
+    measured = fit.runs.data.config["global_batch"]
+    lo = max(0, math.floor(math.log2(measured.min() / BATCH_BELOW)))
+    hi = math.ceil(math.log2(measured.max() * BATCH_ABOVE))
+    return 2.0 ** np.arange(lo, hi + 1)
+
+
+def _axis(values, name: str) -> np.ndarray:
+    array = np.asarray(values, float).ravel()
+    if array.size == 0 or not np.all(np.isfinite(array) & (array >= 1)):
+        raise InputError(f"{name}: expected numbers ≥ 1, got {array[:4].tolist()}")
+    return np.unique(array)
+
+
+def plan_training(
+    fit: TimeToTrainFit,
+    *,
+    objective: str = "time",
+    price_per_gpu_hour: float | None = None,
+    deadline_s: float | None = None,
+    gpus=None,
+    batches=None,
+    max_gpus: int = 4096,
+    multiple_of: int = 1,
+    min_per_gpu: float = 1.0,
+    level: float | None = 0.9,
+    method: str | None = None,
+    min_gain: float = MIN_GAIN,
+) -> TrainingPlan:
+    """The GPU count and global batch that minimise time to train, or cost to train.
+
+    Every (GPU count, batch) of the grid is predicted by `fit` (`TimeToTrainFit.predict`);
+    configurations with fewer than `min_per_gpu` samples per GPU cannot run. The plan's
+    `reason` says why more GPUs stop helping: past the critical batch each doubling of
+    the batch cuts the steps to the target less than 2× (``critical_batch``), or the step
+    stops getting faster (``step_time``), or the largest count is still the fastest
+    (``gpu_range``, with the knee where a doubling saves less than `min_gain`).
+
+    Args:
+        fit: a time-to-train fit (`fit_time_to_train`).
+        objective: ``"time"`` (time to train) or ``"cost"`` (GPU-hours × price).
+        price_per_gpu_hour: currency per GPU-hour (None: cost in GPU-hours).
+        deadline_s: with ``"cost"``: the cheapest configuration training within this.
+        gpus: GPU counts (default `gpu_grid(max_gpus, multiple_of)`).
+        batches: global batches, samples per step (default `batch_grid(fit)`).
+        max_gpus, multiple_of: the default GPU grid.
+        min_per_gpu: fewest samples per GPU in a step (1).
+        level: probability of the interval on the time and cost of the plan (None: none).
+        method: ``"laplace"`` or ``"bootstrap"`` for the step family's part.
+        min_gain: a doubling that saves less than this share of time does not help.
+
+    Raises:
+        InputError: an unknown objective, a deadline without ``"cost"``, bad grids.
+
+    Example:
+        >>> runs = pm.read_training_runs("tests/data/logs/mllog_ssd")  # doctest: +SKIP
+        >>> pm.plan_training(pm.fit_time_to_train(runs)).reason  # doctest: +SKIP
+    """
+    if objective not in OBJECTIVES:
+        raise InputError(f"objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if deadline_s is not None:
+        if objective != "cost":
+            raise InputError("{arg:deadline}: a deadline goes with the cost objective")
+        if not (math.isfinite(deadline_s) and deadline_s > 0):
+            raise InputError(f"{{arg:deadline}}: expected seconds > 0, got {deadline_s}")
+    price = 1.0 if price_per_gpu_hour is None else float(price_per_gpu_hour)
+    if not (math.isfinite(price) and price > 0):
+        raise InputError(f"{{arg:price_per_gpu_hour}}: expected a positive number, got {price}")
+    if level is not None:
+        level = check_level(level)
+    counts = gpu_grid(max_gpus, multiple_of) if gpus is None else _axis(gpus, "gpus")
+    batch = batch_grid(fit) if batches is None else _axis(batches, "batches")
+    n, b = np.meshgrid(counts, batch, indexing="ij")
+    grid = fit.predict(n, b, level, method)
+    runs = b / n >= min_per_gpu
+    if not runs.any():
+        raise InputError(
+            f"no global batch of the grid gives {min_per_gpu:g} sample(s) per GPU at any "
+            "GPU count; give larger batches or fewer GPUs"
+        )
+    step = np.where(runs, grid["step_time_s"], np.inf)
+    found = plan(
+        counts,
+        batch,
+        step,
+        fit.work_min,
+        fit.noise_batch,
+        samples_per_unit=fit.samples_per_unit,
+        objective=objective,
+        price_per_gpu_hour=price,
+        deadline_s=deadline_s,
+        min_gain=min_gain,
+    )
+    if level is None:
+        return found
+    i = int(np.argmax(counts == found.gpus))
+    j = int(np.argmax(batch == found.global_batch))
+    lo, hi = grid["time_to_train_s_lo"][i, j], grid["time_to_train_s_hi"][i, j]
+    per_second = found.gpus / 3600.0 * price
+    return dataclasses.replace(
+        found,
+        time_interval_s=(float(lo), float(hi)),
+        cost_interval=(float(lo * per_second), float(hi * per_second)),
+        level=level,
+    )

@@ -1,0 +1,151 @@
+"""Time to train and training logs on the command line: `fit` of MLPerf logs and of a CSV
+of runs, `predict` with time to train per row, `optimal --objective time-to-train|
+cost-to-train`, `sweep` by time to train, per-step logs with their warm-up, and the
+one-line errors."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import perfmodel as pm
+from perfmodel._cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "tests" / "data" / "logs"
+SSD_CSV = ROOT / "datasets" / "time_to_train" / "mlperf07_dgxa100_ssd.csv"
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def ssd_fit(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ttt") / "ssd.json"
+    assert main(["fit", str(LOGS / "mllog_ssd"), "-o", str(out)]) == 0
+    return out
+
+
+def test_fit_of_mllog_logs_is_a_time_to_train_fit(ssd_fit, capsys):
+    document = json.loads(ssd_fit.read_text())
+    assert document["model"]["family"] == "batch_linear"
+    section = document["time_to_train"]
+    assert section["version"] == 1 and section["work_unit"] == "samples"
+    assert len(section["runs"]["work"]) == 3
+    status, out, err = run(capsys, "fit", LOGS / "mllog_ssd")
+    assert status == 0 and "B_noise = 2258 samples" in out
+    assert "read 3 run(s) from 3 MLPerf result log(s)" in err
+
+
+def test_predict_gives_time_to_train_with_its_interval_per_row(ssd_fit, capsys):
+    status, out, _ = run(
+        capsys, "predict", ssd_fit, "--gpus", "64,512", "--global-batch", "1536,2048", "--json"
+    )
+    assert status == 0
+    rows = json.loads(out)
+    fit = pm.load_time_to_train(ssd_fit)
+    expected = fit.predict([64.0, 512.0], [1536.0, 2048.0], level=0.9)
+    for i, row in enumerate(rows):
+        assert row["time_s"] == pytest.approx(expected["step_time_s"][i])
+        assert row["time_to_train_s"] == pytest.approx(expected["time_to_train_s"][i])
+        assert row["time_to_train_s_lo"] < row["time_to_train_s"] < row["time_to_train_s_hi"]
+        assert row["time_to_train_s"] == pytest.approx(row["steps_to_target"] * row["time_s"])
+    # the measured 64-GPU run (batch 1536): 134.8 s
+    assert rows[0]["time_to_train_s"] == pytest.approx(134.812, rel=0.03)
+    status, out, _ = run(capsys, "predict", ssd_fit, "--gpus", "8,4096")
+    assert status == 0 and "the batch that trains fastest at each count" in out
+
+
+def test_optimal_time_to_train_states_the_critical_batch(ssd_fit, capsys):
+    status, out, _ = run(
+        capsys, "optimal", ssd_fit, "--objective", "time-to-train", "--min-gain", "0.2", "--json"
+    )
+    assert status == 0
+    document = json.loads(out)
+    assert document["limited_by"] == "critical_batch" and document["knee_gpus"] == 512
+    assert "the batch passes the critical batch" in document["reason"]
+    lo, hi = document["time_to_train_interval_s"]
+    assert lo < document["time_to_train_s"] < hi
+    status, out, _ = run(
+        capsys,
+        "optimal",
+        ssd_fit,
+        "--objective",
+        "cost-to-train",
+        "--deadline",
+        "60",
+        "--price-per-gpu-hour",
+        "2.5",
+    )
+    assert status == 0 and out.startswith("train cheapest within 60 s on 512 GPUs")
+
+
+def test_fit_of_a_csv_of_runs_and_sweep_by_time_to_train(tmp_path, capsys):
+    fit = tmp_path / "ssd.json"
+    status, _, _ = run(capsys, "fit", "--time-to-train", SSD_CSV, "-o", fit)
+    assert status == 0
+    space = tmp_path / "space.toml"
+    space.write_text(
+        '[model]\nfit = "ssd.json"\n\n[axes]\ngpus = [64, 512, 4096]\n'
+        "global_batch = [1024, 4096, 16384]\n"
+    )
+    status, out, _ = run(capsys, "sweep", space, "--objective", "time-to-train", "--json")
+    assert status == 0
+    document = json.loads(out)
+    best = document["top"][0]
+    plan = pm.plan_training(
+        pm.load_time_to_train(fit), gpus=[64, 512, 4096], batches=[1024, 4096, 16384], level=None
+    )
+    assert (best["gpus"], best["global_batch"]) == (plan.gpus, plan.global_batch)
+    assert best["time_to_train_s"] == pytest.approx(plan.time_to_train_s, rel=1e-5)  # float32
+
+
+def test_megatron_logs_report_the_warm_up_dropped(capsys):
+    status, out, err = run(capsys, "fit", LOGS / "megatron", "--model", "amdahl")
+    assert status == 0
+    assert "read 4 run(s) from 3 Megatron-LM log(s)" in err
+    assert "warm-up dropped 1 logged interval(s) (10 steps) per run" in err
+    status, _, err = run(capsys, "fit", LOGS / "megatron", "--model", "amdahl", "--warmup", "20")
+    assert status == 0 and "(the intervals ending at or before step 20)" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["fit", LOGS / "megatron", "--time-to-train"], "a megatron log gives step times"),
+        (["fit", LOGS / "megatron", "--gpus-per-node", "8"], "--gpus-per-node: not an option"),
+        (["fit", LOGS / "megatron", "--warmup", "soon"], "--warmup: expected 'auto' or a step"),
+        (["fit", "--format", "mllog", LOGS / "megatron"], "no ':::MLLOG"),
+        (["fit", "--time-to-train", ROOT / "datasets" / "mlperf07_dgxa100_ssd.csv"], "no 'samples"),
+        (
+            ["fit", "--time-to-train", ROOT / "datasets" / "usl_specsdm91.csv"],
+            "a throughput column",
+        ),
+    ],
+)
+def test_log_errors_are_one_line(capsys, argv, message):
+    status, _, err = run(capsys, *argv)
+    assert status == 2
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
+    step_only = tmp_path / "step.json"
+    pm.save_fit(pm.load_time_to_train(ssd_fit).step, step_only)
+    cases = [
+        (["optimal", step_only, "--objective", "time-to-train"], "no 'time_to_train' section"),
+        (["optimal", ssd_fit, "--objective", "time-to-train", "--deadline", "5"], "cost-to-train"),
+        (["predict", ssd_fit, "--gpus", "8,16,32", "--global-batch", "1,2"], "one value or one"),
+        (["optimal", ssd_fit, "--objective", "time-to-train", "--min-gain", "2"], "--min-gain"),
+    ]
+    for argv, message in cases:
+        try:
+            status, _, err = run(capsys, *argv)
+        except SystemExit as caught:  # argparse refuses --min-gain 2 by its range
+            status, err = caught.code, capsys.readouterr().err.splitlines()[-1] + "\n"
+        assert status == 2 and err.count("\n") == 1 and message in err, (argv, err)
+    assert not np.isnan(json.loads(ssd_fit.read_text())["time_to_train"]["noise"])
