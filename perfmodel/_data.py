@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from ._config import Config, CONFIG_FIELDS
+from ._config import CODED_FIELDS, Config, CONFIG_FIELDS, FIELD_NAMES, NONNEGATIVE_FIELDS
 from ._errors import InputError
 
 TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6}
@@ -176,9 +176,12 @@ def _measured_column(frame: pd.DataFrame, source: str) -> str:
 
 
 def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) -> np.ndarray:
-    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells."""
+    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells (< 0
+    for `NONNEGATIVE_FIELDS`; codes outside `CODED_FIELDS`; names per `FIELD_NAMES`)."""
     text = frame[column].astype(str).str.strip()
-    values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    names = FIELD_NAMES.get(column, {})
+    coded = text.str.lower().map(lambda cell: str(names.get(cell, cell)))
+    values = pd.to_numeric(coded, errors="coerce").to_numpy(dtype=np.float64)
     for position, (cell, value) in enumerate(zip(text, values)):
         row = int(frame.index[position]) + 1
         where = f"{source} row {row} (line {row + 1}), column {column!r}"
@@ -186,7 +189,11 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
             raise InputError(f"{where}: empty cell, expected a number")
         if not np.isfinite(value):
             raise InputError(f"{where}: expected a finite number, got {cell!r}")
-        if value <= 0:
+        if column in CODED_FIELDS and value not in CODED_FIELDS[column]:
+            codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[column])
+            named = f" or {', '.join(names)}" if names else ""
+            raise InputError(f"{where}: expected one of {codes}{named}, got {cell!r}")
+        if value < 0 or (value == 0 and column not in NONNEGATIVE_FIELDS):
             what = "a GPU count ≥ 1" if column == "gpus" else "a positive number"
             raise InputError(f"{where}: expected {what}, got {cell!r}")
         if integer and (value != np.round(value) or (column == "gpus" and value < 1)):
