@@ -64,6 +64,7 @@ from ._show.plot import plot_speedup as plot_speedup
 from ._show.plot import save_figure as save_figure
 from ._show.report import report_html as report_html
 from ._show.report import write_report as write_report
+from ._sweep.alternatives import layout_alternatives as layout_alternatives
 from ._sweep.run import sweep as sweep
 from ._sweep.run import SweepResult as SweepResult
 from ._terms.base import AbstractCostTerm as AbstractCostTerm

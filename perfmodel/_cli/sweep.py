@@ -29,13 +29,17 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import atomic_write
-from .._sweep import load_space, OBJECTIVES, PRECISIONS, Space, sweep, SweepResult
+from .._presets import is_hybrid
+from .._sweep import (
+    layout_alternatives,
+    load_space,
+    OBJECTIVES,
+    PRECISIONS,
+    Space,
+    sweep,
+    SweepResult,
+)
 from .common import format_table, print_json
-
-if sys.version_info >= (3, 11):
-    pass
-else:  # pragma: no cover - Python 3.10
-    pass
 
 DEFAULT_MAX_CONFIGS = 1e9
 SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
@@ -123,8 +127,9 @@ def _records(frame) -> list[dict]:
     return rows
 
 
-def result_document(result: SweepResult, space: Space) -> dict:
+def result_document(result: SweepResult, space: Space, alternatives=None) -> dict:
     """The JSON-ready description of a sweep."""
+    extra = {} if alternatives is None else {"alternatives": _records(alternatives)}
     return {
         "space": space.source,
         "axes": space.axes,
@@ -141,6 +146,8 @@ def result_document(result: SweepResult, space: Space) -> dict:
         "per_axis": {name: _records(frame) for name, frame in result.per_axis.items()},
         "top": _records(result.top),
         "pareto": _records(result.pareto),
+        "warnings": list(result.warnings),
+        **extra,
     }
 
 
@@ -156,7 +163,28 @@ def _unranked_summary(name: str, frame) -> str:
     return f"not ranked, {name}: " + "; ".join(lines)
 
 
-def _print(result: SweepResult, space: Space) -> None:
+def _describe(row, names) -> str:
+    return " ".join(f"{n}={float(row[n]):g}" for n in names)
+
+
+def _print_layout(result: SweepResult, space: Space, alternatives) -> None:
+    """The best layout in one line, and how much faster it is than the next distinct ones."""
+    if alternatives is None or not len(result.top):
+        return
+    best = result.top.iloc[0]
+    print(
+        f"\nbest layout: {_describe(best, space.axes)}: {float(best['step_time_s']):.4g} s per step"
+    )
+    names = [n for n in alternatives.columns if n not in ("axis", "best_value", "step_time_s")]
+    names = [n for n in names if n != "slower_pct"]
+    for _, row in alternatives.iterrows():
+        print(
+            f"  {row['slower_pct']:5.1f}% slower with another {row['axis']}: "
+            f"{_describe(row, names)} ({row['step_time_s']:.4g} s)"
+        )
+
+
+def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     counts = ""
     if result.valid is not None:
         counts = f"; {result.valid:.4g} valid layouts, {result.feasible:.4g} fit in memory"
@@ -181,6 +209,7 @@ def _print(result: SweepResult, space: Space) -> None:
     show(f"top {len(result.top)} (by {ranked})", result.top)
     if len(result.pareto):
         show("Pareto front (time against cost per sample)", result.pareto)
+    _print_layout(result, space, alternatives)
 
 
 def _join_cluster(args) -> bool:
@@ -235,7 +264,19 @@ def _run_sweep(args) -> int:
         raise InputError(f"{space.source}: {error}")
     if not reporter:
         return 0
-    document = result_document(result, space)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    alternatives = None
+    if is_hybrid(getattr(space.model, "model", space.model)) and len(result.top):
+        alternatives = layout_alternatives(
+            space.model,
+            space.axes,
+            result.top.iloc[0],
+            fixed=space.fixed,
+            objective=result.objective,
+            precision=result.precision,
+        )
+    document = result_document(result, space, alternatives)
     if args.output:
         with atomic_write(args.output) as stream:
             json.dump(document, stream, indent=2, allow_nan=False)
@@ -243,7 +284,7 @@ def _run_sweep(args) -> int:
     if args.json:
         print_json(document)
     else:
-        _print(result, space)
+        _print(result, space, alternatives)
         if args.output:
             print(f"\nwrote {args.output}")
     return 0

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._config import Config
 from .._model import ScalingModel
-from .._terms import layout_checks, memory_per_gpu
+from .._terms import hybrid_memory, layout_checks
 from .stream import chunk_indices, outer_digits, Plan
 
 INT_DTYPE = {"float32": "int32", "float64": "int64"}
@@ -44,7 +44,8 @@ class Walk:
         objective: ``"time"`` or ``"cost"``.
         per_step: the model gives seconds per step (divided by the global batch);
             False for fits of throughput, already per unit of work.
-        hybrid: check memory and the batch and layer layout (the `hybrid` family).
+        kind: the layout and memory checks (`layout_checks`): ``"hybrid"``,
+            ``"hybrid_basic"``, or ``""`` for the parallel layout only.
         precision: ``"float32"`` or ``"float64"``.
     """
 
@@ -56,7 +57,7 @@ class Walk:
     params: frozenset[str]
     objective: str
     per_step: bool
-    hybrid: bool
+    kind: str
     precision: str
 
 
@@ -82,16 +83,16 @@ def keys(walk: Walk, leaves, fixed, values):
     config = Config(**fixed, **{n: v for n, v in values.items() if n not in walk.params})
     scores = score(walk, model(config), config)
     scores = jnp.where(scores == 0.0, 0.0, scores)  # −0.0 would rank as the worst bits
-    checks = layout_checks(config, walk.hybrid)
-    valid = checks[0] & checks[1] & checks[2] & checks[3]
+    checks = layout_checks(config, walk.kind)
+    valid = functools.reduce(jnp.logical_and, checks[:-1])
     finite = (scores >= 0.0) & (scores < jnp.inf)
     int_dtype = jnp.dtype(INT_DTYPE[walk.precision])
     big = jnp.iinfo(int_dtype).max
     ranked = jax.lax.bitcast_convert_type(scores, int_dtype) - OFFSET[walk.precision]
-    if not walk.hybrid:
+    if not walk.kind:
         return jnp.where(valid & finite, ranked, big)
-    memory = jax.lax.bitcast_convert_type(memory_per_gpu(config)["total"], int_dtype)
-    fits = checks[4]
+    memory = jax.lax.bitcast_convert_type(hybrid_memory(config, walk.kind), int_dtype)
+    fits = checks[-1]
     return jnp.where(valid & fits & finite, ranked, jnp.where(valid & ~fits, memory, big))
 
 

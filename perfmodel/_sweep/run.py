@@ -17,27 +17,24 @@ from jaxtyping import ArrayLike
 import numpy as np
 import pandas as pd
 
-from .._config import CONFIG_FIELDS
+from .._config import (
+    CODED_FIELDS,
+    Config,
+    CONFIG_FIELDS,
+    NONNEGATIVE_FIELDS,
+    WHOLE_FIELDS,
+    WORKLOAD_FIELDS,
+)
 from .._errors import InputError
 from .._fitting import FitResult
 from .._model import ScalingModel
-from .._presets import is_hybrid
+from .._presets import hybrid_kind
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape
 
 OBJECTIVES = ("time", "cost")
 PRECISIONS = ("float32", "float64")
-WHOLE_FIELDS = (
-    "gpus",
-    "gpus_per_node",
-    "gpus_per_link",
-    "tp",
-    "pp",
-    "microbatches",
-    "global_batch",
-    "layers",
-)
 MAX_GROUPS = 2**22
 CHUNK_SIZE = {"cpu": 2**18, "gpu": 2**25}
 # Inner axes (the user's last ones) multiply up to about this many configurations per
@@ -72,6 +69,8 @@ class SweepResult:
             ``steady_configs_per_s``, the rate after compilation.
         flops_per_config: XLA's count of element-wise operations (comparisons and
             selects included) evaluating one configuration, or None if unavailable.
+        warnings: what the space leaves to defaults that describe a toy workload (the
+            model's shape, `WORKLOAD_FIELDS`) or no memory limit, one line each.
     """
 
     evaluated: int
@@ -87,6 +86,7 @@ class SweepResult:
     seconds: float
     timings: dict[str, float]
     flops_per_config: float | None
+    warnings: tuple[str, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -111,6 +111,7 @@ class _Request:
     chunk_size: int
     precision: str
     devices: tuple
+    warnings: tuple[str, ...] = ()
 
 
 # Checking the space ------------------------------------------------------------------
@@ -131,16 +132,23 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     if spec is not None and spec.kind == "fraction":
         if ((array <= 0) | (array >= 1)).any():
             raise InputError(f"{where} {name!r}: expected fractions in (0, 1), got {values!r}")
-    elif name == "zero":
-        if not np.isin(array, (0.0, 1.0, 2.0)).all():
-            raise InputError(f"{where} 'zero': expected ZeRO stages 0, 1 or 2, got {values!r}")
+    elif name in CODED_FIELDS:
+        if not np.isin(array, CODED_FIELDS[name]).all():
+            codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[name])
+            raise InputError(f"{where} {name!r}: expected one of {codes}, got {values!r}")
+    elif name in NONNEGATIVE_FIELDS:
+        if (array < 0).any():
+            raise InputError(
+                f"{where} {name!r}: expected values ≥ 0 (0: not given), got {array[array < 0][0]:g}"
+            )
     elif (array <= 0).any():
         raise InputError(
             f"{where} {name!r}: expected positive values, got {array[array <= 0][0]:g}"
         )
-    if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < 1)).any():
-        bad = array[(array != np.round(array)) | (array < 1)][0]
-        raise InputError(f"{where} {name!r}: expected whole numbers ≥ 1, got {bad:g}")
+    low = 0.0 if name in NONNEGATIVE_FIELDS else 1.0
+    if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < low)).any():
+        bad = array[(array != np.round(array)) | (array < low)][0]
+        raise InputError(f"{where} {name!r}: expected whole numbers ≥ {low:g}, got {bad:g}")
     if len(np.unique(array)) != array.size:
         raise InputError(f"{where} {name!r}: values repeat")
     return array
@@ -282,6 +290,7 @@ def sweep(
         seconds=time.perf_counter() - began,
         timings=timings,
         flops_per_config=flops,
+        warnings=request.warnings,
         **found,
     )
 
@@ -321,6 +330,10 @@ def _request(
     fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
     if "gpus" not in axes and "gpus" not in fixed:
         raise InputError("gpus: give it as an axis or a fixed value")
+    per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
+    for name in per:
+        if name not in axes:
+            raise InputError(f"per: {name!r} is not an axis; axes: {', '.join(axes)}")
     for term in model.terms:
         for name in term.requires:
             if name not in axes and name not in fixed:
@@ -328,10 +341,6 @@ def _request(
                     f"{name}: the {term.name} term of this model depends on it; give it as "
                     "an axis or a fixed value"
                 )
-    per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
-    for name in per:
-        if name not in axes:
-            raise InputError(f"per: {name!r} is not an axis; axes: {', '.join(axes)}")
     total = math.prod(len(v) for v in axes.values())
     if max_configs is not None and total > max_configs:
         raise InputError(
@@ -359,6 +368,7 @@ def _request(
     model = jax.tree_util.tree_map(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
+    warnings = default_warnings(model, set(axes) | set(fixed))
     return _Request(
         model=model,
         axes=axes,
@@ -373,7 +383,28 @@ def _request(
         chunk_size=chunk_size,
         precision=precision,
         devices=devices,
+        warnings=warnings,
     )
+
+
+def default_warnings(model: ScalingModel, given: set[str]) -> tuple[str, ...]:
+    """One line per workload field (`WORKLOAD_FIELDS`) of a hybrid `model` not in `given`,
+    and one when ``gpu_memory_bytes`` is not given (no layout is then out of memory)."""
+    kind = hybrid_kind(model)
+    if not kind:
+        return ()
+    left = [name for name in WORKLOAD_FIELDS[kind] if name not in given]
+    lines = []
+    if left:
+        defaults = Config(gpus=1.0)
+        shown = ", ".join(f"{n} = {float(getattr(defaults, n)):g}" for n in left)
+        lines.append(
+            f"the space leaves {shown} at the default (a toy model, not yours); give "
+            f"{'it' if len(left) == 1 else 'them'} under [fixed] or as axes"
+        )
+    if "gpu_memory_bytes" not in given:
+        lines.append("gpu_memory_bytes is not given: every layout counts as fitting in memory")
+    return tuple(lines)
 
 
 def _run(request: _Request, progress: bool | None):
@@ -412,7 +443,7 @@ def _run(request: _Request, progress: bool | None):
         params=frozenset(n for n in axes if n in specs),
         objective=request.objective,
         per_step=request.per_step,
-        hybrid=is_hybrid(request.model),
+        kind=hybrid_kind(request.model),
         precision=request.precision,
     )
     args = (
