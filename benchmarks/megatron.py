@@ -709,6 +709,49 @@ def run(
     return result
 
 
+RUN_COLUMNS = (
+    "gpus",
+    "time_s",
+    "tp",
+    "pp",
+    "layers",
+    "hidden",
+    "heads",
+    "seq_len",
+    "vocab",
+    "global_batch",
+    "microbatch_size",
+    "interleave",
+    "recompute",
+    "seq_parallel",
+    "zero",
+    *STACK_FIELDS,
+    "gpus_per_node",
+    "gpu_memory_bytes",
+)
+
+
+def write_runs(csv_path: str, out: str) -> None:
+    """The timing rows of `csv_path` as a `perfmodel fit` CSV (one column per `Config`
+    field the hybrid family reads, iteration seconds in ``time_s``, the published set in
+    ``series``); `benchmarks/megatron_runs.csv` is this of the default CSV."""
+    frame = pd.read_csv(csv_path)
+    names = {v: k for k, v in ref.RECOMPUTE_CODES.items()}
+    rows = []
+    for _, row in frame[frame["measured"].isin(TIME_MEASURES)].iterrows():
+        c = fill_unpublished(row_settings(row), ref.PRIOR_EFFICIENCY, "reference")
+        config = library_config(c)
+        values = {n: float(getattr(config, n)) for n in RUN_COLUMNS if n != "time_s"}
+        values["time_s"] = round(published_seconds(row), 6)
+        values["recompute"] = names[int(values["recompute"])]
+        rows.append({"series": row["dataset"], **{n: values[n] for n in RUN_COLUMNS}})
+    table = pd.DataFrame(rows)
+    for name in RUN_COLUMNS:
+        if name not in ("time_s", "recompute") and (table[name] == table[name].round()).all():
+            table[name] = table[name].astype(np.int64)
+    table.to_csv(out, index=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--csv", default=DEFAULT_CSV, help="runs CSV (default: the published set)")
@@ -731,7 +774,15 @@ def main() -> None:
         default="library",
         help="perfmodel's hybrid family (library, default) or the NumPy reference",
     )
+    parser.add_argument(
+        "--write-runs",
+        metavar="PATH",
+        help="write the timing rows as a `perfmodel fit` CSV to PATH and stop",
+    )
     args = parser.parse_args()
+    if args.write_runs:
+        write_runs(args.csv, args.write_runs)
+        return
     calibrate = tuple(i for i in args.calibrate.split(",") if i)
     if len(calibrate) > 2:
         raise SystemExit("--calibrate: at most two rows")

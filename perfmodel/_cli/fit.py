@@ -19,7 +19,7 @@ from .._fitting import (
     Selection,
 )
 from .._io import fit_to_dict, save_fit
-from .._presets import build, FAMILIES
+from .._presets import build, FAMILIES, is_hybrid
 from .._questions import amdahl_bound, diminishing_returns, optimal_gpus
 from .._uncertainty import METHODS, predict_interval
 from .analysis import load_with_changes, SET_HELP
@@ -30,6 +30,14 @@ from .collective import (
     uses_collectives,
 )
 from .common import format_table, parse_assignments, parse_list, print_json, to_float
+from .layout import (
+    add_fit_options,
+    add_layout_options,
+    fit_hybrid,
+    optimal_layout,
+    print_optimal_layout,
+    run_predict,
+)
 from .plot import check_report_path
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
@@ -40,6 +48,7 @@ def register(subparsers) -> None:
     p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
+    add_fit_options(p)
     add_collective_options(p)
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
     p.add_argument(
@@ -49,7 +58,8 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("predict", help="predict step time at GPU counts")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
+    p.add_argument("--gpus", help="comma-separated GPU counts, e.g. 1,8,64")
+    add_layout_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
@@ -215,21 +225,28 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
         weak=args.weak_scaling,
         criterion=args.criterion,
         average=args.average,
+        gpu=getattr(args, "gpu", "A100-80GB"),
         **fit_options(args),
     )
 
 
 def fit_model(
-    data, model: str, *, weak: bool, criterion: str, average: bool, **options
+    data, model: str, *, weak: bool, criterion: str, average: bool, gpu=None, **options
 ) -> tuple[FitResult, Selection | None]:
-    """Fit the family `model` (or ``"auto"``: every candidate, by `criterion`)."""
+    """Fit the family `model` (or ``"auto"``: every candidate, by `criterion`); `gpu` is
+    the hybrid family's hardware (`fit_hybrid`)."""
     if model == "auto":
         selection = fit_auto(data, criterion=criterion, weak=weak, average=average, **options)
         return selection.best, selection
     if model not in FAMILIES:
         raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
+    if model == "hybrid":
+        return fit_hybrid(data, weak=weak, gpu=gpu or "A100-80GB", **options), None
     options["loss"] = options.get("loss") or "log"
-    return fit(build(model, weak=weak), data, **options), None
+    weakless = model in ("hybrid_basic",)  # families without a weak-scaling variant
+    if weakless and weak:
+        raise InputError(f"--weak-scaling: the {model} family has no weak-scaling variant")
+    return fit(build(model, **({} if weakless else {"weak": weak})), data, **options), None
 
 
 def _averaged(selection: Selection) -> bool:
@@ -349,6 +366,10 @@ def prediction_rows(
 
 def _run_predict(args) -> int:
     result = load_with_changes(args.fit, args.set)
+    if run_predict(args, result, print_json, format_table):  # hybrid fits: layouts
+        return 0
+    if not args.gpus:
+        raise InputError("--gpus: give GPU counts, e.g. --gpus 1,8,64")
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method)
     if args.json:
@@ -479,7 +500,12 @@ def _print_optimal(document: dict) -> None:
 
 
 def _run_optimal(args) -> int:
-    document = optimal_document(load_with_changes(args.fit, args.set), **optimal_options(args))
+    result = load_with_changes(args.fit, args.set)
+    if is_hybrid(result.model):  # a layout search (`optimal_layout`)
+        document = optimal_layout(result, **optimal_options(args))
+        print_json(document) if args.json else print_optimal_layout(document)
+        return 0
+    document = optimal_document(result, **optimal_options(args))
     if args.json:
         print_json(document)
     else:

@@ -46,9 +46,10 @@ def layout_alternatives(
         fixed, objective, precision: as in `sweep`.
 
     Returns:
-        One row per layout axis that has an alternative: ``axis``, the winner's
-        ``best_value``, the alternative's axis values and ``step_time_s``, and
-        ``slower_pct`` (how much higher its score is, %), sorted by ``slower_pct``.
+        One row per distinct alternative: ``axis`` (the layout axes it is the best
+        other value of, comma-separated), the winner's ``best_value`` on the first, the
+        alternative's axis values and ``step_time_s``, and ``slower_pct`` (how much
+        higher its score is, %), sorted by ``slower_pct``.
     """
     layout = {n: v for n, v in axes.items() if n in LAYOUT_FIELDS and len(np.atleast_1d(v)) > 1}
     if not layout:
@@ -80,5 +81,12 @@ def layout_alternatives(
         row |= {"step_time_s": float(pick["step_time_s"])}
         row["slower_pct"] = 100.0 * (float(pick[score]) / reference - 1.0)
         rows.append(row)
-    out = pd.DataFrame(rows)
+    merged: dict[tuple, dict] = {}  # one row per alternative, naming every axis it differs on
+    for row in rows:
+        key = tuple(row[n] for n in layout)
+        if key in merged:
+            merged[key]["axis"] += f", {row['axis']}"
+        else:
+            merged[key] = row
+    out = pd.DataFrame(list(merged.values()))
     return out.sort_values("slower_pct", kind="stable").reset_index(drop=True) if rows else out
