@@ -30,7 +30,7 @@ LAYOUT_FIELDS: tuple[str, ...] = (
 def layout_alternatives(
     model_or_fit,
     axes: Mapping[str, object],
-    best: Mapping[str, float],
+    best: pd.Series | Mapping[str, float],
     *,
     fixed: Mapping[str, float] | None = None,
     objective: str = "time",
