@@ -114,7 +114,8 @@ def parameter_plan(model, data, fix: dict) -> tuple[list[str], dict[str, float],
     Candidates (`CANDIDATES`, in order) join the free set while they move some run's
     time (``|d ln T/d ln θ| ≥ MIN_ELASTICITY``), the free set stays well conditioned
     (condition number of the elasticities ≤ `MAX_CONDITION`, `MAX_LINK_CONDITION` for the
-    links) and there are distinct runs left to determine them. The rest, and parameters the user fixed, stay fixed.
+    links) and there are distinct runs left to determine them. The rest, and parameters
+    the user fixed, stay fixed.
     """
     values = {k: float(v) for k, v in model.parameters().items()}
     names = [n for n in CANDIDATES if n in values and n not in fix]
