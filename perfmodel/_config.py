@@ -133,16 +133,16 @@ class Config(eqx.Module):
     def samples_per_microbatch(self) -> Float[Array, "..."]:
         """b, samples per micro-batch: `microbatch_size` when given, else
         global_batch / (dp·microbatches)."""
-        derived = self.global_batch / (self.dp * self.microbatches)
+        # (B/m)·(tp·pp/gpus): each factor varies along fewer axes of a sweep than B/(dp·m).
+        derived = self.global_batch / self.microbatches * (self.tp * self.pp / self.gpus)
         return jnp.where(self.microbatch_size > 0.0, self.microbatch_size, derived)
 
     @property
     def num_microbatches(self) -> Float[Array, "..."]:
         """m, micro-batches per step and replica: global_batch / (dp·microbatch_size) when
         `microbatch_size` is given, else `microbatches`."""
-        given = self.global_batch / (
-            self.dp * jnp.where(self.microbatch_size > 0.0, self.microbatch_size, 1.0)
-        )
+        size = jnp.where(self.microbatch_size > 0.0, self.microbatch_size, 1.0)
+        given = self.global_batch / size * (self.tp * self.pp / self.gpus)
         return jnp.where(self.microbatch_size > 0.0, given, self.microbatches)
 
     @property

@@ -64,6 +64,8 @@ class ScalingModel(eqx.Module):
     def __call__(self, config: Config) -> Float[Array, "..."]:
         """Seconds per step at `config`."""
         overhead, compute, comm = self._by_role(config)
+        if self.logit_overlap is None:  # no overlap: skip min(compute, comm) in sweeps
+            return overhead + compute + comm
         return overhead + compute + comm - self.overlap * jnp.minimum(compute, comm)
 
     def step_time(self, config: Config) -> Float[Array, "..."]:

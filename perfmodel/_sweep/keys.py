@@ -39,7 +39,9 @@ class Walk:
         plan: the shape of the walk (`_stream.Plan`).
         treedef: the model's tree structure (its leaves are passed as arrays).
         outer, inner: axis names enumerated by rows, and spanning each row.
-        fixed: names of the `Config` fields given one value.
+        fixed: the `Config` fields given one value, ``(name, value)`` pairs: they enter
+            the compiled evaluation as constants, so XLA folds what they decide (the
+            software-stack flags' selects, products of fixed sizes) out of the loop.
         params: names of the axes that are model parameters (values stored raw).
         objective: ``"time"`` or ``"cost"``.
         per_step: the model gives seconds per step (divided by the global batch);
@@ -53,7 +55,7 @@ class Walk:
     treedef: object
     outer: tuple[str, ...]
     inner: tuple[str, ...]
-    fixed: tuple[str, ...]
+    fixed: tuple[tuple[str, float], ...]
     params: frozenset[str]
     objective: str
     per_step: bool
@@ -77,7 +79,12 @@ def score(walk: Walk, time_s, config: Config):
 
 
 def keys(walk: Walk, leaves, fixed, values):
-    """Ranking keys of the configurations broadcast from `values` (see the module)."""
+    """Ranking keys of the configurations broadcast from `values` (see the module).
+
+    `fixed` is unused: the fixed values are `walk.fixed`'s constants.
+    """
+    del fixed
+    fixed = {n: jnp.asarray(v, dtype=walk.precision) for n, v in walk.fixed}
     model = jax.tree_util.tree_unflatten(walk.treedef, leaves)
     model = set_raw(model, {n: v for n, v in values.items() if n in walk.params})
     config = Config(**fixed, **{n: v for n, v in values.items() if n not in walk.params})

@@ -439,7 +439,7 @@ def _run(request: _Request, progress: bool | None):
         treedef=treedef,
         outer=tuple(outer),
         inner=tuple(inner),
-        fixed=tuple(sorted(request.fixed)),
+        fixed=tuple(sorted((n, float(v)) for n, v in request.fixed.items())),
         params=frozenset(n for n in axes if n in specs),
         objective=request.objective,
         per_step=request.per_step,
@@ -448,7 +448,7 @@ def _run(request: _Request, progress: bool | None):
     )
     args = (
         leaves,
-        {n: np.asarray(request.fixed[n], dtype=dtype) for n in walk.fixed},
+        {},  # the fixed values are constants of the walk (`Walk.fixed`)
         [table(n, axes[n]) for n in outer],
         [table(n, axes[n]) for n in inner],
     )

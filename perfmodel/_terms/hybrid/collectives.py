@@ -17,7 +17,6 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..._config import Config
-from ..collectives import collective_time
 from .shape import recompute_passes
 
 
@@ -29,18 +28,26 @@ class Link(NamedTuple):
 
 
 def all_reduce(n, size, link: Link) -> Float[Array, "..."]:
-    """Ring all-reduce of `size` bytes over `n` ranks, seconds (0 for one rank)."""
-    return collective_time("all_reduce", "ring", n, size, link.latency, link.bandwidth)
+    """Ring all-reduce of `size` bytes over `n` ranks, seconds (0 for one rank).
+
+    `perfmodel.collective_time`'s ``2(n−1)α + 2(n−1)/n·S/β``, with the factors of S
+    grouped (one product per configuration where only S varies in a sweep).
+    """
+    n = jnp.asarray(n)
+    return 2.0 * (n - 1.0) * link.latency + size * (2.0 * (n - 1.0) / n / link.bandwidth)
 
 
 def all_gather(n, size, link: Link) -> Float[Array, "..."]:
-    """Ring all-gather (or reduce-scatter) of a `size`-byte buffer over `n` ranks, seconds."""
-    return collective_time("all_gather", "ring", n, size, link.latency, link.bandwidth)
+    """Ring all-gather (or reduce-scatter) of a `size`-byte buffer over `n` ranks, seconds:
+    ``(n−1)α + (n−1)/n·S/β``, grouped as `all_reduce`."""
+    n = jnp.asarray(n)
+    return (n - 1.0) * link.latency + size * ((n - 1.0) / n / link.bandwidth)
 
 
 def activation_message(config: Config) -> Float[Array, "..."]:
     """Bytes of one micro-batch's activations, ``S = b·s·h·activation_bytes``."""
-    return config.samples_per_microbatch * config.seq_len * config.hidden * config.activation_bytes
+    b = config.samples_per_microbatch
+    return b * (config.seq_len * config.hidden * config.activation_bytes)
 
 
 def tensor_parallel_times(
@@ -88,12 +95,12 @@ def p2p_time(config: Config, nvlink: Link, network: Link) -> Float[Array, "..."]
     t, p = config.tp, config.pp
     size = activation_message(config)
     split = (config.scatter_gather > 0.0) | (config.seq_parallel > 0.0)
-    message = jnp.where(split, size / t, size)
-    remote = p * t * config.dp > config.gpus_per_node
+    remote = config.gpus > config.gpus_per_node  # p·t·dp GPUs
     latency = jnp.where(remote, network.latency, nvlink.latency)
     bandwidth = jnp.where(remote, network.bandwidth, nvlink.bandwidth)
+    send = size * (jnp.where(split, 1.0 / t, 1.0) / bandwidth)
     regather = (config.scatter_gather > 0.0) & (config.seq_parallel <= 0.0) & (t > 1.0)
-    one = latency + message / bandwidth + jnp.where(regather, all_gather(t, size, nvlink), 0.0)
+    one = latency + send + jnp.where(regather, all_gather(t, size, nvlink), 0.0)
     count = 2.0 * (config.interleave * config.num_microbatches + p - 1.0)
     return jnp.where(p > 1.0, count * one, 0.0)
 

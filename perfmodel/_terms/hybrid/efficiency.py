@@ -49,11 +49,14 @@ def gemm_time(
     ``batch · max(2MNK / (peak·e), 2(MK + KN + MN) / BW_hbm)`` with e from
     `gemm_efficiency`, written without a division by e (fewer operations per
     configuration in a sweep): ``2MNK/(peak·e) = 2·(MNK + d0·(NK + MK + MN)) /
-    (peak·e_max)``.
+    (peak·e_max)``, grouped by powers of M.
     """
-    surface = M * K + K * N + M * N
-    compute = 2.0 * (M * N * K + device.d0 * surface) / (device.peak_flops * device.e_max)
-    memory = 2.0 * surface / device.hbm_bandwidth
+    # Grouped so that only M varies per configuration in a sweep: the coefficients of M
+    # depend on the GEMM's other sides and the device alone (`Plan` sub-grids).
+    rate = 2.0 / (device.peak_flops * device.e_max)
+    compute = M * ((N * K + device.d0 * (K + N)) * rate) + device.d0 * K * N * rate
+    byte_time = 2.0 / device.hbm_bandwidth
+    memory = M * ((K + N) * byte_time) + K * N * byte_time
     return batch * jnp.maximum(compute, memory)
 
 
@@ -81,7 +84,7 @@ def layer_gemm_times(
     d = h / a
     heads = config.samples_per_microbatch * a / t
     plain = gemm_time(s, s, d, device, heads) + gemm_time(s, d, s, device, heads)
-    fused = heads * 4.0 * s * s * d / (device.peak_flops * gemm_efficiency(s, s, d, *device[2:]))
+    fused = heads * (4.0 * s * s * d / (device.peak_flops * gemm_efficiency(s, s, d, *device[2:])))
     return dense, jnp.where(config.flash_attention > 0.0, fused, plain)
 
 

@@ -38,10 +38,10 @@ def layer_elementwise_bytes(
     """
     k = ELEMENTWISE_BYTES
     b, s, h, t = config.samples_per_microbatch, config.seq_len, config.hidden, config.tp
-    tokens = b * s
-    rep = tokens * h / jnp.where(config.seq_parallel > 0.0, t, 1.0)
-    col = tokens * h / t
-    scores = b * config.head_count * s * s / t
+    # b times a coefficient of the other fields: one product per configuration in a sweep.
+    rep = b * (s * h / jnp.where(config.seq_parallel > 0.0, t, 1.0))
+    col = b * (s * h / t)
+    scores = b * (config.head_count * s * s / t)
     att = jnp.where(config.flash_attention > 0.0, 0.0, scores)
     forward = k["rep_fwd"] * rep + k["col_fwd"] * col + k["att_fwd"] * att
     backward = k["rep_bwd"] * rep + k["col_bwd"] * col + k["att_bwd"] * att
@@ -54,7 +54,7 @@ def loss_bytes(config: Config) -> Float[Array, "..."]:
     24 bytes per logit of b·s·V/t (fp16 → fp32 copy, max, exp, sum, normalise, gradient)
     [Narayanan et al. SC'21 §3, the stage imbalance of the output layer].
     """
-    return 24.0 * config.samples_per_microbatch * config.seq_len * config.vocab / config.tp
+    return config.samples_per_microbatch * (24.0 * config.seq_len * config.vocab / config.tp)
 
 
 def grad_accumulation_bytes(config: Config, params: Float[Array, "..."]) -> Float[Array, "..."]:

@@ -45,5 +45,6 @@ def layer_kernel_seconds(
     forward, backward, attention = layer_elementwise_bytes(config)
     rd, ra = recompute_passes(config.recompute)
     recomputed = rd * forward + ra * jnp.where(rd > 0.0, 0.0, attention)
-    window = (backward + recomputed) / hbm_bandwidth
-    return forward / hbm_bandwidth + window, window
+    seconds_per_byte = 1.0 / hbm_bandwidth
+    window = (backward + recomputed) * seconds_per_byte
+    return forward * seconds_per_byte + window, window

@@ -22,12 +22,12 @@ def activation_bytes_per_layer(
     r = config.recompute if recompute is None else jnp.asarray(recompute)
     s, b, h, t = config.seq_len, config.samples_per_microbatch, config.hidden, config.tp
     sp = config.seq_parallel > 0.0
-    sbh = s * b * h
     attention = 5.0 * config.head_count * s / h
     score = jnp.where((r >= SELECTIVE) | (config.flash_attention > 0.0), 0.0, attention)
-    plain = jnp.where(sp, sbh / t * (34.0 + score), sbh * (10.0 + 24.0 / t + score / t))
-    full = 2.0 * sbh / jnp.where(sp, t, 1.0)
-    return jnp.where(r >= FULL, full, plain)
+    plain = jnp.where(sp, (34.0 + score) / t, 10.0 + 24.0 / t + score / t)
+    full = 2.0 / jnp.where(sp, t, 1.0)
+    # sbh times a coefficient of the other fields (one product per sweep configuration).
+    return b * (s * h * jnp.where(r >= FULL, full, plain))
 
 
 def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
@@ -64,8 +64,8 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
         config.recompute >= FULL, activation_bytes_per_layer(config, 0.0 * config.recompute), 0.0
     )
     micro_in_flight = layers_in_flight / (config.layers / config.pp)
-    dropout = s * b * h * micro_in_flight / jnp.where(config.seq_parallel > 0.0, t, 1.0)
-    logits = jnp.where(config.pp <= 1.0, 6.0 * b * s * config.vocab / t, 0.0)
+    dropout = b * (s * h * micro_in_flight / jnp.where(config.seq_parallel > 0.0, t, 1.0))
+    logits = b * jnp.where(config.pp <= 1.0, 6.0 * s * config.vocab / t, 0.0)
     parts = {
         "layer_states": layers * per_param,
         "embedding_states": embedding * per_param,
