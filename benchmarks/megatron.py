@@ -14,13 +14,18 @@ same columns (``--csv``) and prints, per row:
   and how much slower the model finds the published (tp, pp) than its own pick;
 * Calculon's error on the same row, where its validation publishes one.
 
-The model is the NumPy reference `_megatron_reference` (each term with its formula and
-source). The last line printed is one JSON object: ``mean_abs_error_pct``,
-``max_abs_error_pct`` (calibrated, over the timing rows not fitted on), per-table
-summaries, ``memory_max_abs_error_pct``, ``layout_within_2pct`` (share of timing rows whose
-published (tp, pp) is within 2% of the pick) and ``rows``.
+The model is perfmodel's `hybrid` family (`perfmodel.hybrid`, JAX), calibrated with
+`perfmodel.fit` (e_max and d0 free, every other parameter fixed at the GPU's published
+numbers); beside it, per row, the error of the NumPy reference `_megatron_reference` it
+was ported from (the research model, same formulas) and Calculon's published error.
+``--model reference`` runs everything on the reference instead (fast; the research
+scripts in ``megatron_research/`` use it). The last line printed is one JSON object:
+``mean_abs_error_pct``, ``max_abs_error_pct`` (calibrated, over the timing rows not fitted
+on), per-table summaries, ``memory_max_abs_error_pct``, ``layout_within_2pct`` (share of
+timing rows whose published (tp, pp) is within 2% of the pick) and ``rows``.
 
-Run from the repository root (a few seconds)::
+Run from the repository root (about a minute on 2 CPU cores; ``--model reference`` a
+few seconds)::
 
     python benchmarks/megatron.py
     python benchmarks/megatron.py --calibrate T1_1.7B,T5_1T_full
@@ -34,12 +39,15 @@ import math
 import os
 import sys
 
+import jax  # noqa: E402
 import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _megatron_reference as ref  # noqa: E402
+
+import perfmodel as pm  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(HERE, "..", "datasets", "megatron_published_runs.csv")
@@ -70,20 +78,28 @@ SC21_TABLE1 = {
 DATASET_STACK = {"N21_T1": "megatron-2021", "K22_T5": "megatron-2022", "K22_F1": "megatron-2022"}
 DEFAULT_STACK = "megatron-core"
 
-# Hardware per `gpu` column. A100: `_megatron_reference.A100_SELENE`. H100 SXM (DGX H100):
-# 989 TFLOP/s dense BF16 and 3.35 TB/s HBM3 (H100 datasheet), NVLink4 450 GB/s per
-# direction (~360 GB/s all-reduce bus bandwidth, nccl-tests#312), 8 × ConnectX-7 NDR
-# 400 Gb/s (50 GB/s per GPU). Untested here: no H100 row in this repository.
+# Hardware per `gpu` column: the library's published numbers (`perfmodel.GPUS`: spec
+# sheets and nccl-tests, with sources) and 90% of the memory usable (CUDA context, NCCL
+# buffers and fragmentation; assumed). H100 is untested here: no H100 row in this
+# repository.
+USABLE_MEMORY = 0.9
 HARDWARE = {
-    "A100-80GB": ref.A100_SELENE,
-    "H100-80GB": dict(
-        ref.A100_SELENE,
-        peak_flops=989e12,
-        hbm_bandwidth=3.35e12 * 0.9,
-        nvlink_bandwidth=360e9,
-        network_bandwidth=50e9 * 0.96,
-    ),
+    name: dict(
+        {k: v for k, v in gpu.items() if k not in ("e_max", "d0")},
+        gpus_per_node=8.0,
+        memory_bytes=gpu["memory_bytes"] * USABLE_MEMORY,
+    )
+    for name, gpu in pm.GPUS.items()
 }
+MODELS = ("library", "reference")
+STACK_FIELDS = (
+    "async_tp",
+    "grad_accum_fusion",
+    "dp_overlap",
+    "scatter_gather",
+    "flash_attention",
+    "grad_bytes",
+)
 
 # Calculon (calculon-ai/calculon @caa4b11f, `calculon llm-validation`, the validation of
 # Isaev et al. SC'23 against [K22]): signed error of Calculon's prediction against the
@@ -148,7 +164,7 @@ def row_settings(row: pd.Series) -> dict:
     if "ddp" in extra:
         stack["dp_overlap"] = 1 if extra["ddp"] == "torch" else 0
     gpu = str(row.get("gpu", "A100-80GB"))
-    hw = dict(HARDWARE.get(gpu, ref.A100_SELENE))
+    hw = dict(HARDWARE.get(gpu, HARDWARE["A100-80GB"]))
     if _num(row.get("peak_tflops")) > 0:
         hw["peak_flops"] = _num(row["peak_tflops"]) * 1e12
     recompute = str(row.get("recompute", "full")).strip().lower()
@@ -174,47 +190,74 @@ def row_settings(row: pd.Series) -> dict:
     )
 
 
-def evaluate(cfg: dict, eff: dict, **override) -> dict:
-    """`ref.iteration_time` and `ref.memory_per_gpu` of a row's settings (arrays allowed)."""
+def evaluate(cfg: dict, eff: dict, model: str = "library", **override) -> dict:
+    """Iteration time and memory per GPU of a row's settings (arrays allowed), by part.
+
+    ``model="library"``: `perfmodel.hybrid` (`library_model`, `library_config`);
+    ``"reference"``: `ref.iteration_time` and `ref.memory_per_gpu`. Each part dict has a
+    ``"total"``.
+    """
     c = dict(cfg, **override)
+    if model == "library":
+        with jax.enable_x64(True):
+            config = library_config(c)
+            found = library_model(c, eff)
+            time = {k: np.asarray(v) for k, v in found.breakdown(config).items()}
+            time["total"] = np.asarray(found(config))
+            memory = {k: np.asarray(v) for k, v in pm.memory_per_gpu(config).items()}
+            status = np.asarray(pm.layout_status(config))
+        return dict(time=time, memory=memory, status=status)
+    return reference_evaluate(c, eff)
+
+
+def library_config(c: dict) -> pm.Config:
+    """The `perfmodel.Config` of a row's settings (arrays broadcast)."""
+    fields = dict(
+        gpus=c["gpus"],
+        gpus_per_node=c["hw"]["gpus_per_node"],
+        tp=c["t"],
+        pp=c["p"],
+        layers=c["L"],
+        hidden=c["h"],
+        heads=c["a"],
+        seq_len=c["s"],
+        vocab=c["V"],
+        global_batch=c["B"],
+        microbatch_size=c["b"],
+        interleave=c["v"],
+        recompute=c["recompute"],
+        seq_parallel=c["sp"],
+        zero=c["zero"],
+        gpu_memory_bytes=c["hw"]["memory_bytes"],
+        **{k: c["stack"][k] for k in STACK_FIELDS},
+    )
+    shape = np.broadcast_shapes(*(np.shape(v) for v in fields.values()))
+    return pm.Config(**{k: np.broadcast_to(np.asarray(v, float), shape) for k, v in fields.items()})
+
+
+def library_model(c: dict, eff: dict) -> pm.ScalingModel:
+    """`perfmodel.hybrid` with the row's hardware (`HARDWARE`) and efficiency `eff`."""
+    hw = c["hw"]
+    return pm.hybrid(
+        peak_flops=hw["peak_flops"],
+        hbm_bandwidth=hw["hbm_bandwidth"],
+        nvlink_bandwidth=hw["nvlink_bandwidth"],
+        nvlink_latency=hw["nvlink_latency"],
+        network_bandwidth=hw["network_bandwidth"],
+        network_latency=hw["network_latency"],
+        e_max=eff["e_max"],
+        d0=eff["d0"],
+    )
+
+
+def reference_evaluate(c: dict, eff: dict) -> dict:
+    """`ref.iteration_time` and `ref.memory_per_gpu` of settings `c` (arrays allowed)."""
     m = c["B"] / (c["d"] * c["b"])
-    time = ref.iteration_time(
-        c["h"],
-        c["a"],
-        c["s"],
-        c["V"],
-        c["L"],
-        c["b"],
-        c["t"],
-        c["p"],
-        c["d"],
-        c["v"],
-        c["B"],
-        c["recompute"],
-        c["sp"],
-        c["zero"],
-        c["stack"],
-        c["hw"],
-        eff,
-    )
-    memory = ref.memory_per_gpu(
-        c["h"],
-        c["a"],
-        c["s"],
-        c["V"],
-        c["L"],
-        c["b"],
-        c["t"],
-        c["p"],
-        c["d"],
-        c["v"],
-        m,
-        c["recompute"],
-        c["sp"],
-        c["zero"],
-        c["stack"],
-    )
-    return dict(time=time, memory=memory)
+    args = (c["h"], c["a"], c["s"], c["V"], c["L"], c["b"], c["t"], c["p"], c["d"], c["v"])
+    mode = (c["recompute"], c["sp"], c["zero"], c["stack"])
+    time = ref.iteration_time(*args, c["B"], *mode, c["hw"], eff)
+    memory = ref.memory_per_gpu(*args, m, *mode)
+    return dict(time=time, memory=memory, status=None)
 
 
 def layout_space(cfg: dict, tp=None, pp=None, recompute_search: str = "stack") -> dict:
@@ -252,7 +295,25 @@ def layout_space(cfg: dict, tp=None, pp=None, recompute_search: str = "stack") -
     return {k: x[ok] for k, x in dict(t=t, p=p, b=b, v=v, recompute=r, d=d).items()}
 
 
-def search(cfg: dict, eff: dict, tp=None, pp=None, recompute_search="stack", min_layers=0.0):
+def _feasible_seconds(result: dict, cfg: dict) -> np.ndarray:
+    """Iteration seconds where valid and within memory (the library's `layout_status`,
+    or the reference's memory), else inf."""
+    if result["status"] is not None:
+        ok = result["status"] == 0
+    else:
+        ok = result["memory"]["total"] <= cfg["hw"]["memory_bytes"]
+    return np.where(ok, result["time"]["total"], np.inf)
+
+
+def search(
+    cfg: dict,
+    eff: dict,
+    tp=None,
+    pp=None,
+    recompute_search="stack",
+    min_layers=0.0,
+    model: str = "library",
+):
     """Fastest memory-feasible layout: ``(seconds, layout dict)``; ``(inf, None)`` if none.
 
     `min_layers` drops layouts with fewer layers per pipeline stage.
@@ -262,17 +323,14 @@ def search(cfg: dict, eff: dict, tp=None, pp=None, recompute_search="stack", min
     space = {k: x[keep] for k, x in space.items()}
     if space["t"].size == 0:
         return math.inf, None
-    result = evaluate(cfg, eff, **space)
-    seconds = np.where(
-        result["memory"]["total"] <= cfg["hw"]["memory_bytes"], result["time"]["total"], np.inf
-    )
+    seconds = _feasible_seconds(evaluate(cfg, eff, model, **space), cfg)
     i = int(np.argmin(seconds))
     if not np.isfinite(seconds[i]):
         return math.inf, None
     return float(seconds[i]), {k: float(x[i]) for k, x in space.items()}
 
 
-def fill_unpublished(cfg: dict, eff: dict) -> dict:
+def fill_unpublished(cfg: dict, eff: dict, model: str = "library") -> dict:
     """A row with no published micro-batch size or interleaving: the model's best ones
     at the published (tp, pp) and recomputation (as the authors tuned them)."""
     if not (math.isnan(cfg["b"]) or math.isnan(cfg["v"])):
@@ -290,10 +348,7 @@ def fill_unpublished(cfg: dict, eff: dict) -> dict:
             b=1.0 if math.isnan(cfg["b"]) else cfg["b"],
             v=1.0 if math.isnan(cfg["v"]) else cfg["v"],
         )
-    result = evaluate(cfg, eff, **space)
-    seconds = np.where(
-        result["memory"]["total"] <= cfg["hw"]["memory_bytes"], result["time"]["total"], np.inf
-    )
+    seconds = _feasible_seconds(evaluate(cfg, eff, model, **space), cfg)
     i = int(np.argmin(seconds))
     return dict(cfg, b=float(space["b"][i]), v=float(space["v"][i]), filled=True)
 
@@ -324,30 +379,61 @@ def published_seconds(row: pd.Series) -> float:
     return math.nan
 
 
-def fit_efficiency(cfgs: list, seconds: list, prior: dict = ref.PRIOR_EFFICIENCY) -> dict:
-    """Fit (e_max, d0) of `ref.gemm_efficiency` to ≤ 2 rows' times (log error).
+BOUNDS = {"e_max": (0.3, 0.95), "d0": (1.0, 5000.0)}
 
-    One row fits e_max alone (d0 stays at the prior); two rows fit both. Bounds:
-    e_max ∈ [0.3, 0.95] (cuBLAS does not sustain more of the tensor-core peak), d0 ∈
-    [0, 5000] elements.
+
+def fit_efficiency(
+    cfgs: list, seconds: list, prior: dict = ref.PRIOR_EFFICIENCY, model: str = "library"
+) -> dict:
+    """Fit (e_max, d0) of the GEMM efficiency to ≤ 2 rows' times (log error).
+
+    One row fits e_max alone (d0 stays at the prior); two rows fit both. Bounds
+    (`BOUNDS`): e_max ∈ [0.3, 0.95] (cuBLAS does not sustain more of the tensor-core
+    peak), d0 ∈ [1, 5000] elements. The library fits with `perfmodel.fit` (every other
+    parameter fixed at the rows' hardware); the reference with SciPy's least squares.
     """
     if not cfgs:
         return dict(prior)
     names = ["e_max"] if len(cfgs) == 1 else ["e_max", "d0"]
-    lower, upper = {"e_max": 0.3, "d0": 0.0}, {"e_max": 0.95, "d0": 5000.0}
+    if model == "library":
+        return _fit_library(cfgs, seconds, prior, names)
+    lower = {"e_max": BOUNDS["e_max"][0], "d0": 0.0}
 
     def residual(x):
         eff = dict(prior, **dict(zip(names, x)))
         return [
-            math.log(float(evaluate(c, eff)["time"]["total"]) / s) for c, s in zip(cfgs, seconds)
+            math.log(float(evaluate(c, eff, model)["time"]["total"]) / s)
+            for c, s in zip(cfgs, seconds)
         ]
 
     sol = least_squares(
         residual,
         [prior[n] for n in names],
-        bounds=([lower[n] for n in names], [upper[n] for n in names]),
+        bounds=([lower[n] for n in names], [BOUNDS[n][1] for n in names]),
     )
     return dict(prior, **dict(zip(names, map(float, sol.x))))
+
+
+def _fit_library(cfgs: list, seconds: list, prior: dict, names: list) -> dict:
+    if any(c["hw"] != cfgs[0]["hw"] for c in cfgs):
+        raise SystemExit("--calibrate: the rows run on different hardware; calibrate on one")
+    with jax.enable_x64(True):
+        configs = [library_config(c) for c in cfgs]
+        columns = {
+            name: [float(getattr(config, name)) for config in configs]
+            for name in pm.Config.__dataclass_fields__
+            if name != "gpus"
+        }
+        data = pm.from_arrays(
+            [float(c.gpus) for c in configs], list(seconds), source="calibration", **columns
+        )
+        start = library_model(cfgs[0], prior)
+        free = {f"compute.{n}" for n in names}
+        fix = {k: float(v) for k, v in start.parameters().items() if k not in free}
+        bounds = {f"compute.{n}": BOUNDS[n] for n in names}
+        found = pm.fit(start, data, fix=fix, bounds=bounds)
+        values = found.parameters()
+    return dict(prior, **{n: values[f"compute.{n}"] for n in names})
 
 
 def _layout_str(lay: dict | None) -> str:
@@ -363,20 +449,20 @@ def _layout_str(lay: dict | None) -> str:
 SENSITIVITY_PARAMETERS = ("e_max", "d0", "nvlink_bandwidth", "network_bandwidth", "hbm_bandwidth")
 
 
-def sensitivities(cfg: dict, eff: dict, step: float = 1e-3) -> dict:
+def sensitivities(cfg: dict, eff: dict, step: float = 1e-3, model: str = "library") -> dict:
     """d ln T / d ln θ of the row's iteration time for the efficiency and link parameters.
 
     A parameter is identifiable from a set of rows when its column of these elasticities
     is large and not proportional to another's (see `identifiability`).
     """
-    base = math.log(float(evaluate(cfg, eff)["time"]["total"]))
+    base = math.log(float(evaluate(cfg, eff, model)["time"]["total"]))
     out = {}
     for name in SENSITIVITY_PARAMETERS:
         if name in eff:
-            moved = evaluate(cfg, dict(eff, **{name: eff[name] * math.exp(step)}))
+            moved = evaluate(cfg, dict(eff, **{name: eff[name] * math.exp(step)}), model)
         else:
             hw = dict(cfg["hw"], **{name: cfg["hw"][name] * math.exp(step)})
-            moved = evaluate(dict(cfg, hw=hw), eff)
+            moved = evaluate(dict(cfg, hw=hw), eff, model)
         out[name] = (math.log(float(moved["time"]["total"])) - base) / step
     return out
 
@@ -395,8 +481,15 @@ def identifiability(rows: list) -> dict:
 
 
 def run(
-    csv_path: str, calibrate: tuple[str, ...], quiet: bool = False, recompute_search: str = "stack"
+    csv_path: str,
+    calibrate: tuple[str, ...],
+    quiet: bool = False,
+    recompute_search: str = "stack",
+    model: str = "library",
 ) -> dict:
+    """Every row of `csv_path` predicted by `model` (see the module docstring)."""
+    if model not in MODELS:
+        raise SystemExit(f"--model: expected one of {', '.join(MODELS)}, got {model!r}")
     frame = pd.read_csv(csv_path)
     missing = [
         c
@@ -434,19 +527,25 @@ def run(
         rows.append(
             dict(
                 row=row,
-                cfg=fill_unpublished(cfg, prior),
+                cfg=fill_unpublished(cfg, prior, model),
                 kind=kind,
                 published=published_seconds(row) if kind == "time" else _num(row["value"]),
             )
         )
     fit_rows = [r for r in rows if r["row"]["id"] in calibrate and r["kind"] == "time"]
-    eff = fit_efficiency([r["cfg"] for r in fit_rows], [r["published"] for r in fit_rows], prior)
+    fit_cfgs, fit_seconds = [r["cfg"] for r in fit_rows], [r["published"] for r in fit_rows]
+    eff = fit_efficiency(fit_cfgs, fit_seconds, prior, model)
+    # The research model beside it, calibrated the same way on its own.
+    ref_eff = (
+        eff if model == "reference" else fit_efficiency(fit_cfgs, fit_seconds, prior, "reference")
+    )
+    largest_difference = 0.0
 
     out_rows = []
     lines = []
     header = (
         f"{'id':26s} {'published':>10s} {'uncal':>9s} {'err%':>6s} {'calib':>9s} "
-        f"{'err%':>6s} {'calculon%':>9s} {'mem':>6s}  {'published layout':22s} "
+        f"{'err%':>6s} {'ref%':>6s} {'calculon%':>9s} {'mem':>6s}  {'published layout':22s} "
         f"{'model pick':22s} {'gap%':>5s}"
     )
     lines.append(header)
@@ -462,12 +561,15 @@ def run(
             calculon_error_pct=CALCULON_ERROR_PCT.get(rid),
         )
         if r["kind"] == "time":
-            raw = float(evaluate(cfg, prior)["time"]["total"])
-            parts = evaluate(cfg, eff)
+            raw = float(evaluate(cfg, prior, model)["time"]["total"])
+            parts = evaluate(cfg, eff, model)
             cal = float(parts["time"]["total"])
-            best_s, best = search(cfg, eff, recompute_search=recompute_search)
+            reference = float(evaluate(cfg, ref_eff, "reference")["time"]["total"])
+            same = float(evaluate(cfg, eff, "reference")["time"]["total"])
+            largest_difference = max(largest_difference, abs(cal / same - 1.0))
+            best_s, best = search(cfg, eff, recompute_search=recompute_search, model=model)
             pub_s, pub = search(
-                cfg, eff, tp=cfg["t"], pp=cfg["p"], recompute_search=recompute_search
+                cfg, eff, tp=cfg["t"], pp=cfg["p"], recompute_search=recompute_search, model=model
             )
             gap = 100.0 * (pub_s / best_s - 1.0) if math.isfinite(best_s) else None
             few = best is not None and cfg["L"] / best["p"] < 2.0
@@ -476,6 +578,7 @@ def run(
                 error_uncalibrated_pct=100.0 * (raw / r["published"] - 1.0),
                 predicted=cal,
                 error_pct=100.0 * (cal / r["published"] - 1.0),
+                reference_error_pct=100.0 * (reference / r["published"] - 1.0),
                 breakdown={k: float(x) for k, x in parts["time"].items()},
                 memory_gib=float(parts["memory"]["total"]) / GIB,
                 published_layout=dict(
@@ -497,10 +600,12 @@ def run(
                 layout_gap_pct=gap,
                 pick_under_two_layers_per_stage=bool(few),
                 filled_by_model=bool(cfg.get("filled", False)),
-                sensitivity=sensitivities(cfg, eff),
+                sensitivity=sensitivities(cfg, eff, model=model),
             )
             if few:  # how much faster than the best with ≥ 2 layers per stage
-                two_s, _ = search(cfg, eff, recompute_search=recompute_search, min_layers=2.0)
+                two_s, _ = search(
+                    cfg, eff, recompute_search=recompute_search, min_layers=2.0, model=model
+                )
                 item["pick_gain_over_two_layers_pct"] = 100.0 * (two_s / best_s - 1.0)
             calc = (
                 "" if item["calculon_error_pct"] is None else f"{item['calculon_error_pct']:+.2f}"
@@ -512,12 +617,15 @@ def run(
             lines.append(
                 f"{rid:26s} {r['published']:9.3f}s {raw:8.3f}s "
                 f"{item['error_uncalibrated_pct']:+6.1f} {cal:8.3f}s {item['error_pct']:+6.1f} "
+                f"{item['reference_error_pct']:+6.1f} "
                 f"{calc:>9s} {item['memory_gib']:5.1f}G  {_layout_str(published):22s} "
                 f"{_layout_str(best):22s} {gap_text:>5s}" + (" *" if rid in calibrate else "")
             )
         elif r["kind"] == "memory":
-            mem = evaluate(cfg, eff)["memory"]
+            mem = evaluate(cfg, eff, model)["memory"]
             pred = float(mem[MEMORY_MEASURES[row["measured"]]]) / GIB
+            same = float(evaluate(cfg, eff, "reference")["memory"]["total"])
+            largest_difference = max(largest_difference, abs(float(mem["total"]) / same - 1.0))
             item.update(
                 predicted=pred,
                 error_pct=100.0 * (pred / r["published"] - 1.0),
@@ -529,7 +637,7 @@ def run(
             )
             lines.append(
                 f"{rid:26s} {r['published']:8.2f}G {'':9s} {'':6s} {pred:8.2f}G "
-                f"{item['error_pct']:+6.1f} {calc:>9s}  (memory, GiB per GPU)"
+                f"{item['error_pct']:+6.1f} {'':6s} {calc:>9s}  (memory, GiB per GPU)"
             )
         else:
             item.update(error_pct=None, layout_gap_pct=None)
@@ -564,9 +672,11 @@ def run(
         )
     result = dict(
         csv=os.path.relpath(csv_path),
-        model="benchmarks/_megatron_reference.py (NumPy)",
+        model="perfmodel.hybrid" if model == "library" else "benchmarks/_megatron_reference.py",
         calibration=list(calibrate),
         efficiency=eff,
+        reference_efficiency=ref_eff,
+        library_vs_reference_max_rel_diff=largest_difference,
         mean_abs_error_pct=summary(held_out)["mean_abs_error_pct"] if held_out else None,
         max_abs_error_pct=summary(held_out)["max_abs_error_pct"] if held_out else None,
         uncalibrated=summary(timing, "error_uncalibrated_pct"),
@@ -583,9 +693,12 @@ def run(
     )
     if not quiet:
         print(
-            f"compute efficiency: e_max={eff['e_max']:.4f}, d0={eff['d0']:.1f} "
-            f"(calibrated on {', '.join(calibrate) or 'nothing'}; prior "
-            f"e_max={prior['e_max']}, d0={prior['d0']})"
+            f"{result['model']}: compute efficiency e_max={eff['e_max']:.4f}, "
+            f"d0={eff['d0']:.1f} (calibrated on {', '.join(calibrate) or 'nothing'}; prior "
+            f"e_max={prior['e_max']}, d0={prior['d0']}); ref% = the NumPy reference, "
+            f"calibrated alike (e_max={ref_eff['e_max']:.4f}, d0={ref_eff['d0']:.1f}); "
+            f"largest library/reference difference at the same efficiency "
+            f"{largest_difference:.1e}"
         )
         print("\n".join(lines))
         for name, tab in tables.items():
@@ -594,6 +707,49 @@ def run(
                 f"layout within 2%: {tab['layout_within_2pct']}"
             )
     return result
+
+
+RUN_COLUMNS = (
+    "gpus",
+    "time_s",
+    "tp",
+    "pp",
+    "layers",
+    "hidden",
+    "heads",
+    "seq_len",
+    "vocab",
+    "global_batch",
+    "microbatch_size",
+    "interleave",
+    "recompute",
+    "seq_parallel",
+    "zero",
+    *STACK_FIELDS,
+    "gpus_per_node",
+    "gpu_memory_bytes",
+)
+
+
+def write_runs(csv_path: str, out: str) -> None:
+    """The timing rows of `csv_path` as a `perfmodel fit` CSV (one column per `Config`
+    field the hybrid family reads, iteration seconds in ``time_s``, the published set in
+    ``series``); `benchmarks/megatron_runs.csv` is this of the default CSV."""
+    frame = pd.read_csv(csv_path)
+    names = {v: k for k, v in ref.RECOMPUTE_CODES.items()}
+    rows = []
+    for _, row in frame[frame["measured"].isin(TIME_MEASURES)].iterrows():
+        c = fill_unpublished(row_settings(row), ref.PRIOR_EFFICIENCY, "reference")
+        config = library_config(c)
+        values = {n: float(getattr(config, n)) for n in RUN_COLUMNS if n != "time_s"}
+        values["time_s"] = round(published_seconds(row), 6)
+        values["recompute"] = names[int(values["recompute"])]
+        rows.append({"series": row["dataset"], **{n: values[n] for n in RUN_COLUMNS}})
+    table = pd.DataFrame(rows)
+    for name in RUN_COLUMNS:
+        if name not in ("time_s", "recompute") and (table[name] == table[name].round()).all():
+            table[name] = table[name].astype(np.int64)
+    table.to_csv(out, index=False)
 
 
 def main() -> None:
@@ -612,13 +768,27 @@ def main() -> None:
         help="layout search over every recomputation mode of the row's "
         "software (stack, default) or only the row's own (row)",
     )
+    parser.add_argument(
+        "--model",
+        choices=MODELS,
+        default="library",
+        help="perfmodel's hybrid family (library, default) or the NumPy reference",
+    )
+    parser.add_argument(
+        "--write-runs",
+        metavar="PATH",
+        help="write the timing rows as a `perfmodel fit` CSV to PATH and stop",
+    )
     args = parser.parse_args()
+    if args.write_runs:
+        write_runs(args.csv, args.write_runs)
+        return
     calibrate = tuple(i for i in args.calibrate.split(",") if i)
     if len(calibrate) > 2:
         raise SystemExit("--calibrate: at most two rows")
     if args.csv == DEFAULT_CSV and not os.path.exists(DEFAULT_CSV):
         raise SystemExit(f"{DEFAULT_CSV} not found")
-    result = run(args.csv, calibrate, recompute_search=args.recompute_search)
+    result = run(args.csv, calibrate, recompute_search=args.recompute_search, model=args.model)
     print(json.dumps(_finite(result)))
 
 

@@ -1,10 +1,15 @@
 """How many configurations per second does `perfmodel.sweep` evaluate, against baselines?
 
-The space is GPT-3 175B under the full `hybrid` model (serial, compute with the pipeline
-bubble, tensor-parallel all-reduces, hierarchical data-parallel all-reduce, host→device
-input, the layout checks and the per-GPU memory check) on DGX H100-like nodes: every GPU
-count up to 4096 × tp × pp × micro-batches × global batch × ZeRO stage × NIC bandwidth
-× GPU memory × sustained FLOP/s, the last axis sized to reach ``--configs``.
+The space is GPT-3 175B under the full `hybrid` model (Megatron-LM: GEMMs under the
+saturating efficiency and the HBM roofline, memory-bound kernels, tensor-parallel
+collectives with their overlap, pipeline sends and bubble, the data-parallel reduction
+with its overlap, the layout checks and the per-GPU memory check) on DGX H100 nodes:
+every GPU count up to 4096 × tp × pp × micro-batches × global batch × ZeRO stage × NIC
+bandwidth × GPU memory × peak FLOP/s, the last axis sized to reach ``--configs``.
+
+In the same run, before it, the same space under `hybrid_basic` (the model the `hybrid`
+family was until the Megatron-LM model replaced it: one sustained FLOP/s, its axis at
+40% of the peak), and the ratio of the two rates.
 
 In the same run, on the first configurations of the same space, the same formula:
 
@@ -54,6 +59,8 @@ import perfmodel as pm  # noqa: E402
 GPT3 = dict(
     layers=96.0,
     hidden=12288.0,
+    heads=96.0,
+    vocab=51200.0,
     seq_len=2048.0,
     parameters=175e9,
     flops_per_sample=6 * 175e9 * 2048,
@@ -61,7 +68,12 @@ GPT3 = dict(
     gpus_per_node=8.0,
     price_per_gpu_hour=2.5,
 )
-HARDWARE = dict(
+# The hybrid model's DGX H100 (`perfmodel.GPUS`; its peak FLOP/s is an axis).
+GPU = "H100-80GB"
+HARDWARE = dict(pm.GPUS[GPU])
+# The basic model it replaced, as this benchmark ran it before (DGX H100-like, one
+# sustained FLOP/s): swept on the same space for the before/after ratio.
+BASIC_HARDWARE = dict(
     serial_time=5e-3,
     nvlink_bandwidth=3.6e11,
     nvlink_latency=5e-6,
@@ -69,10 +81,22 @@ HARDWARE = dict(
     network_latency=1e-5,
     host_bandwidth=5e10,
 )
+# The basic model's axis of sustained FLOP/s is the hybrid model's peak at 40%.
+SUSTAINED = 0.4
 
 
-def space(target: float, order: str = "hardware-first") -> dict[str, np.ndarray]:
-    """The axes; the sustained-FLOP/s axis is sized to reach about `target` configs.
+def space(
+    target: float,
+    order: str = "hardware-first",
+    rate: str = "compute.peak_flops",
+    micro: str = "microbatches",
+) -> dict[str, np.ndarray]:
+    """The axes; the FLOP/s axis is sized to reach about `target` configs.
+
+    `rate` names it: ``compute.peak_flops`` (the hybrid model, 5·10¹⁴–1.5·10¹⁵) or
+    ``compute.flops`` (the basic model's sustained rate, 40% of those). `micro` names the
+    micro-batching axis, 1 to 128: ``microbatches`` (m; the micro-batch size b follows)
+    or ``microbatch_size`` (b, Megatron-LM's knob; m follows).
 
     ``hardware-first``: the layout axes come last, so the layout varies inside each row
     of the walk and every configuration goes through the whole model, the slow case
@@ -80,18 +104,19 @@ def space(target: float, order: str = "hardware-first") -> dict[str, np.ndarray]
     inside rows, so `sweep` computes the layout-dependent quantities once per row.
     """
     axes = {
-        "compute.flops": None,
+        rate: None,
         "gpu_memory_bytes": np.array([40e9, 80e9, 141e9]),
         "allreduce.bandwidth_inter": np.array([12.5e9, 25e9, 50e9, 100e9]),
         "zero": np.array([0.0, 1.0]),
         "gpus": np.arange(1.0, 4097.0),
         "tp": np.array([1.0, 2.0, 4.0, 8.0]),
         "pp": np.array([1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0]),
-        "microbatches": 2.0 ** np.arange(8),
+        micro: 2.0 ** np.arange(8),
         "global_batch": np.array([512.0, 1024.0, 1536.0, 2048.0, 3072.0]),
     }
     base = math.prod(len(v) for v in axes.values() if v is not None)
-    axes["compute.flops"] = np.linspace(2e14, 6e14, max(1, round(target / base)))
+    peak = np.linspace(2e14, 6e14, max(1, round(target / base))) / SUSTAINED
+    axes[rate] = peak * (SUSTAINED if rate == "compute.flops" else 1.0)
     if order == "layout-first":
         return dict(reversed(axes.items()))
     return axes
@@ -104,49 +129,77 @@ def _ring(p, size, latency, bandwidth):
     return 2 * (p - 1) * latency + 2 * (p - 1) / p * size / bandwidth
 
 
+def _gather(p, size, latency, bandwidth):
+    return (p - 1) * latency + (p - 1) / p * size / bandwidth
+
+
+def _gemm(M, N, K, peak, h, xp):
+    surface = M * K + K * N + M * N
+    compute = 2 * (M * N * K + h["d0"] * surface) / (peak * h["e_max"])
+    return xp.maximum(compute, 2 * surface / h["hbm_bandwidth"])
+
+
 def hybrid_formula(v: dict, h: dict, xp):
     """(seconds per sample, valid layout, valid and fits in memory) of the hybrid model.
 
     `v` holds the configuration (NumPy arrays that broadcast with ``xp=_NumPyOps``, or
-    Python floats with ``xp=_MathOps``), `h` the hardware. Mirrors `perfmodel._terms.hybrid`
-    term by term.
+    Python floats with ``xp=_MathOps``), `h` the hardware. Mirrors `perfmodel.hybrid`
+    (`perfmodel._terms.hybrid.terms`) term by term for this space: the Megatron-Core
+    defaults of `perfmodel.Config` (flash attention, asynchronous tensor-parallel
+    collectives, fused gradient accumulation, overlapped data-parallel reduction,
+    scatter/gather sends), no recomputation or sequence parallelism, the 1F1B schedule
+    and ZeRO 0 or 1.
     """
-    g, tp, pp, m, batch = v["gpus"], v["tp"], v["pp"], v["microbatches"], v["global_batch"]
-    dp = g / (tp * pp)
+    L, H, S, V = GPT3["layers"], GPT3["hidden"], GPT3["seq_len"], GPT3["vocab"]
+    a, G, peak = GPT3["heads"], GPT3["gpus_per_node"], v["compute.peak_flops"]
+    g, t, p, m, batch = v["gpus"], v["tp"], v["pp"], v["microbatches"], v["global_batch"]
+    dp = g / (t * p)
     b = batch / (dp * m)
-    pipelined = (m + pp - 1) / m
-    compute = GPT3["flops_per_sample"] * batch / (g * v["compute.flops"]) * pipelined
-    size = b * GPT3["seq_len"] * GPT3["hidden"] * 2.0
-    tensor = (
-        4
-        * GPT3["layers"]
-        / pp
-        * (m + pp - 1)
-        * _ring(tp, size, h["nvlink_latency"], h["nvlink_bandwidth"])
+    M = b * S
+    dense = (
+        _gemm(M, 3 * H / t, H, peak, h, xp)
+        + _gemm(M, H, H / t, peak, h, xp)
+        + _gemm(M, 4 * H / t, H, peak, h, xp)
+        + _gemm(M, H, 4 * H / t, peak, h, xp)
     )
-    local = xp.minimum(dp, xp.maximum(GPT3["gpus_per_node"] / tp, 1.0))
-    nodes = xp.maximum(dp / local, 1.0)
-    share = GPT3["parameters"] * 4.0 / (tp * pp)
-    intra = 2 * (
-        (local - 1) * h["nvlink_latency"] + (local - 1) / local * share / h["nvlink_bandwidth"]
+    d = H / a
+    efficiency = h["e_max"] / (1 + h["d0"] * (2 / S + 1 / d))
+    attention = b * a / t * 4 * S * S * d / (peak * efficiency)  # flash attention
+    gemm_window = 2 * dense + 2.5 * attention
+    gemm = dense + attention + gemm_window
+    tokens, hbm = b * S, h["hbm_bandwidth"]
+    kernel_window = (22 * tokens * H + 24 * tokens * H / t) / hbm
+    kernel = (22 * tokens * H + 16 * tokens * H / t) / hbm + kernel_window
+    size = b * S * H * 2.0
+    nv = (h["nvlink_latency"], h["nvlink_bandwidth"])
+    ib = (h["network_latency"], v["allreduce.bandwidth_inter"])
+    ar = _ring(t, size, *nv)
+    exposed = 2 * ar + xp.maximum(0.0, 2 * ar - 2 * dense)  # 2 fwd, 2 bwd asynchronous
+    layers = (12 * H * H + 13 * H) * L / (p * t)
+    embedding = V * H / t + S * H
+    params = layers + embedding
+    slots, stage = m + (p - 1), L / p
+    logits = 3 * _gemm(M, V / t, H, peak, h, xp) + 24 * b * S * V / t / hbm + ar
+    optimizer = params * (34 + 3 * 4.0) / xp.where(v["zero"] >= 1, dp, 1.0) / hbm
+    one = (
+        xp.where(g > G, ib[0], nv[0])
+        + size / t / xp.where(g > G, ib[1], nv[1])
+        + xp.where(t > 1, _gather(t, size, *nv), 0.0)
     )
-    inter = _ring(nodes, share / local, h["network_latency"], v["allreduce.bandwidth_inter"])
-    feed = xp.minimum(dp, 1.0) * GPT3["sample_bytes"] * batch / dp / h["host_bandwidth"]
-    step = h["serial_time"] + compute + tensor + intra + inter + feed
-    shard = GPT3["parameters"] / (tp * pp)
-    memory = shard * 2.0 + shard * 4.0 + shard * 12.0 / xp.where(v["zero"] >= 1, dp, 1.0)
-    memory = (
-        memory
-        + 34.0
-        * GPT3["seq_len"]
-        * b
-        * GPT3["hidden"]
-        * (GPT3["layers"] / pp)
-        * xp.minimum(m, pp)
-        / tp
-    )
-    valid = xp.whole(dp) & xp.whole(GPT3["gpus_per_node"] / tp) & xp.whole(GPT3["layers"] / pp)
-    valid = valid & xp.whole(b)
+    p2p = xp.where(p > 1, 2 * (m + p - 1) * one, 0.0)
+    local = xp.minimum(dp, xp.maximum(G / t, 1.0))
+    grads = params * 4.0
+    reduce = 2 * _gather(local, grads, *nv) + _ring(dp / local, grads / local, *ib)
+    reduce = xp.where(dp > 1, reduce, 0.0)
+    data = xp.maximum(0.0, reduce - stage * (gemm_window + kernel_window))
+    data = data + xp.where(p > 1, _ring(2.0, V * H / t * 4.0, *ib), 0.0)
+    step = slots * stage * (gemm + kernel + exposed) + m * logits + optimizer + p2p + data
+    per_param = 2.0 + 4.0 + 12.0 / xp.where(v["zero"] >= 1, dp, 1.0)
+    in_flight = xp.minimum(m, p)
+    activations = S * b * H * (10 + 24 / t) * stage * in_flight
+    extra = S * b * H * in_flight + xp.where(p <= 1, 6 * b * S * V / t, 0.0)
+    memory = (layers + embedding) * per_param + activations + extra
+    valid = xp.whole(dp) & xp.whole(G / t) & xp.whole(L / p) & xp.whole(b) & xp.whole(a / t)
     return step / batch, valid, valid & (memory <= v["gpu_memory_bytes"])
 
 
@@ -270,8 +323,8 @@ def check_baselines(axes: dict, samples: int = 20000) -> float:
     rng = np.random.default_rng(0)
     picks = {n: rng.choice(v, samples) for n, v in axes.items()}
     with jax.enable_x64(True):
-        model = pm.hybrid(**HARDWARE)  # parameters in float64 too
-        params = {n: picks[n] for n in ("allreduce.bandwidth_inter", "compute.flops")}
+        model = pm.hybrid(gpu=GPU)  # parameters in float64 too
+        params = {n: picks[n] for n in ("allreduce.bandwidth_inter", "compute.peak_flops")}
         fields = {n: v for n, v in picks.items() if n not in params}
         config = pm.Config(**GPT3, **fields)
         ok = np.asarray(pm.layout_status(config)) == 0
@@ -309,7 +362,7 @@ def main() -> None:
     kind = devices[0].platform
     target = args.configs or (1e10 if kind == "cpu" else 1e12)
     axes = space(target, args.order)
-    model = pm.hybrid(**HARDWARE)
+    model = pm.hybrid(gpu=GPU)
     fixed = {n: v for n, v in GPT3.items()}
     print(
         f"device: {len(devices)} × {devices[0].device_kind} ({kind}); "
@@ -317,6 +370,22 @@ def main() -> None:
         file=sys.stderr,
     )
 
+    # Before: the basic model this benchmark swept until the Megatron-LM one replaced it,
+    # on the same space (its FLOP/s axis the sustained rate), in the same run.
+    basic_axes = space(target, args.order, rate="compute.flops")
+    basic = pm.sweep(
+        pm.hybrid_basic(**BASIC_HARDWARE),
+        basic_axes,
+        fixed=fixed,
+        progress=True,
+        precision=args.precision,
+    )
+    basic_steady = basic.timings.get("steady_configs_per_s", basic.rate)
+    print(
+        f"before (hybrid_basic): {basic.evaluated:.4g} configurations in {basic.seconds:.1f} s "
+        f"({basic.rate:.3g}/s overall, {basic_steady:.3g}/s after compilation)",
+        file=sys.stderr,
+    )
     result = pm.sweep(model, axes, fixed=fixed, progress=True, precision=args.precision)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rate = result.rate
@@ -334,6 +403,11 @@ def main() -> None:
         + f", {best['step_time_s']:.4g} s/step",
         file=sys.stderr,
     )
+    print(
+        f"after/before (hybrid/hybrid_basic): {rate / basic.rate:.3g} overall, "
+        f"{steady / basic_steady:.3g} after compilation (the issue's bound: ≥ 0.5)",
+        file=sys.stderr,
+    )
 
     difference = check_baselines(axes)
     numpy_per_s, numpy_done = numpy_rate(axes, args.baseline_seconds)
@@ -345,6 +419,12 @@ def main() -> None:
         "seconds": result.seconds,
         "configs_per_s": rate,
         "steady_configs_per_s": steady,
+        "model": f"hybrid (gpu={GPU})",
+        "basic_configs_per_s": basic.rate,
+        "basic_steady_configs_per_s": basic_steady,
+        "basic_seconds": basic.seconds,
+        "ratio_to_basic": rate / basic.rate,
+        "steady_ratio_to_basic": steady / basic_steady,
         "numpy_configs_per_s": numpy_per_s,
         "numpy_configs_evaluated": numpy_done,
         "numpy_flat_configs_per_s": flat_per_s,

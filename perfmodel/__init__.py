@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._collective.links import link_parameters as link_parameters
     from ._collective.nccl import parse_nccl_tests as parse_nccl_tests
     from ._config import Config as Config
+    from ._config import RECOMPUTE as RECOMPUTE
     from ._convergence import CriticalBatchFit as CriticalBatchFit
     from ._convergence import fit_time_to_train as fit_time_to_train
     from ._convergence import load_time_to_train as load_time_to_train
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ._presets import batch_linear as batch_linear
     from ._presets import data_parallel as data_parallel
     from ._presets import hybrid as hybrid
+    from ._presets import hybrid_basic as hybrid_basic
     from ._presets import pipeline_bubble as pipeline_bubble
     from ._presets import pmnf as pmnf
     from ._presets import straddles_nodes as straddles_nodes
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
     from ._show.plot import save_figure as save_figure
     from ._show.report import report_html as report_html
     from ._show.report import write_report as write_report
+    from ._sweep.alternatives import layout_alternatives as layout_alternatives
     from ._sweep.run import sweep as sweep
     from ._sweep.run import SweepResult as SweepResult
     from ._terms.base import AbstractCostTerm as AbstractCostTerm
@@ -105,13 +108,23 @@ if TYPE_CHECKING:
     from ._terms.collectives import collective_time as collective_time
     from ._terms.collectives import HierarchicalAllReduce as HierarchicalAllReduce
     from ._terms.empirical import PowerLogTerm as PowerLogTerm
+    from ._terms.hybrid import basic_memory_per_gpu as basic_memory_per_gpu
     from ._terms.hybrid import bubble_fraction as bubble_fraction
     from ._terms.hybrid import DataParallelAllReduce as DataParallelAllReduce
     from ._terms.hybrid import DataParallelInput as DataParallelInput
+    from ._terms.hybrid import DataParallelTerm as DataParallelTerm
+    from ._terms.hybrid import GPUS as GPUS
+    from ._terms.hybrid import iteration_flops as iteration_flops
+    from ._terms.hybrid import LayerGemmTerm as LayerGemmTerm
     from ._terms.hybrid import layout_status as layout_status
     from ._terms.hybrid import memory_per_gpu as memory_per_gpu
+    from ._terms.hybrid import MemoryBoundTerm as MemoryBoundTerm
+    from ._terms.hybrid import model_parameters as model_parameters
     from ._terms.hybrid import PipelinedComputeTerm as PipelinedComputeTerm
+    from ._terms.hybrid import PipelineTransferTerm as PipelineTransferTerm
     from ._terms.hybrid import REASONS as REASONS
+    from ._terms.hybrid import STACKS as STACKS
+    from ._terms.hybrid import TensorCollectiveTerm as TensorCollectiveTerm
     from ._terms.hybrid import TensorParallelTerm as TensorParallelTerm
     from ._terms.weak import WeakAllReduceTerm as WeakAllReduceTerm
     from ._terms.weak import WeakHierarchicalAllReduceTerm as WeakHierarchicalAllReduceTerm
@@ -229,6 +242,19 @@ _EXPORTS = {
     "RunSummary": "._readers",
     "TrainingRuns": "._readers",
     "BatchComputeTerm": "._terms.batch",
+    "RECOMPUTE": "._config",
+    "hybrid_basic": "._presets",
+    "layout_alternatives": "._sweep.alternatives",
+    "basic_memory_per_gpu": "._terms.hybrid",
+    "DataParallelTerm": "._terms.hybrid",
+    "GPUS": "._terms.hybrid",
+    "iteration_flops": "._terms.hybrid",
+    "LayerGemmTerm": "._terms.hybrid",
+    "MemoryBoundTerm": "._terms.hybrid",
+    "model_parameters": "._terms.hybrid",
+    "PipelineTransferTerm": "._terms.hybrid",
+    "STACKS": "._terms.hybrid",
+    "TensorCollectiveTerm": "._terms.hybrid",
 }
 
 __all__ = sorted(_EXPORTS)

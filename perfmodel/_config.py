@@ -34,7 +34,11 @@ class Config(eqx.Module):
         global_batch: samples per step, all GPUs together.
         tp: tensor-parallel degree.
         pp: pipeline-parallel degree.
-        microbatches: micro-batches per step in the pipeline.
+        microbatches: micro-batches per step and data-parallel replica, m; used when
+            `microbatch_size` is 0.
+        microbatch_size: samples per micro-batch, b (Megatron-LM's ``--micro-batch-size``);
+            when given (> 0) the micro-batch count is derived, ``global_batch/(dp·b)``.
+            0 (default): derived from `microbatches`, ``b = global_batch/(dp·m)``.
 
     Fields of the model and hardware, read by the `hybrid` family and by `sweep`:
         layers: transformer layers, L.
@@ -55,9 +59,31 @@ class Config(eqx.Module):
             (2, bf16), the gradients (4, fp32 accumulation, also what data parallelism
             all-reduces) and the optimizer state (12: fp32 master copy and Adam's two
             moments).
-        zero: ZeRO stage 0, 1 (optimizer state sharded over dp) or 2 (gradients too).
+        zero: ZeRO stage 0, 1 (optimizer state sharded over dp), 2 (gradients too) or 3
+            (weights too, all-gathered for every micro-batch; fully sharded data parallel).
         gpu_memory_bytes: memory of one GPU, bytes (inf: no limit).
         price_per_gpu_hour: currency per GPU-hour (1.0: costs come out in GPU-hours).
+
+    Fields of the transformer and its training recipe, read by the `hybrid` family
+    (Megatron-LM; Narayanan et al. SC'21, Korthikanti et al. 2022):
+        heads: attention heads, a (0: unknown, taken as hidden/128, and tp need not
+            divide it).
+        vocab: vocabulary size, V (0: no embedding or logit layer).
+        interleave: model chunks per pipeline device, v (1: the plain 1F1B schedule).
+        recompute: activation recomputation, 0 none, 1 selective (attention core only),
+            2 full (every layer's forward again); see `RECOMPUTE`.
+        seq_parallel: 1 with sequence parallelism (LayerNorm and dropout split over tp).
+
+    Fields of the software stack, 0 or 1 (defaults: Megatron-Core; `STACKS` lists the
+    published versions):
+        async_tp: the tensor-parallel backward collectives run under the weight-gradient
+            GEMMs (Megatron-LM since 2022).
+        grad_accum_fusion: weight gradients accumulate inside the GEMM (no extra pass).
+        dp_overlap: the data-parallel gradient reduction runs under the last micro-batch's
+            backward pass.
+        scatter_gather: pipeline sends are split over the tp ranks and re-gathered over
+            NVLink (Narayanan et al. §4.1).
+        flash_attention: fused attention, no s×s score tensor in memory.
     """
 
     gpus: Float[Array, "..."] = eqx.field(converter=_as_float)
@@ -83,6 +109,17 @@ class Config(eqx.Module):
     zero: Float[Array, "..."] = _field(0.0)
     gpu_memory_bytes: Float[Array, "..."] = _field(float("inf"))
     price_per_gpu_hour: Float[Array, "..."] = _field(1.0)
+    microbatch_size: Float[Array, "..."] = _field(0.0)
+    heads: Float[Array, "..."] = _field(0.0)
+    vocab: Float[Array, "..."] = _field(0.0)
+    interleave: Float[Array, "..."] = _field(1.0)
+    recompute: Float[Array, "..."] = _field(0.0)
+    seq_parallel: Float[Array, "..."] = _field(0.0)
+    async_tp: Float[Array, "..."] = _field(1.0)
+    grad_accum_fusion: Float[Array, "..."] = _field(1.0)
+    dp_overlap: Float[Array, "..."] = _field(1.0)
+    scatter_gather: Float[Array, "..."] = _field(1.0)
+    flash_attention: Float[Array, "..."] = _field(1.0)
 
     def broadcast(self) -> "Config":
         """This config with every field broadcast to one shape, ready for `jax.vmap`."""
@@ -96,9 +133,25 @@ class Config(eqx.Module):
         return self.gpus / (self.tp * self.pp)
 
     @property
-    def microbatch_size(self) -> Float[Array, "..."]:
-        """Samples per micro-batch on one data-parallel replica, global_batch / (dp·m)."""
-        return self.global_batch / (self.dp * self.microbatches)
+    def samples_per_microbatch(self) -> Float[Array, "..."]:
+        """b, samples per micro-batch: `microbatch_size` when given, else
+        global_batch / (dp·microbatches)."""
+        # (B/m)·(tp·pp/gpus): each factor varies along fewer axes of a sweep than B/(dp·m).
+        derived = self.global_batch / self.microbatches * (self.tp * self.pp / self.gpus)
+        return jnp.where(self.microbatch_size > 0.0, self.microbatch_size, derived)
+
+    @property
+    def num_microbatches(self) -> Float[Array, "..."]:
+        """m, micro-batches per step and replica: global_batch / (dp·microbatch_size) when
+        `microbatch_size` is given, else `microbatches`."""
+        size = jnp.where(self.microbatch_size > 0.0, self.microbatch_size, 1.0)
+        given = self.global_batch / size * (self.tp * self.pp / self.gpus)
+        return jnp.where(self.microbatch_size > 0.0, given, self.microbatches)
+
+    @property
+    def head_count(self) -> Float[Array, "..."]:
+        """a, attention heads: `heads`, or hidden/128 (a head dimension of 128) when 0."""
+        return jnp.where(self.heads > 0.0, self.heads, self.hidden / 128.0)
 
     def data_parallel_view(self) -> "Config":
         """The data-parallel group of a hybrid layout, as a plain data-parallel `Config`.
@@ -123,6 +176,61 @@ class Config(eqx.Module):
 
 
 CONFIG_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Config))
+
+RECOMPUTE: dict[str, int] = {"none": 0, "selective": 1, "full": 2}
+"""Codes of `Config.recompute`."""
+
+FIELD_NAMES: dict[str, dict[str, int]] = {"recompute": RECOMPUTE}
+"""Names a CSV may give instead of a field's code."""
+
+FLAG_FIELDS: tuple[str, ...] = (
+    "seq_parallel",
+    "async_tp",
+    "grad_accum_fusion",
+    "dp_overlap",
+    "scatter_gather",
+    "flash_attention",
+)
+CODED_FIELDS: dict[str, tuple[float, ...]] = {
+    "zero": (0.0, 1.0, 2.0, 3.0),
+    "recompute": (0.0, 1.0, 2.0),
+    **{name: (0.0, 1.0) for name in FLAG_FIELDS},
+}
+"""Fields that take one of a few codes (0 among them)."""
+
+UNKNOWN_AT_ZERO: tuple[str, ...] = ("microbatch_size", "heads", "vocab")
+"""Fields where 0 means "not given" (derived, or absent)."""
+
+NONNEGATIVE_FIELDS: tuple[str, ...] = (*CODED_FIELDS, *UNKNOWN_AT_ZERO)
+"""Fields for which 0 is a valid value; every other field is positive."""
+
+WHOLE_FIELDS: tuple[str, ...] = (
+    "gpus",
+    "gpus_per_node",
+    "gpus_per_link",
+    "tp",
+    "pp",
+    "microbatches",
+    "global_batch",
+    "layers",
+    "interleave",
+    *NONNEGATIVE_FIELDS,
+)
+"""Fields that hold whole numbers (counts, sizes and codes)."""
+
+WORKLOAD_FIELDS: dict[str, tuple[str, ...]] = {
+    "hybrid": ("layers", "hidden", "heads", "seq_len", "vocab", "global_batch"),
+    "hybrid_basic": (
+        "layers",
+        "hidden",
+        "seq_len",
+        "parameters",
+        "flops_per_sample",
+        "global_batch",
+    ),
+}
+"""The fields describing the model being trained, per family: left at their defaults,
+a result describes a toy model (`sweep` warns)."""
 
 
 def _checked_init(init):

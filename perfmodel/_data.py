@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._config import Config, CONFIG_FIELDS
+from ._config import CODED_FIELDS, Config, CONFIG_FIELDS, FIELD_NAMES, NONNEGATIVE_FIELDS
 from ._errors import InputError
 from ._files import read_bytes
 from ._text import brief
@@ -389,17 +389,24 @@ def _cell(cells: pd.Series, position: int, arrays: bool) -> str:
 
 
 def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) -> np.ndarray:
-    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells (and
-    fractions where a whole number is needed). The checks are vectorised; the message
-    names the first bad cell, its data row and its line in the file."""
+    """The column as float64, refusing empty, non-numeric, non-finite and ≤ 0 cells (< 0
+    for `NONNEGATIVE_FIELDS`; codes outside `CODED_FIELDS`; names per `FIELD_NAMES`),
+    and fractions where a whole number is needed. The checks are vectorised; the
+    message names the first bad cell, its data row and its line in the file."""
     cells = frame[column]
+    names = FIELD_NAMES.get(column, {})
     if pd.api.types.is_numeric_dtype(cells.dtype) and not pd.api.types.is_bool_dtype(cells):
         values = cells.to_numpy(dtype=np.float64)
     else:  # some cell is not a number: find it (strip "1.0 " and such first)
         text = cells.astype(str).str.strip()
+        if names:  # "selective" for recompute's code 1
+            text = text.str.lower().map(lambda cell: str(names.get(cell, cell)))
         values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    floor = 0.0 if column in NONNEGATIVE_FIELDS else None
     with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(values) | (values <= 0)
+        bad = ~np.isfinite(values) | ((values < 0) if floor is not None else (values <= 0))
+        if column in CODED_FIELDS:
+            bad |= ~np.isin(values, CODED_FIELDS[column])
         if integer:
             bad |= values != np.round(values)
             if column == "gpus":
@@ -413,7 +420,11 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
         raise InputError(f"{where}: empty cell, expected a number")
     if not np.isfinite(value):
         raise InputError(f"{where}: expected a finite number, got {cell!r}")
-    if value <= 0:
+    if column in CODED_FIELDS and value not in CODED_FIELDS[column]:
+        codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[column])
+        named = f" or {', '.join(names)}" if names else ""
+        raise InputError(f"{where}: expected one of {codes}{named}, got {cell!r}")
+    if value < 0 or (value == 0 and column not in NONNEGATIVE_FIELDS):
         what = "a GPU count ≥ 1" if column == "gpus" else "a positive number"
         raise InputError(f"{where}: expected {what}, got {cell!r}")
     if column == "gpus" and value > MAX_GPUS:

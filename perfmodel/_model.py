@@ -36,11 +36,22 @@ class ScalingModel(eqx.Module):
         if len(set(names)) != len(names):
             raise ValueError(f"term names must be unique, got {names}")
 
+    def sibling(self, kind: type) -> AbstractCostTerm:
+        """The model's one term of class `kind` (for terms that read it, `reads`)."""
+        found = [term for term in self.terms if isinstance(term, kind)]
+        if len(found) != 1:
+            raise ValueError(f"expected one {kind.__name__} term in the model, got {len(found)}")
+        return found[0]
+
+    def term_time(self, term: AbstractCostTerm, config: Config) -> Float[Array, "..."]:
+        """Seconds of one of the model's terms at `config` (given the terms it reads)."""
+        return term(config, *(self.sibling(kind) for kind in term.reads))
+
     def _by_role(self, config: Config) -> tuple[Array, Array, Array]:
         zero = jnp.zeros_like(config.gpus)
         sums = {"overhead": zero, "compute": zero, "communication": zero}
         for term in self.terms:
-            sums[term.role] = sums[term.role] + term(config)
+            sums[term.role] = sums[term.role] + self.term_time(term, config)
         return sums["overhead"], sums["compute"], sums["communication"]
 
     @property
@@ -53,6 +64,8 @@ class ScalingModel(eqx.Module):
     def __call__(self, config: Config) -> Float[Array, "..."]:
         """Seconds per step at `config`."""
         overhead, compute, comm = self._by_role(config)
+        if self.logit_overlap is None:  # no overlap: skip min(compute, comm) in sweeps
+            return overhead + compute + comm
         return overhead + compute + comm - self.overlap * jnp.minimum(compute, comm)
 
     def step_time(self, config: Config) -> Float[Array, "..."]:
@@ -64,7 +77,7 @@ class ScalingModel(eqx.Module):
 
         The values add up to `step_time`.
         """
-        parts = {term.name: term(config) for term in self.terms}
+        parts = {term.name: self.term_time(term, config) for term in self.terms}
         if self.logit_overlap is not None:
             _, compute, comm = self._by_role(config)
             parts["overlap"] = -self.overlap * jnp.minimum(compute, comm)

@@ -1,6 +1,6 @@
 """Every named model family users pick from, and the helpers that read a family's shape:
 `amdahl`, `usl`, `data_parallel`, `weak_data_parallel`, `weak_hierarchical`, `hybrid`,
-`pmnf`, `batch_linear`; `build` makes one by name."""
+`hybrid_basic`, `pmnf`, `batch_linear`; `build` makes one by name."""
 
 from collections.abc import Callable
 import math
@@ -22,12 +22,20 @@ from ._terms import (
     ComputeTerm,
     DataParallelAllReduce,
     DataParallelInput,
+    DataParallelTerm,
+    GPUS,
     HierarchicalAllReduce,
     HostToDeviceTerm,
+    LayerGemmTerm,
     LOG_EXPONENTS,
+    MemoryBoundTerm,
     PipelinedComputeTerm,
+    PipelineTransferTerm,
     PowerLogTerm,
+    schedule_slots,
     SerialTerm,
+    stage_seconds,
+    TensorCollectiveTerm,
     TensorParallelTerm,
     WeakAllReduceTerm,
     WeakHierarchicalAllReduceTerm,
@@ -165,6 +173,80 @@ def straddles_nodes(data) -> bool:
 
 def hybrid(
     *,
+    gpu: str = "A100-80GB",
+    peak_flops: float | None = None,
+    e_max: float | None = None,
+    d0: float | None = None,
+    hbm_bandwidth: float | None = None,
+    nvlink_bandwidth: float | None = None,
+    nvlink_latency: float | None = None,
+    network_bandwidth: float | None = None,
+    network_latency: float | None = None,
+) -> ScalingModel:
+    """One Megatron-LM training iteration: tensor × pipeline × data parallelism on GPUs.
+
+    Terms ``compute`` (GEMMs under a saturating efficiency and the HBM roofline),
+    ``kernels`` (memory-bound kernels, gradient accumulation, optimizer), ``tensor``
+    (exposed tensor-parallel collectives on NVLink), ``p2p`` (pipeline sends) and
+    ``allreduce`` (exposed data-parallel reduction or ZeRO-3 gathers, tied embedding);
+    see `perfmodel._terms.hybrid.terms` and docs/hybrid.md. The model reads the shape
+    (layers, hidden, heads, seq_len, vocab, global_batch), the layout (gpus, tp, pp,
+    microbatch_size or microbatches, interleave, zero), the recipe (recompute,
+    seq_parallel) and the software stack flags of `Config`.
+
+    Parameters: ``compute.{peak_flops, e_max, d0, hbm_bandwidth}``,
+    ``tensor.{latency, bandwidth}`` (NVLink) and ``allreduce.{latency_inter,
+    bandwidth_inter}`` (network per GPU). Their defaults are the published numbers of
+    `gpu` (`GPUS`: spec sheet and nccl-tests); e_max and d0 are the ones runs determine
+    (`perfmodel fit --model hybrid` fits them and fixes the rest).
+
+    Args:
+        gpu: a key of `GPUS` (``"A100-80GB"``, ``"H100-80GB"``).
+        peak_flops: peak dense FLOP/s of one GPU.
+        e_max, d0: GEMM efficiency ``e_max / (1 + d0·(1/M + 1/N + 1/K))``, d0 in elements.
+        hbm_bandwidth: B/s.
+        nvlink_bandwidth, nvlink_latency: intra-node all-reduce bus bandwidth (B/s) and
+            latency per ring step (s).
+        network_bandwidth, network_latency: inter-node bandwidth per GPU (B/s), latency (s).
+
+    Example:
+        >>> model = hybrid()
+        >>> sorted(model.parameter_specs())[:4]
+        ['allreduce.bandwidth_inter', 'allreduce.latency_inter', 'compute.d0', 'compute.e_max']
+    """
+    if gpu not in GPUS:
+        raise InputError(f"unknown gpu {gpu!r}; valid: {', '.join(GPUS)}")
+    given = dict(
+        peak_flops=peak_flops,
+        e_max=e_max,
+        d0=d0,
+        hbm_bandwidth=hbm_bandwidth,
+        nvlink_bandwidth=nvlink_bandwidth,
+        nvlink_latency=nvlink_latency,
+        network_bandwidth=network_bandwidth,
+        network_latency=network_latency,
+    )
+    given = {k: v for k, v in given.items() if v is not None}
+    for name, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise InputError(f"hybrid {name}: expected a positive number, got {value!r}")
+    if "e_max" in given and not given["e_max"] < 1.0:
+        raise InputError(f"hybrid e_max: expected a fraction below 1, got {given['e_max']!r}")
+    v = {**GPUS[gpu], **given}
+    terms: tuple[AbstractCostTerm, ...] = (
+        LayerGemmTerm(v["peak_flops"], v["e_max"], v["d0"], v["hbm_bandwidth"]),
+        MemoryBoundTerm(),
+        TensorCollectiveTerm(v["nvlink_latency"], v["nvlink_bandwidth"]),
+        PipelineTransferTerm(),
+        DataParallelTerm(v["network_latency"], v["network_bandwidth"]),
+    )
+    return ScalingModel(
+        terms=terms, family="hybrid", options=(("gpu", gpu), *sorted(given.items()))
+    )
+
+
+def hybrid_basic(
+    *,
     serial_time: float = 5e-3,
     flops: float = 4e14,
     nvlink_bandwidth: float = 3.6e11,
@@ -175,14 +257,16 @@ def hybrid(
     input_transfer: bool = True,
     overlap: bool = False,
 ) -> ScalingModel:
-    """Tensor × pipeline × data-parallel training (see the module docstring).
+    """The basic hybrid model: one sustained FLOP/s, no shape (the `hybrid` family before
+    the Megatron-LM model; see `perfmodel._terms.hybrid.legacy`).
 
     Defaults describe a DGX H100-like node: 400 TFLOP/s sustained per GPU (about 40% of
     the dense bf16 peak), NVSwitch at 360 GB/s bus bandwidth, one 400 Gb/s NIC per GPU
     (45 GB/s), PCIe Gen5 for input. Parameters: ``serial.time``, ``compute.flops``,
     ``tensor.latency``, ``tensor.bandwidth``, ``allreduce.{latency,bandwidth}_{intra,inter}``
     and ``input.bandwidth``; the data-parallel intra-node link defaults to the
-    tensor-parallel one.
+    tensor-parallel one. It reads ``parameters``, ``flops_per_sample`` and
+    ``activation_factor`` instead of the shape.
 
     Args:
         serial_time: seconds per step no GPU count shortens.
@@ -219,25 +303,48 @@ def hybrid(
     return ScalingModel(
         terms=tuple(terms),
         logit_overlap=OVERLAP.to_raw(0.5) if overlap else None,
-        family="hybrid",
+        family="hybrid_basic",
         options=tuple(options.items()),
     )
 
 
+# Options only the basic model has: `build("hybrid", ...)` with any of them (fit files and
+# spaces written before the Megatron-LM model) builds `hybrid_basic`.
+BASIC_ONLY_OPTIONS = frozenset(
+    {"serial_time", "flops", "host_bandwidth", "input_transfer", "overlap"}
+)
+
+
+def hybrid_kind(model: ScalingModel) -> str:
+    """``"hybrid"`` (Megatron-LM terms), ``"hybrid_basic"`` or ``""``: which layout and
+    memory checks a model's configurations get (`layout_status`)."""
+    if any(isinstance(term, LayerGemmTerm) for term in model.terms):
+        return "hybrid"
+    kinds = (PipelinedComputeTerm, TensorParallelTerm, AbstractDataParallelTerm)
+    if any(isinstance(term, kinds) for term in model.terms):
+        return "hybrid_basic"
+    return ""
+
+
 def is_hybrid(model: ScalingModel) -> bool:
     """True when the model reads the hybrid layout (batch, layers, micro-batches)."""
-    kinds = (PipelinedComputeTerm, TensorParallelTerm, AbstractDataParallelTerm)
-    return any(isinstance(term, kinds) for term in model.terms)
+    return bool(hybrid_kind(model))
 
 
 def pipeline_bubble(model: ScalingModel, config: Config) -> Float[Array, "..."]:
     """Seconds per step the pipeline bubble adds to `model` at `config`.
 
-    The bubble fraction ``(pp−1)/(m+pp−1)`` of the pipelined compute and
-    tensor-parallel terms; it is included in their `ScalingModel.breakdown` entries.
+    ``((p−1)/v)`` slots of the busiest device's per-micro-batch time (`bubble_fraction`
+    of the pipelined time); it is included in the `ScalingModel.breakdown` entries of the
+    terms that run per slot (``compute``, ``kernels``, ``tensor`` of `hybrid`;
+    ``compute`` and ``tensor`` of `hybrid_basic`).
     """
+    if hybrid_kind(model) == "hybrid":
+        compute = model.sibling(LayerGemmTerm)
+        per_slot = stage_seconds(config, compute, model.sibling(TensorCollectiveTerm))
+        return (schedule_slots(config) - config.num_microbatches) * per_slot
     staged = sum(
-        term(config)
+        model.term_time(term, config)
         for term in model.terms
         if isinstance(term, (PipelinedComputeTerm, TensorParallelTerm))
     )
@@ -374,6 +481,7 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
     "usl": usl,
     "data_parallel": data_parallel,
     "hybrid": hybrid,
+    "hybrid_basic": hybrid_basic,
     "pmnf": pmnf,
     "weak_data_parallel": weak_data_parallel,
     "weak_hierarchical": weak_hierarchical,
@@ -388,6 +496,8 @@ def build(family: str, **options) -> ScalingModel:
     if family not in FAMILIES:
         valid = ", ".join(FAMILIES)
         raise InputError(f"unknown model {family!r}; valid: {valid}")
+    if family == "hybrid" and BASIC_ONLY_OPTIONS & set(options):
+        family = "hybrid_basic"
     return FAMILIES[family](**options)
 
 

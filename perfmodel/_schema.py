@@ -23,9 +23,9 @@ import math
 import types
 import typing
 
-from ._config import CONFIG_FIELDS
+from ._config import CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from ._errors import InputError
-from ._presets import build, FAMILIES
+from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
 FORMAT = "perfmodel.fit"
 SCHEMA_VERSION = 2
@@ -204,6 +204,8 @@ def check_options(family: str, options, model: str = "model"):
     where = f"{model}.options"
     if not isinstance(options, dict):
         raise InputError(f"{where}: expected a table of options, got {show(options)}")
+    if family == "hybrid" and BASIC_ONLY_OPTIONS & set(options):
+        family = "hybrid_basic"  # written before the Megatron-LM model took the name
     function = FAMILIES[family]
     signature = inspect.signature(function).parameters
     hints = typing.get_type_hints(function)
@@ -275,9 +277,11 @@ def check_document(document, source: str):
     for name, value in defaults.items():
         if name not in CONFIG_FIELDS:
             raise InputError(f"{source}: config_defaults.{name}: not a Config field")
-        c.number(value, f"config_defaults.{name}", what="a positive finite number")
-        if value <= 0:
-            c.fail(f"config_defaults.{name}", "a positive finite number", value)
+        floor = name in NONNEGATIVE_FIELDS  # codes and "not given" may be 0
+        what = "a finite number ≥ 0" if floor else "a positive finite number"
+        c.number(value, f"config_defaults.{name}", what=what)
+        if value < 0 or (value == 0 and not floor):
+            c.fail(f"config_defaults.{name}", what, value)
     _check_data(c, c.mapping(document["data"], "data"))
     return model
 
@@ -429,7 +433,9 @@ def _check_data(c: _Checker, data: dict) -> None:
     for name, values in config.items():
         if name not in CONFIG_FIELDS or name == "gpus":
             raise InputError(f"{c.source}: data.config.{name}: not a Config field")
-        column = c.numbers(values, f"data.config.{name}", n, low=0.0, each="a positive number")
+        floor = name in NONNEGATIVE_FIELDS  # codes and "not given" may be 0
+        each = "a number ≥ 0" if floor else "a positive number"
+        column = c.numbers(values, f"data.config.{name}", n, low=0.0, each=each)
         for i, value in enumerate(column):
-            if value <= 0:
-                c.fail(f"data.config.{name}[{i}]", "a positive number", value)
+            if value == 0 and not floor:
+                c.fail(f"data.config.{name}[{i}]", each, value)

@@ -1,4 +1,5 @@
 import dataclasses
+import json
 
 import equinox as eqx
 from helpers import exact_fit as fitted
@@ -43,7 +44,7 @@ def layout_config(**extra):
 
 @pytest.fixture(scope="module")
 def model():
-    return pm.hybrid(
+    return pm.hybrid_basic(
         serial_time=2e-3,
         flops=3e14,
         nvlink_bandwidth=LINKS["bandwidth_intra"],
@@ -54,11 +55,11 @@ def model():
     )
 
 
-def test_hybrid_is_a_registered_preset_with_named_parameters(model):
-    assert pm.hybrid().family == "hybrid"
+def test_hybrid_basic_is_a_registered_preset_with_named_parameters(model):
+    assert pm.hybrid_basic().family == "hybrid_basic"
     from perfmodel._presets import build
 
-    assert build("hybrid").parameter_specs().keys() == model.parameter_specs().keys()
+    assert build("hybrid_basic").parameter_specs().keys() == model.parameter_specs().keys()
     assert set(model.parameter_specs()) == {
         "serial.time",
         "compute.flops",
@@ -140,7 +141,7 @@ def test_memory_per_gpu_hand_computed(zero):
     config = pm.Config(
         gpus=16.0, tp=2.0, pp=2.0, microbatches=4.0, global_batch=64.0, zero=zero, **MODEL
     )
-    memory = {k: float(v) for k, v in pm.memory_per_gpu(config).items()}
+    memory = {k: float(v) for k, v in pm.basic_memory_per_gpu(config).items()}
     shard = 7e9 / 4
     assert memory["weights"] == pytest.approx(shard * 2)
     assert memory["gradients"] == pytest.approx(shard * 4 / (4 if zero >= 2 else 1))
@@ -161,7 +162,7 @@ def test_memory_per_gpu_hand_computed(zero):
         (dict(gpus=24.0, tp=1.0, pp=3.0, global_batch=8.0), "pp does not divide layers"),
         (
             dict(gpus=16.0, tp=2.0, pp=2.0, microbatches=4.0, global_batch=40.0),
-            "global_batch is not divisible by dp·microbatches",
+            "global_batch does not split into whole micro-batches per replica",
         ),
         (
             dict(
@@ -179,7 +180,7 @@ def test_memory_per_gpu_hand_computed(zero):
 )
 def test_layout_status_names_the_first_failed_check(fields, reason):
     config = pm.Config(**{**MODEL, **fields})
-    assert pm.REASONS[int(pm.layout_status(config))] == reason
+    assert pm.REASONS[int(pm.layout_status(config, "hybrid_basic"))] == reason
 
 
 def test_jit_and_vmap_equal_plain_evaluation(model):
@@ -194,8 +195,8 @@ def test_jit_and_vmap_equal_plain_evaluation(model):
     np.testing.assert_allclose(eqx.filter_jit(model)(config), plain, rtol=1e-12)
     vmapped = jax.vmap(model, in_axes=(0,))(config.broadcast())
     np.testing.assert_allclose(vmapped, plain, rtol=1e-12)
-    status = jax.vmap(pm.layout_status)(config.broadcast())
-    np.testing.assert_array_equal(status, pm.layout_status(config))
+    status = jax.vmap(lambda c: pm.layout_status(c, "hybrid_basic"))(config.broadcast())
+    np.testing.assert_array_equal(status, pm.layout_status(config, "hybrid_basic"))
 
 
 def test_gradients_are_finite_and_match_finite_differences(model):
@@ -226,8 +227,8 @@ def test_with_parameters_reaches_the_wrapped_links(model):
     assert sum(jax.tree_util.tree_leaves(mask)) == 1
 
 
-def test_hybrid_fit_files_round_trip(tmp_path, model):
-    # A fit of the hybrid family saves and loads like any preset (options included).
+def test_hybrid_basic_fit_files_round_trip(tmp_path, model):
+    # A fit of the basic family saves and loads like any preset (options included).
     gpus, tp, pp, m, batch = LAYOUTS.T
     config = dict(tp=tp, pp=pp, microbatches=m, global_batch=batch, **MODEL)
     data = pm.from_arrays(gpus, np.asarray(model(layout_config())), **config)
@@ -235,6 +236,20 @@ def test_hybrid_fit_files_round_trip(tmp_path, model):
     result = dataclasses.replace(fitted(model, data), config_defaults=defaults)
     pm.save_fit(result, tmp_path / "hybrid.json")
     loaded = pm.load_fit(tmp_path / "hybrid.json")
-    assert loaded.family == "hybrid"
+    assert loaded.family == "hybrid_basic"
     assert loaded.parameters() == pytest.approx(result.parameters(), rel=1e-12)
+    np.testing.assert_allclose(loaded.model(layout_config()), model(layout_config()), rtol=1e-12)
+
+
+def test_fit_files_of_the_former_hybrid_family_load_as_hybrid_basic(tmp_path, model):
+    # Written before the Megatron-LM model took the name: family "hybrid", basic options.
+    gpus, tp, pp, m, batch = LAYOUTS.T
+    config = dict(tp=tp, pp=pp, microbatches=m, global_batch=batch, **MODEL)
+    data = pm.from_arrays(gpus, np.asarray(model(layout_config())), **config)
+    pm.save_fit(fitted(model, data), tmp_path / "old.json")
+    document = json.loads((tmp_path / "old.json").read_text())
+    document["model"]["family"] = "hybrid"
+    (tmp_path / "old.json").write_text(json.dumps(document))
+    loaded = pm.load_fit(tmp_path / "old.json")
+    assert loaded.family == "hybrid_basic"
     np.testing.assert_allclose(loaded.model(layout_config()), model(layout_config()), rtol=1e-12)

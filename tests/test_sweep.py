@@ -40,7 +40,7 @@ TOP = 7
 
 @pytest.fixture(scope="module")
 def model():
-    return pm.hybrid(**OPTIONS)
+    return pm.hybrid_basic(**OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +53,8 @@ def reference(model):
     fields = {n: v for n, v in values.items() if n != "allreduce.bandwidth_inter"}
     config = pm.Config(**FIXED, **fields)
     time_s = np.asarray(evaluated(config))
-    code = np.asarray(pm.layout_status(config))
-    memory = np.asarray(pm.memory_per_gpu(config)["total"])
+    code = np.asarray(pm.layout_status(config, "hybrid_basic"))
+    memory = np.asarray(pm.basic_memory_per_gpu(config)["total"])
     score = np.where(code == 0, time_s / values["global_batch"], np.inf)
     return dict(values=values, time_s=time_s, code=code, memory=memory, score=score)
 
@@ -187,7 +187,7 @@ def test_sharded_over_four_devices_equals_one(tmp_path):
         f"""
         import jax, pandas as pd, perfmodel as pm
         assert len(jax.devices()) == 4, jax.devices()
-        model = pm.hybrid(**{OPTIONS!r})
+        model = pm.hybrid_basic(**{OPTIONS!r})
         kw = dict(fixed={FIXED!r}, top_k={TOP}, precision="float64", progress=False,
                   chunk_size=64)
         four = pm.sweep(model, {AXES!r}, **kw)
@@ -241,7 +241,10 @@ def test_sweep_of_a_fit_on_real_data_matches_optimal_gpus():
         (dict(axes={"gpus": [8, 8]}), "axis 'gpus': values repeat"),
         (dict(axes={"gpus": [8, float("nan")]}), "NaN is not a value"),
         (dict(axes={"gpus": ["a"]}), "axis 'gpus': expected numbers"),
-        (dict(axes={"zero": [3]}), "ZeRO stages 0, 1 or 2"),
+        (dict(axes={"zero": [4]}), "'zero': expected one of 0, 1, 2, 3"),
+        (dict(axes={"recompute": [3]}), "'recompute': expected one of 0, 1, 2"),
+        (dict(axes={"heads": [-1]}), "'heads': expected values ≥ 0"),
+        (dict(axes={"microbatch_size": [0.5]}), "expected whole numbers ≥ 0, got 0.5"),
         (dict(axes={"overlap": [1.5]}), "unknown axis 'overlap'"),
         (dict(axes={"tp": [1, 2]}), "gpus: give it as an axis or a fixed value"),
         (dict(fixed={"gpus": 8, "tp": 2}, axes={"tp": [1]}), "'tp' is both an axis"),
@@ -271,7 +274,7 @@ def _space(tmp_path, body: str, name: str = "space.toml"):
 
 SPACE = f"""
 [model]
-family = "hybrid"
+family = "hybrid_basic"
 options = {{ network_bandwidth = 4e10, flops = 3e14 }}
 
 [fixed]
@@ -410,7 +413,7 @@ def test_shipped_example_space_parses():
     here = os.path.dirname(os.path.abspath(__file__))
     space = load_space(os.path.join(here, "..", "benchmarks", "spaces", "gpt3_175b_dgx_h100.toml"))
     assert space.model.family == "hybrid"
-    assert max(space.axes["gpus"]) == 4096 and space.axes["microbatches"][-1] == 128
+    assert max(space.axes["gpus"]) == 4096 and space.axes["microbatch_size"][-1] == 8
     assert np.prod([len(v) for v in space.axes.values()]) > 1e7
 
 

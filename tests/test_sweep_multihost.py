@@ -66,7 +66,7 @@ WORKER = textwrap.dedent(
         clock.__dict__.update(vars(time), perf_counter=skewed)
         perfmodel._sweep.stream.time = clock
     found = pm.sweep(
-        pm.hybrid(**%(options)r), %(axes)r, fixed=%(fixed)r, per=%(per)r, top_k=%(top)d,
+        pm.hybrid_basic(**%(options)r), %(axes)r, fixed=%(fixed)r, per=%(per)r, top_k=%(top)d,
         pareto=True, precision="float64", chunk_size=%(chunk)d, progress=False,
     )
     tables = {"best": found.best, "top": found.top, "pareto": found.pareto}
@@ -145,7 +145,7 @@ def outputs(tmp_path_factory):
 def single():
     """The same sweep in this process on one device."""
     return pm.sweep(
-        pm.hybrid(**OPTIONS),
+        pm.hybrid_basic(**OPTIONS),
         AXES,
         fixed=FIXED,
         per=PER,

@@ -216,7 +216,7 @@ def test_operations_follow_the_axes_each_quantity_depends_on():
 
 def test_sweep_without_outer_axes_equals_brute_force():
     # Nothing per axis and no Pareto front: every axis is inner, the grid one row.
-    model = pm.hybrid(**OPTIONS)
+    model = pm.hybrid_basic(**OPTIONS)
     axes = {"tp": [1, 2, 4, 8], "pp": [1, 2, 4], "microbatches": [1, 2, 4, 8]}
     fixed = {**FIXED, "gpus": 16.0, "global_batch": 128.0}
     found = pm.sweep(
@@ -231,7 +231,7 @@ def test_sweep_without_outer_axes_equals_brute_force():
     )
     grid = np.array(list(itertools.product(*axes.values())), dtype=float)
     config = pm.Config(**fixed, **{n: grid[:, i] for i, n in enumerate(axes)})
-    code = np.asarray(pm.layout_status(config))
+    code = np.asarray(pm.layout_status(config, "hybrid_basic"))
     score = np.where(code == 0, np.asarray(model(config)), np.inf)
     order = np.argsort(score, kind="stable")
     assert found.valid == ((code == 0) | (code == len(pm.REASONS) - 1)).sum()

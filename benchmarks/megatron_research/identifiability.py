@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import megatron as mb  # noqa: E402
 
-r = mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True)
+r = mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True, model="reference")
 names = mb.SENSITIVITY_PARAMETERS
 print(f"{'row':16s} " + " ".join(f"{n:>17s}" for n in names) + "   dominant terms")
 for row in r["rows"]:

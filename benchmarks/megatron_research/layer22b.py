@@ -8,7 +8,7 @@ import _megatron_reference as ref
 import megatron as mb
 
 eff = (
-    mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True)["efficiency"]
+    mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True, model="reference")["efficiency"]
     if len(sys.argv) < 2
     else json.loads(sys.argv[1])
 )

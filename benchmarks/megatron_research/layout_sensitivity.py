@@ -23,7 +23,13 @@ for name, change in CASES:
     ref.A100_SELENE.update(BASE, **change)
     mb.HARDWARE["A100-80GB"] = ref.A100_SELENE
     for search in ("stack", "row"):
-        r = mb.run(mb.DEFAULT_CSV, mb.DEFAULT_CALIBRATION, quiet=True, recompute_search=search)
+        r = mb.run(
+            mb.DEFAULT_CSV,
+            mb.DEFAULT_CALIBRATION,
+            quiet=True,
+            recompute_search=search,
+            model="reference",
+        )
         t1, t5 = r["tables"]["N21_T1"]["calibrated"], r["tables"]["K22_T5"]["calibrated"]
         misses = [x["id"] for x in r["rows"] if (x.get("layout_gap_pct") or 0) > 2]
         print(

@@ -13,13 +13,13 @@ import pandas as pd
 
 rid = sys.argv[1]
 cal = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else mb.DEFAULT_CALIBRATION
-r = mb.run(mb.DEFAULT_CSV, cal, quiet=True)
+r = mb.run(mb.DEFAULT_CSV, cal, quiet=True, model="reference")
 eff = r["efficiency"]
 row = pd.read_csv(mb.DEFAULT_CSV).set_index("id").loc[rid]
 row["id"] = rid
-cfg = mb.fill_unpublished(mb.row_settings(row), eff)
+cfg = mb.fill_unpublished(mb.row_settings(row), eff, "reference")
 sp = mb.layout_space(cfg, recompute_search=os.environ.get("RECOMPUTE_SEARCH", "stack"))
-res = mb.evaluate(cfg, eff, **sp)
+res = mb.evaluate(cfg, eff, "reference", **sp)
 tot = np.where(res["memory"]["total"] <= cfg["hw"]["memory_bytes"], res["time"]["total"], np.inf)
 order = np.argsort(tot)
 pub = (sp["t"] == cfg["t"]) & (sp["p"] == cfg["p"])

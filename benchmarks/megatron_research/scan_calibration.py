@@ -21,7 +21,9 @@ frame = pd.read_csv(mb.DEFAULT_CSV)
 ids = list(frame.id[frame.measured.isin(mb.TIME_MEASURES)])
 rows = []
 for pair in itertools.combinations(ids, 2):
-    r = mb.run(mb.DEFAULT_CSV, pair, quiet=True, recompute_search=args.recompute_search)
+    r = mb.run(
+        mb.DEFAULT_CSV, pair, quiet=True, recompute_search=args.recompute_search, model="reference"
+    )
     t1, t5 = r["tables"]["N21_T1"]["calibrated"], r["tables"]["K22_T5"]["calibrated"]
     rows.append(
         dict(

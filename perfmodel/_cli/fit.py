@@ -20,7 +20,7 @@ from .._fitting import (
     Selection,
 )
 from .._io import fit_to_dict, save_fit
-from .._presets import build, FAMILIES
+from .._presets import build, FAMILIES, is_hybrid
 from .._questions import (
     MAX_GPUS,
     optimal_gpus,
@@ -54,6 +54,14 @@ from .common import (
     whole,
 )
 from .draws import draws_or_none, shared_ensemble
+from .layout import (
+    add_fit_options,
+    add_layout_options,
+    fit_hybrid,
+    optimal_layout,
+    print_optimal_layout,
+    run_predict,
+)
 from .plot import check_report_path, report_outputs
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
@@ -65,6 +73,7 @@ def register(subparsers) -> None:
     train.add_log_options(p)
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
+    add_fit_options(p)
     add_collective_options(p)
     p.add_argument("--json", action="store_true", help="print the fit as JSON")
     p.add_argument(
@@ -74,7 +83,8 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("predict", help="predict step time at GPU counts")
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    p.add_argument("--gpus", required=True, help="comma-separated GPU counts, e.g. 1,8,64")
+    p.add_argument("--gpus", help="comma-separated GPU counts, e.g. 1,8,64")
+    add_layout_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
     p.add_argument(
@@ -314,12 +324,13 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
         weak=args.weak_scaling,
         criterion=args.criterion,
         average=args.average,
+        gpu=getattr(args, "gpu", "A100-80GB"),
         **fit_options(args),
     )
 
 
 def fit_model(
-    data, model: str, *, weak: bool, criterion: str, average: bool, **options
+    data, model: str, *, weak: bool, criterion: str, average: bool, gpu=None, **options
 ) -> tuple[FitResult, Selection | None]:
     """Fit the family `model` (or ``"auto"``: the default blend and every candidate, by
     `criterion`). Measurements are read as seconds per unit of work (`per_unit_of_work`),
@@ -331,9 +342,11 @@ def fit_model(
         return selection.best, selection
     if model not in FAMILIES:
         raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
+    if model == "hybrid":
+        return fit_hybrid(data, weak=weak, gpu=gpu or "A100-80GB", **options), None
     options["loss"] = options.get("loss") or "log"
     assumed = ""
-    if model != "hybrid":
+    if model != "hybrid_basic":  # its step times are those of the layouts measured
         data, assumed = per_unit_of_work(data)
     result = fit(build(model), data, **options)
     return dataclasses.replace(result, assumed=assumed), None
@@ -457,6 +470,10 @@ def _run_predict(args) -> int:
     if train.has_time_to_train(args.fit):
         return train.run_predict(args)
     result = load_with_changes(args.fit, args.set)
+    if run_predict(args, result, print_json, format_table):  # hybrid fits: layouts
+        return 0
+    if not args.gpus:
+        raise InputError("--gpus: give GPU counts, e.g. --gpus 1,8,64")
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:
@@ -476,6 +493,19 @@ def _run_predict(args) -> int:
             del row["interval"]
     print(format_table(rows))
     return 0
+
+
+def optimal_options(args) -> dict:
+    """`optimal_layout`'s keyword arguments from the optimal flags (hybrid fits)."""
+    return dict(
+        max_gpus=args.max_gpus,
+        objective=args.objective,
+        price_per_gpu_hour=args.price_per_gpu_hour,
+        deadline=args.deadline,
+        multiple_of=args.multiple_of or 1,
+        threshold=args.threshold,
+        efficiency_floor=args.efficiency_floor,
+    )
 
 
 def recommend_options(args) -> dict:
@@ -559,6 +589,10 @@ def _run_optimal(args) -> int:
     if args.objective in train.OBJECTIVES:
         return train.run_optimal(args)
     result = load_with_changes(args.fit, args.set)
+    if is_hybrid(result.model):  # a layout search (`optimal_layout`)
+        document = optimal_layout(result, **optimal_options(args))
+        print_json(document) if args.json else print_optimal_layout(document)
+        return 0
     answer, draws = answer_for(result, recommend_options(args))
     if args.interval is not None:
         best = optimal_gpus(

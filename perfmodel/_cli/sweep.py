@@ -31,8 +31,10 @@ import numpy as np
 from .._errors import InputError
 from .._files import atomic_write
 from .._io import to_json
+from .._presets import is_hybrid
 from .._sweep import (
     DEFAULT_MAX_CONFIGS,
+    layout_alternatives,
     load_space,
     OBJECTIVES,
     PRECISIONS,
@@ -139,8 +141,9 @@ def _records(frame) -> list[dict]:
     return rows
 
 
-def result_document(result: SweepResult, space: Space) -> dict:
+def result_document(result: SweepResult, space: Space, alternatives=None) -> dict:
     """The JSON-ready description of a sweep."""
+    extra = {} if alternatives is None else {"alternatives": _records(alternatives)}
     return {
         "space": space.source,
         "axes": space.axes,
@@ -157,6 +160,8 @@ def result_document(result: SweepResult, space: Space) -> dict:
         "per_axis": {name: _records(frame) for name, frame in result.per_axis.items()},
         "top": _records(result.top),
         "pareto": _records(result.pareto),
+        "warnings": list(result.warnings),
+        **extra,
     }
 
 
@@ -172,7 +177,28 @@ def _unranked_summary(name: str, frame) -> str:
     return f"not ranked, {name}: " + "; ".join(lines)
 
 
-def _print(result: SweepResult, space: Space) -> None:
+def _describe(row, names) -> str:
+    return " ".join(f"{n}={float(row[n]):g}" for n in names)
+
+
+def _print_layout(result: SweepResult, space: Space, alternatives) -> None:
+    """The best layout in one line, and how much faster it is than the next distinct ones."""
+    if alternatives is None or not len(result.top):
+        return
+    best = result.top.iloc[0]
+    print(
+        f"\nbest layout: {_describe(best, space.axes)}: {float(best['step_time_s']):.4g} s per step"
+    )
+    names = [n for n in alternatives.columns if n not in ("axis", "best_value", "step_time_s")]
+    names = [n for n in names if n != "slower_pct"]
+    for _, row in alternatives.iterrows():
+        print(
+            f"  {row['slower_pct']:5.1f}% slower with another {row['axis']}: "
+            f"{_describe(row, names)} ({row['step_time_s']:.4g} s)"
+        )
+
+
+def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     counts = ""
     if result.valid is not None:
         counts = f"; {result.valid:.4g} valid layouts, {result.feasible:.4g} fit in memory"
@@ -200,6 +226,7 @@ def _print(result: SweepResult, space: Space) -> None:
     if len(result.pareto):
         per = "to train" if result.objective in RANKED else "per sample"
         show(f"Pareto front (time against cost {per})", result.pareto)
+    _print_layout(result, space, alternatives)
 
 
 def _join_cluster(args) -> bool:
@@ -272,7 +299,19 @@ def _run_sweep(args) -> int:
         raise InputError(f"{space.source}: {error}")
     if not reporter:
         return 0
-    document = result_document(result, space)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    alternatives = None
+    if is_hybrid(getattr(space.model, "model", space.model)) and len(result.top):
+        alternatives = layout_alternatives(
+            space.model,
+            space.axes,
+            result.top.iloc[0],
+            fixed=space.fixed,
+            objective=result.objective,
+            precision=result.precision,
+        )
+    document = result_document(result, space, alternatives)
     if args.output is not None:
         text = to_json(document)
         with atomic_write(args.output) as stream:
@@ -280,7 +319,7 @@ def _run_sweep(args) -> int:
     if args.json:
         print_json(document)
     else:
-        _print(result, space)
+        _print(result, space, alternatives)
         if args.output:
             message(f"wrote {args.output}")
     return 0

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._config import Config
 from .._model import ScalingModel
-from .._terms import layout_checks, memory_per_gpu
+from .._terms import hybrid_memory, layout_checks
 from .stream import chunk_indices, outer_digits, Plan
 
 INT_DTYPE = {"float32": "int32", "float64": "int64"}
@@ -39,12 +39,15 @@ class Walk:
         plan: the shape of the walk (`_stream.Plan`).
         treedef: the model's tree structure (its leaves are passed as arrays).
         outer, inner: axis names enumerated by rows, and spanning each row.
-        fixed: names of the `Config` fields given one value.
+        fixed: the `Config` fields given one value, ``(name, value)`` pairs: they enter
+            the compiled evaluation as constants, so XLA folds what they decide (the
+            software-stack flags' selects, products of fixed sizes) out of the loop.
         params: names of the axes that are model parameters (values stored raw).
         objective: ``"time"``, ``"cost"``, ``"time_to_train"`` or ``"cost_to_train"``.
         per_step: the model gives seconds per step (divided by the global batch);
             False for fits of throughput, already per unit of work.
-        hybrid: check memory and the batch and layer layout (the `hybrid` family).
+        kind: the layout and memory checks (`layout_checks`): ``"hybrid"``,
+            ``"hybrid_basic"``, or ``""`` for the parallel layout only.
         precision: ``"float32"`` or ``"float64"``.
         samples_to_target: for the time-to-train objectives, ``(E_min·D, B_noise)``:
             the samples to the target at global batch B are ``E_min·D·(1 + B/B_noise)``
@@ -55,11 +58,11 @@ class Walk:
     treedef: object
     outer: tuple[str, ...]
     inner: tuple[str, ...]
-    fixed: tuple[str, ...]
+    fixed: tuple[tuple[str, float], ...]
     params: frozenset[str]
     objective: str
     per_step: bool
-    hybrid: bool
+    kind: str
     precision: str
     samples_to_target: tuple[float, float] | None = None
 
@@ -84,22 +87,27 @@ def score(walk: Walk, time_s, config: Config):
 
 
 def keys(walk: Walk, leaves, fixed, values):
-    """Ranking keys of the configurations broadcast from `values` (see the module)."""
+    """Ranking keys of the configurations broadcast from `values` (see the module).
+
+    `fixed` is unused: the fixed values are `walk.fixed`'s constants.
+    """
+    del fixed
+    fixed = {n: jnp.asarray(v, dtype=walk.precision) for n, v in walk.fixed}
     model = jax.tree_util.tree_unflatten(walk.treedef, leaves)
     model = set_raw(model, {n: v for n, v in values.items() if n in walk.params})
     config = Config(**fixed, **{n: v for n, v in values.items() if n not in walk.params})
     scores = score(walk, model(config), config)
     scores = jnp.where(scores == 0.0, 0.0, scores)  # −0.0 would rank as the worst bits
-    checks = layout_checks(config, walk.hybrid)
-    valid = checks[0] & checks[1] & checks[2] & checks[3]
+    checks = layout_checks(config, walk.kind)
+    valid = functools.reduce(jnp.logical_and, checks[:-1])
     finite = (scores >= 0.0) & (scores < jnp.inf)
     int_dtype = jnp.dtype(INT_DTYPE[walk.precision])
     big = jnp.iinfo(int_dtype).max
     ranked = jax.lax.bitcast_convert_type(scores, int_dtype) - OFFSET[walk.precision]
-    if not walk.hybrid:
+    if not walk.kind:
         return jnp.where(valid & finite, ranked, big)
-    memory = jax.lax.bitcast_convert_type(memory_per_gpu(config)["total"], int_dtype)
-    fits = checks[4]
+    memory = jax.lax.bitcast_convert_type(hybrid_memory(config, walk.kind), int_dtype)
+    fits = checks[-1]
     return jnp.where(valid & fits & finite, ranked, jnp.where(valid & ~fits, memory, big))
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._config import Config
 from .._presets import pipeline_bubble
-from .._terms import layout_status, memory_per_gpu, OUT_OF_MEMORY, REASONS
+from .._terms import hybrid_memory, layout_status, OUT_OF_MEMORY, REASONS
 from .keys import best_in_rows, INT_DTYPE, memory_of, score_of, Walk
 from .stream import Reduced
 
@@ -41,7 +41,7 @@ class _Kind:
 
     params: frozenset[str]
     per_step: bool
-    hybrid: bool
+    kind: str
     samples_to_target: tuple[float, float] | None = None
 
 
@@ -59,10 +59,10 @@ def _describe(model, kind: _Kind, fixed: dict, values: dict) -> dict:
         out["steps_to_target"] = samples_min * (1.0 + config.global_batch / noise_batch) / samples
         out["time_to_train_s"] = out["steps_to_target"] * step
         out["cost_to_train"] = out["steps_to_target"] * out["cost_per_step"]
-    if kind.hybrid:
-        out["memory_gb"] = memory_per_gpu(config)["total"] / 1e9
+    if kind.kind:
+        out["memory_gb"] = hybrid_memory(config, kind.kind) / 1e9
         out["bubble_s"] = pipeline_bubble(model, config)
-    out["code"] = layout_status(config, kind.hybrid)
+    out["code"] = layout_status(config, kind.kind)
     out |= {f"{name}_s": part for name, part in model.breakdown(config).items()}
     return {k: jnp.broadcast_to(v, jnp.shape(step)) for k, v in out.items()}
 
@@ -74,7 +74,7 @@ def describe(model, walk: Walk, fixed: dict, values: dict) -> dict[str, np.ndarr
     dtype = np.dtype(walk.precision)
     padded = {k: np.resize(np.asarray(v, dtype), size) for k, v in values.items()}
     fixed = {k: np.asarray(v, dtype) for k, v in fixed.items()}
-    kind = _Kind(walk.params, walk.per_step, walk.hybrid, walk.samples_to_target)
+    kind = _Kind(walk.params, walk.per_step, walk.kind, walk.samples_to_target)
     out = {k: np.asarray(v)[:n] for k, v in _describe(model, kind, fixed, padded).items()}
     code = out.pop("code")
     head = {k: out[k] for k in HEAD_COLUMNS if k in out}

@@ -17,28 +17,25 @@ from jaxtyping import ArrayLike
 import numpy as np
 import pandas as pd
 
-from .._config import CONFIG_FIELDS
+from .._config import (
+    CODED_FIELDS,
+    Config,
+    CONFIG_FIELDS,
+    NONNEGATIVE_FIELDS,
+    WHOLE_FIELDS,
+    WORKLOAD_FIELDS,
+)
 from .._errors import InputError
 from .._fitting import FitResult
 from .._model import ScalingModel
-from .._presets import is_hybrid
-from .._text import brief, format_table
+from .._presets import hybrid_kind
+from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape
 
 OBJECTIVES = ("time", "cost", "time_to_train", "cost_to_train")
 PRECISIONS = ("float32", "float64")
-WHOLE_FIELDS = (
-    "gpus",
-    "gpus_per_node",
-    "gpus_per_link",
-    "tp",
-    "pp",
-    "microbatches",
-    "global_batch",
-    "layers",
-)
 MAX_GROUPS = 2**22
 CHUNK_SIZE = {"cpu": 2**18, "gpu": 2**25}
 # Inner axes (the user's last ones) multiply up to about this many configurations per
@@ -74,6 +71,8 @@ class SweepResult:
             ``steady_configs_per_s``, the rate after compilation.
         flops_per_config: XLA's count of element-wise operations (comparisons and
             selects included) evaluating one configuration, or None if unavailable.
+        warnings: what the space leaves to defaults that describe a toy workload (the
+            model's shape, `WORKLOAD_FIELDS`) or no memory limit, one line each.
     """
 
     evaluated: int
@@ -89,6 +88,7 @@ class SweepResult:
     seconds: float
     timings: dict[str, float]
     flops_per_config: float | None
+    warnings: tuple[str, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -111,7 +111,7 @@ class SweepResult:
         """The headline, then the best per axis value and the top configurations, as
         tables like `perfmodel sweep` prints (`width` columns; None: all)."""
         ranked = "seconds per sample" if self.objective == "time" else "cost per sample"
-        lines = [self._headline()]
+        lines = [wrap(self._headline(), width) if width else self._headline()]
         shown = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb")
 
         def table(title, frame):
@@ -152,6 +152,7 @@ class _Request:
     precision: str
     devices: tuple
     samples_to_target: tuple[float, float] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 # Checking the space ------------------------------------------------------------------
@@ -172,16 +173,23 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     if spec is not None and spec.kind == "fraction":
         if ((array <= 0) | (array >= 1)).any():
             raise InputError(f"{where} {name!r}: expected fractions in (0, 1), got {values!r}")
-    elif name == "zero":
-        if not np.isin(array, (0.0, 1.0, 2.0)).all():
-            raise InputError(f"{where} 'zero': expected ZeRO stages 0, 1 or 2, got {values!r}")
+    elif name in CODED_FIELDS:
+        if not np.isin(array, CODED_FIELDS[name]).all():
+            codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[name])
+            raise InputError(f"{where} {name!r}: expected one of {codes}, got {values!r}")
+    elif name in NONNEGATIVE_FIELDS:
+        if (array < 0).any():
+            raise InputError(
+                f"{where} {name!r}: expected values ≥ 0 (0: not given), got {array[array < 0][0]:g}"
+            )
     elif (array <= 0).any():
         raise InputError(
             f"{where} {name!r}: expected positive values, got {array[array <= 0][0]:g}"
         )
-    if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < 1)).any():
-        bad = array[(array != np.round(array)) | (array < 1)][0]
-        raise InputError(f"{where} {name!r}: expected whole numbers ≥ 1, got {bad:g}")
+    low = 0.0 if name in NONNEGATIVE_FIELDS else 1.0
+    if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < low)).any():
+        bad = array[(array != np.round(array)) | (array < low)][0]
+        raise InputError(f"{where} {name!r}: expected whole numbers ≥ {low:g}, got {bad:g}")
     if len(np.unique(array)) != array.size:
         raise InputError(f"{where} {name!r}: values repeat")
     return array
@@ -332,6 +340,7 @@ def sweep(
         seconds=time.perf_counter() - began,
         timings=timings,
         flops_per_config=flops,
+        warnings=request.warnings,
         **found,
     )
 
@@ -373,6 +382,10 @@ def _request(
     fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
     if "gpus" not in axes and "gpus" not in fixed:
         raise InputError("gpus: give it as an axis or a fixed value")
+    per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
+    for name in per:
+        if name not in axes:
+            raise InputError(f"per: {name!r} is not an axis; axes: {', '.join(axes)}")
     for term in model.terms:
         for name in term.requires:
             if name not in axes and name not in fixed:
@@ -380,10 +393,6 @@ def _request(
                     f"{name}: the {term.name} term of this model depends on it; give it as "
                     "an axis or a fixed value"
                 )
-    per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
-    for name in per:
-        if name not in axes:
-            raise InputError(f"per: {name!r} is not an axis; axes: {', '.join(axes)}")
     total = math.prod(len(v) for v in axes.values())
     if max_configs is not None and total > max_configs:
         raise InputError(
@@ -411,6 +420,7 @@ def _request(
     model = jax.tree_util.tree_map(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
+    warnings = default_warnings(model, set(axes) | set(fixed))
     return _Request(
         model=model,
         axes=axes,
@@ -426,6 +436,7 @@ def _request(
         precision=precision,
         devices=devices,
         samples_to_target=samples_to_target,
+        warnings=warnings,
     )
 
 
@@ -457,6 +468,26 @@ def _check_convergence(objective, pair, fit, axes, fixed) -> tuple[float, float]
                 "or a fixed value"
             )
     return samples_min, noise_batch
+
+
+def default_warnings(model: ScalingModel, given: set[str]) -> tuple[str, ...]:
+    """One line per workload field (`WORKLOAD_FIELDS`) of a hybrid `model` not in `given`,
+    and one when ``gpu_memory_bytes`` is not given (no layout is then out of memory)."""
+    kind = hybrid_kind(model)
+    if not kind:
+        return ()
+    left = [name for name in WORKLOAD_FIELDS[kind] if name not in given]
+    lines = []
+    if left:
+        defaults = Config(gpus=1.0)
+        shown = ", ".join(f"{n} = {float(getattr(defaults, n)):g}" for n in left)
+        lines.append(
+            f"the space leaves {shown} at the default (a toy model, not yours); give "
+            f"{'it' if len(left) == 1 else 'them'} under [fixed] or as axes"
+        )
+    if "gpu_memory_bytes" not in given:
+        lines.append("gpu_memory_bytes is not given: every layout counts as fitting in memory")
+    return tuple(lines)
 
 
 def _run(request: _Request, progress: bool | None):
@@ -491,17 +522,17 @@ def _run(request: _Request, progress: bool | None):
         treedef=treedef,
         outer=tuple(outer),
         inner=tuple(inner),
-        fixed=tuple(sorted(request.fixed)),
+        fixed=tuple(sorted((n, float(v)) for n, v in request.fixed.items())),
         params=frozenset(n for n in axes if n in specs),
         objective=request.objective,
         per_step=request.per_step,
-        hybrid=is_hybrid(request.model),
+        kind=hybrid_kind(request.model),
         precision=request.precision,
         samples_to_target=request.samples_to_target,
     )
     args = (
         leaves,
-        {n: np.asarray(request.fixed[n], dtype=dtype) for n in walk.fixed},
+        {},  # the fixed values are constants of the walk (`Walk.fixed`)
         [table(n, axes[n]) for n in outer],
         [table(n, axes[n]) for n in inner],
     )

@@ -55,13 +55,18 @@ class AbstractCostTerm(eqx.Module):
 
     Subclasses declare `name` (a static string, unique inside a model, that prefixes
     parameter names), `role` (how the model combines the term), `params` and `__call__`,
-    and may list in `requires` the `Config` fields a fit's data must give.
+    and may list in `requires` the `Config` fields a fit's data must give. A term whose
+    time depends on another term's parameters (a collective hidden under the compute it
+    overlaps) names those terms' classes in `reads`; `ScalingModel` then calls it as
+    ``term(config, *siblings)`` with the model's one term of each class, so every
+    parameter keeps a single owner.
     """
 
     name: eqx.AbstractVar[str]
     role: ClassVar[Role]
     params: ClassVar[dict[str, ParamSpec]]
     requires: ClassVar[tuple[str, ...]] = ()
+    reads: ClassVar[tuple[type, ...]] = ()
 
     @abc.abstractmethod
     def __call__(self, config: Config) -> Float[Array, "..."]:

@@ -1,4 +1,7 @@
-"""Hybrid tensor × pipeline × data parallelism (Megatron-LM style), and its memory.
+"""The basic hybrid model (`hybrid_basic`): tensor × pipeline × data parallelism with one
+sustained compute rate, and its memory. It was the `hybrid` family before the Megatron-LM
+model (`perfmodel._terms.hybrid.terms`) replaced it; fit files and spaces written for it
+still load.
 
 With ``dp = gpus/(tp·pp)`` data-parallel replicas, ``m`` micro-batches of
 ``b = global_batch/(dp·m)`` samples each and ``L/pp`` layers per pipeline stage, one
@@ -17,7 +20,7 @@ stage; it stretches both the compute and the tensor-parallel all-reduces, which 
 the critical path of every micro-batch, so both terms carry the factor
 ``(m+pp−1)/m = 1/(1 − bubble)``. `pipeline_bubble` splits it out again.
 
-Per-GPU memory (bytes), with ZeRO stage z sharding over dp:
+Per-GPU memory (bytes, `basic_memory_per_gpu`), with ZeRO stage z sharding over dp:
 weights ``P·weight_bytes/(tp·pp)``, gradients ``P·grad_bytes/(tp·pp)`` (÷dp if z ≥ 2),
 optimizer state ``P·optimizer_bytes/(tp·pp)`` (÷dp if z ≥ 1), and activations of the
 ``min(m, pp)`` micro-batches a 1F1B schedule keeps in flight on the first stage,
@@ -28,32 +31,16 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Bool, Float, Int
+from jaxtyping import Array, Float
 
-from .._config import Config
-from .base import _positive, AbstractCostTerm, HostToDeviceTerm, ParamSpec, Role
-from .collectives import collective_time, HierarchicalAllReduce
-
-# Why a layout is marked; code 0 is a valid, feasible layout.
-REASONS: tuple[str, ...] = (
-    "",
-    "tp·pp does not divide gpus",
-    "tp does not divide gpus_per_node",
-    "pp does not divide layers",
-    "global_batch is not divisible by dp·microbatches",
-    "out of memory",
-)
-OUT_OF_MEMORY = REASONS.index("out of memory")
-
-
-def bubble_fraction(config: Config) -> Float[Array, "..."]:
-    """Share of a pipeline stage's time spent idle, ``(pp−1)/(m+pp−1)`` (GPipe, 1F1B)."""
-    return (config.pp - 1.0) / (config.microbatches + config.pp - 1.0)
+from ..._config import Config
+from ..base import _positive, AbstractCostTerm, HostToDeviceTerm, ParamSpec, Role
+from ..collectives import collective_time, HierarchicalAllReduce
 
 
 def _pipelined(config: Config) -> Float[Array, "..."]:
     # (m + pp − 1)/m = 1/(1 − bubble): the busy time stretched by the bubble.
-    return (config.microbatches + config.pp - 1.0) / config.microbatches
+    return (config.num_microbatches + config.pp - 1.0) / config.num_microbatches
 
 
 class PipelinedComputeTerm(AbstractCostTerm):
@@ -114,7 +101,9 @@ class TensorParallelTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        size = config.microbatch_size * config.seq_len * config.hidden * config.activation_bytes
+        size = (
+            config.samples_per_microbatch * config.seq_len * config.hidden * config.activation_bytes
+        )
         one = collective_time(
             "all_reduce",
             "ring",
@@ -123,7 +112,7 @@ class TensorParallelTerm(AbstractCostTerm):
             jnp.exp(self.log_latency),
             jnp.exp(self.log_bandwidth),
         )
-        count = 4.0 * config.layers / config.pp * (config.microbatches + config.pp - 1.0)
+        count = 4.0 * config.layers / config.pp * (config.num_microbatches + config.pp - 1.0)
         return count * one
 
 
@@ -192,19 +181,19 @@ class DataParallelInput(AbstractDataParallelTerm):
         self.name = name
 
 
-def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
+def basic_memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     """Bytes one GPU holds, by kind, and their ``"total"`` (see the module docstring).
 
     Example:
         >>> gpt = Config(gpus=8.0, tp=8.0, parameters=8e9, layers=32.0)
-        >>> round(float(memory_per_gpu(gpt)["weights"]) / 1e9, 3)  # 8e9 · 2 B / 8
+        >>> round(float(basic_memory_per_gpu(gpt)["weights"]) / 1e9, 3)  # 8e9 · 2 B / 8
         2.0
     """
     shards = config.tp * config.pp
     dp = config.dp
     per_shard = config.parameters / shards
-    microbatch = config.microbatch_size
-    in_flight = jnp.minimum(config.microbatches, config.pp)
+    microbatch = config.samples_per_microbatch
+    in_flight = jnp.minimum(config.num_microbatches, config.pp)
     parts = {
         "weights": per_shard * config.weight_bytes,
         "gradients": per_shard * config.grad_bytes / jnp.where(config.zero >= 2.0, dp, 1.0),
@@ -219,41 +208,3 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     }
     parts["total"] = sum(parts.values())
     return parts
-
-
-def _whole(x: Float[ArrayLike, "..."]) -> Bool[Array, "..."]:
-    # floor, not remainder: XLA's float remainder is a scalar libm call on the CPU.
-    return (x == jnp.floor(x)) & (x >= 1.0)
-
-
-def layout_checks(config: Config, hybrid: bool = True) -> tuple[Bool[ArrayLike, "..."], ...]:
-    """One boolean per entry of `REASONS[1:]`, True where that check passes.
-
-    With ``hybrid=False`` only the parallel layout is checked (the batch, layers and
-    memory checks pass), for models that do not read them.
-    """
-    layout = (
-        _whole(config.dp),
-        _whole(config.gpus_per_node / config.tp),
-    )
-    if not hybrid:
-        return (*layout, True, True, True)
-    return (
-        *layout,
-        _whole(config.layers / config.pp),
-        _whole(config.microbatch_size),
-        memory_per_gpu(config)["total"] <= config.gpu_memory_bytes,
-    )
-
-
-def layout_status(config: Config, hybrid: bool = True) -> Int[Array, "..."]:
-    """Index into `REASONS` of the first failed check; 0 when valid and feasible.
-
-    Codes below `OUT_OF_MEMORY` are invalid layouts; `OUT_OF_MEMORY` is a valid layout
-    that does not fit ``gpu_memory_bytes``.
-    """
-    checks = layout_checks(config, hybrid)
-    code = jnp.zeros(jnp.shape(config.gpus), dtype=jnp.int32)
-    for index in reversed(range(len(checks))):
-        code = jnp.where(checks[index], code, index + 1)
-    return code

@@ -1,0 +1,524 @@
+"""Layouts on the command line: fitting the `hybrid` family from measured runs, and
+`predict` and `optimal` of hybrid fits over parallel layouts.
+
+* `fit_hybrid`: which parameters the runs determine (`parameter_plan`: elasticities of
+  every run's time), fits those and fixes the rest at the GPU's published numbers, and
+  says which were fixed and why.
+* `layout_rows`: ``predict`` at layouts given as options (``--tp 8 --pp 4 …``, lists
+  broadcast against ``--gpus``) or a CSV of configurations (``--layouts``), with speedup
+  and efficiency against a valid reference layout: the fit's measured run on the fewest
+  GPUs.
+* `optimal_layout`: ``optimal`` as a layout search over GPU counts (`perfmodel.sweep`).
+"""
+
+import csv
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+from .._config import (
+    CODED_FIELDS,
+    Config,
+    CONFIG_FIELDS,
+    FIELD_NAMES,
+    NONNEGATIVE_FIELDS,
+    WHOLE_FIELDS,
+    WORKLOAD_FIELDS,
+)
+from .._errors import InputError
+from .._fitting import fit, FitResult
+from .._presets import build, hybrid_kind
+from .._sweep import layout_alternatives, sweep
+from .._terms import GPUS, layout_status, OUT_OF_MEMORY, REASONS
+
+# `predict` options for layout fields, in the order they are shown.
+LAYOUT_OPTIONS: dict[str, str] = {
+    "tp": "--tp",
+    "pp": "--pp",
+    "microbatches": "--microbatches",
+    "microbatch_size": "--microbatch-size",
+    "interleave": "--interleave",
+    "recompute": "--recompute",
+    "seq_parallel": "--seq-parallel",
+    "zero": "--zero",
+}
+# Parameters the runs may determine, most identifiable first; the rest stay fixed.
+CANDIDATES = (
+    "compute.e_max",
+    "compute.d0",
+    "tensor.bandwidth",
+    "compute.hbm_bandwidth",
+    "allreduce.bandwidth_inter",
+)
+WHY_FIXED = {
+    "compute.peak_flops": "the spec sheet's (only its product with compute.e_max matters)",
+    "tensor.latency": "assumed (negligible at training message sizes)",
+    "allreduce.latency_inter": "assumed (negligible at training message sizes)",
+}
+DEFAULT_BOUNDS = {"compute.e_max": (0.3, 0.95), "compute.d0": (1.0, 5000.0)}
+MIN_ELASTICITY = 0.02
+# The GEMM efficiency has no published value to fall back on: it is fitted while its
+# condition stays moderate. Links have nccl-tests numbers: fitted only when clear.
+MAX_CONDITION = {"compute.e_max": 100.0, "compute.d0": 100.0}
+MAX_LINK_CONDITION = 30.0
+
+
+def add_fit_options(p) -> None:
+    """`fit` options of the hybrid family."""
+    p.add_argument(
+        "--gpu",
+        choices=tuple(GPUS),
+        default="A100-80GB",
+        help="with --model hybrid: the GPU whose published numbers fix what the runs "
+        "do not determine (default A100-80GB)",
+    )
+
+
+def add_layout_options(p) -> None:
+    """`predict` options giving layouts of hybrid fits."""
+    for field, flag in LAYOUT_OPTIONS.items():
+        p.add_argument(flag, metavar="N[,N...]", help=f"hybrid fits: {field} per row")
+    p.add_argument(
+        "--layouts",
+        metavar="CSV",
+        help="hybrid fits: a CSV of configurations (a gpus column and any Config fields)",
+    )
+
+
+# Fitting --------------------------------------------------------------------------------
+
+
+def elasticities(model, data, names, step: float = 1e-4) -> np.ndarray:
+    """``d ln T / d ln θ`` of every run's predicted time (rows) for each of `names`."""
+    with jax.enable_x64(True):
+        config = data.to_config()
+        base = np.log(np.asarray(model(config), dtype=np.float64))
+        values = model.parameters()
+        columns = []
+        for name in names:
+            specs = model.parameter_specs()[name]
+            value = float(values[name])
+            moved = value * math.exp(step)
+            if specs.kind == "fraction" and moved >= 1.0:
+                moved = value * math.exp(-step)
+            shifted = np.log(np.asarray(model.with_parameters({name: moved})(config)))
+            columns.append((shifted - base) / math.log(moved / value))
+    return np.stack(columns, axis=1)
+
+
+def parameter_plan(model, data, fix: dict) -> tuple[list[str], dict[str, float], list[str]]:
+    """Which parameters the runs determine: ``(free, fixed values, notes)``.
+
+    Candidates (`CANDIDATES`, in order) join the free set while they move some run's
+    time (``|d ln T/d ln θ| ≥ MIN_ELASTICITY``), the free set stays well conditioned
+    (condition number of the elasticities ≤ `MAX_CONDITION`, `MAX_LINK_CONDITION` for the
+    links) and there are distinct runs left to determine them. The rest, and parameters
+    the user fixed, stay fixed.
+    """
+    values = {k: float(v) for k, v in model.parameters().items()}
+    names = [n for n in CANDIDATES if n in values and n not in fix]
+    jac = elasticities(model, data, names) if names else np.zeros((len(data.gpus), 0))
+    room = data.distinct_configs()
+    free, notes = [], []
+    for i, name in enumerate(names):
+        largest = float(np.max(np.abs(jac[:, i])))
+        if largest < MIN_ELASTICITY:
+            notes.append(
+                f"{name} fixed at {values[name]:.4g}: the runs barely depend on it "
+                f"(|d ln T/d ln θ| ≤ {largest:.3f}); measure runs where it matters to fit it"
+            )
+            continue
+        if len(free) >= room:
+            notes.append(f"{name} fixed at {values[name]:.4g}: no distinct runs left for it")
+            continue
+        trial = jac[:, [names.index(n) for n in free] + [i]]
+        singular = np.linalg.svd(trial, compute_uv=False)
+        condition = singular[0] / singular[-1] if singular[-1] > 0 else math.inf
+        if condition > MAX_CONDITION.get(name, MAX_LINK_CONDITION):
+            notes.append(
+                f"{name} fixed at {values[name]:.4g}: not identifiable from these runs, "
+                f"its effect is nearly that of {', '.join(free)} (condition {condition:.3g})"
+            )
+            continue
+        free.append(name)
+    for name, why in WHY_FIXED.items():
+        if name in values and name not in fix:
+            notes.append(f"{name} fixed at {values[name]:.4g}: {why}")
+    fixed = {n: v for n, v in values.items() if n not in free}
+    return free, {**fixed, **fix}, notes
+
+
+def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -> FitResult:
+    """Fit the `hybrid` family to measured runs (`parameter_plan` decides what is free)."""
+    if weak:
+        raise InputError(
+            "--weak-scaling: the hybrid family reads each run's layout and batch from the "
+            "data (global_batch, tp, pp, …); drop --weak-scaling"
+        )
+    model = build("hybrid", gpu=gpu)
+    fix = dict(options.pop("fix", None) or {})
+    specs = model.parameter_specs()
+    unknown = [n for n in fix if n not in specs]
+    if unknown:
+        raise InputError(
+            f"no parameter {unknown[0]!r} in model 'hybrid'; valid: {', '.join(specs)}"
+        )
+    for term in model.terms:
+        for field in term.requires:
+            if field not in data.config:
+                raise InputError(
+                    f"{data.source}: model 'hybrid' needs {field!r} in the data (a CSV "
+                    f"column): its {term.name} term depends on it"
+                )
+    free, fixed, notes = parameter_plan(model.with_parameters(fix), data, fix)
+    bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **options.pop("bounds", {})}
+    options["loss"] = options.get("loss") or "log"
+    result = fit(model, data, fix=fixed, bounds=bounds, **options)
+    missing = [n for n in ("heads", "vocab") if n not in data.config]
+    if missing:
+        notes.append(
+            f"{', '.join(missing)} not in the data: taken as "
+            + ", ".join({"heads": "hidden/128", "vocab": "0 (no output layer)"}[n] for n in missing)
+        )
+    return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+# Layouts ---------------------------------------------------------------------------------
+
+
+def _value(text: str, field: str, where: str) -> float:
+    names = FIELD_NAMES.get(field, {})
+    cell = str(names.get(text.strip().lower(), text.strip()))
+    try:
+        value = float(cell)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise InputError(f"{where}: expected a number, got {text!r}")
+    if field in CODED_FIELDS and value not in CODED_FIELDS[field]:
+        codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[field])
+        extra = f" or {', '.join(names)}" if names else ""
+        raise InputError(f"{where}: expected one of {codes}{extra}, got {text!r}")
+    if field in NONNEGATIVE_FIELDS:
+        if value < 0:
+            raise InputError(f"{where}: expected a number ≥ 0, got {text!r}")
+    elif field in WHOLE_FIELDS and value < 1:
+        raise InputError(f"{where}: expected a whole number ≥ 1, got {text!r}")
+    elif value <= 0:
+        raise InputError(f"{where}: expected a positive number, got {text!r}")
+    if field in WHOLE_FIELDS and value != round(value):
+        raise InputError(f"{where}: expected a whole number, got {text!r}")
+    return value
+
+
+def _read_layouts(path: str) -> dict[str, np.ndarray]:
+    try:
+        with open(path, newline="") as stream:
+            rows = list(csv.DictReader(stream))
+    except OSError as error:
+        raise InputError(f"--layouts {path}: cannot read ({error.strerror})")
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"--layouts {path}: not a CSV ({error})")
+    if not rows:
+        raise InputError(f"--layouts {path}: no rows")
+    columns = [c.strip() for c in rows[0]]
+    unknown = [c for c in columns if c not in CONFIG_FIELDS]
+    if unknown:
+        raise InputError(
+            f"--layouts {path}: unknown column {unknown[0]!r}; valid: Config fields "
+            + ", ".join(CONFIG_FIELDS)
+        )
+    if "gpus" not in columns:
+        raise InputError(f"--layouts {path}: missing column 'gpus'")
+    out = {c: [] for c in columns}
+    for i, row in enumerate(rows, start=1):
+        for key, text in row.items():
+            where = f"--layouts {path} row {i} (line {i + 1}), column {key.strip()!r}"
+            if text is None or not str(text).strip():
+                raise InputError(f"{where}: empty cell, expected a number")
+            out[key.strip()].append(_value(str(text), key.strip(), where))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def layouts_from_args(args) -> dict[str, np.ndarray] | None:
+    """Configuration arrays from ``--layouts`` or the layout options with ``--gpus``;
+    None when no layout was given."""
+    given = {f: getattr(args, f) for f in LAYOUT_OPTIONS if getattr(args, f, None) is not None}
+    if getattr(args, "layouts", None):
+        if given or args.gpus:
+            raise InputError(
+                "--layouts: give the layouts in the CSV alone, not with --gpus or --tp …"
+            )
+        return _read_layouts(args.layouts)
+    if not args.gpus:
+        raise InputError("--gpus: give GPU counts (or --layouts CSV for a hybrid fit)")
+    if not given:
+        return None
+    lists = {"gpus": [_value(t, "gpus", "--gpus") for t in args.gpus.split(",")]}
+    for field, text in given.items():
+        flag = LAYOUT_OPTIONS[field]
+        lists[field] = [_value(t, field, flag) for t in text.split(",")]
+    n = max(len(v) for v in lists.values())
+    for field, values in lists.items():
+        if len(values) not in (1, n):
+            flag = LAYOUT_OPTIONS.get(field, "--gpus")
+            raise InputError(f"{flag}: {len(values)} values, expected 1 or {n} (one per row)")
+    return {k: np.resize(np.asarray(v), n) for k, v in lists.items()}
+
+
+def _workload(values: dict, kind: str) -> tuple:
+    return tuple(float(values.get(n, math.nan)) for n in WORKLOAD_FIELDS[kind])
+
+
+def reference_layout(result: FitResult, layouts: dict | None = None) -> dict[str, float] | None:
+    """The fit's measured run on the fewest GPUs of the workload predicted (the model's
+    shape and global batch, `WORKLOAD_FIELDS`): a layout known to be valid. None when
+    no run measured that workload."""
+    kind = hybrid_kind(result.model)
+    first = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in (layouts or {}).items()}
+    wanted = _workload({**result.config_defaults, **first}, kind)
+    runs = []
+    for i in np.argsort(result.data.gpus, kind="stable"):
+        values = {k: float(v[i]) for k, v in result.data.config.items()}
+        values = {**result.config_defaults, **values, "gpus": float(result.data.gpus[i])}
+        if _workload(values, kind) == wanted:
+            runs.append(values)
+    return runs[0] if runs else None
+
+
+def reference_time(result: FitResult, layouts: dict | None = None) -> dict[str, float]:
+    """`reference_layout`'s layout fields, predicted ``time_s`` and what it is
+    (``reference``); without a measured run of the workload, the first valid row of
+    `layouts`."""
+    reference, what = reference_layout(result, layouts), "the fit's measured run on the fewest GPUs"
+    if reference is None and layouts is not None:
+        found = _evaluate(result, layouts)
+        ok = np.flatnonzero(found["code"] == 0)
+        if not len(ok):
+            raise InputError("no measured run of this workload and no valid layout to compare with")
+        i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
+        reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
+        what = "the valid layout on the fewest GPUs given (no measured run of this workload)"
+    if reference is None:
+        raise InputError("no measured run of this workload to compare with")
+    one = {k: np.asarray([v]) for k, v in reference.items()}
+    shown = {k: reference[k] for k in ("gpus", *LAYOUT_OPTIONS) if k in reference}
+    time_s = float(_evaluate(result, one)["time_s"][0])
+    return {**shown, "time_s": time_s, "reference": what}
+
+
+def describe_layout(values: dict, fields=("gpus", *LAYOUT_OPTIONS)) -> str:
+    """``gpus=… tp=… …`` of the layout fields in `values`."""
+    return " ".join(f"{k}={float(values[k]):g}" for k in fields if k in values)
+
+
+def _evaluate(result: FitResult, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    kind = hybrid_kind(result.model)
+    with jax.enable_x64(True):
+        config = Config(**{**result.config_defaults, **layouts})
+        time_s = np.asarray(result.model(config), dtype=np.float64)
+        code = np.asarray(layout_status(config, kind))
+    return {"time_s": np.broadcast_to(time_s, code.shape), "code": code}
+
+
+def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
+    """Rows of ``predict`` at `layouts`, and the reference layout they compare with.
+
+    Speedup is the reference layout's time over each row's; efficiency is speedup ×
+    reference GPUs / GPUs. Invalid layouts get no time; out-of-memory ones are marked.
+    """
+    reference = reference_time(result, layouts)
+    ref_time = reference["time_s"]
+    found = _evaluate(result, layouts)
+    band = None
+    if interval is not None:
+        gpus = layouts["gpus"]
+        others = {k: v for k, v in layouts.items() if k != "gpus"}
+        from .._uncertainty import predict_interval
+
+        band = predict_interval(result, gpus, interval, method, **others)
+    shown = [f for f in ("gpus", *LAYOUT_OPTIONS) if f in layouts]
+    rows = []
+    for i in range(len(layouts["gpus"])):
+        code = int(found["code"][i])
+        row = {f: float(layouts[f][i]) for f in shown}
+        valid = code == 0 or code == OUT_OF_MEMORY
+        time_s = float(found["time_s"][i])
+        row["time_s"] = time_s if valid else None
+        if band is not None and valid:
+            row["time_s_lo"] = float(band["time_s_lo"][i])
+            row["time_s_hi"] = float(band["time_s_hi"][i])
+        row["speedup"] = ref_time / time_s if valid else None
+        row["efficiency"] = row["speedup"] * reference["gpus"] / row["gpus"] if valid else None
+        row["status"] = "ok" if code == 0 else REASONS[code]
+        rows.append(row)
+    return rows, reference
+
+
+# Optimal ----------------------------------------------------------------------------------
+
+
+def _divisors(n: float, limit: float) -> list[float]:
+    return [float(d) for d in range(1, int(n) + 1) if int(n) % d == 0 and d <= limit]
+
+
+def search_axes(result: FitResult, max_gpus: int, multiple_of: int) -> dict[str, list[float]]:
+    """GPU counts (whole nodes, or multiples of `multiple_of`) up to `max_gpus` × layouts."""
+    defaults = result.config_defaults
+    node = float(defaults.get("gpus_per_node", 8.0))
+    step = multiple_of if multiple_of > 1 else int(node)
+    gpus = [float(g) for g in range(step, max_gpus + 1, step)]
+    if not gpus:
+        raise InputError(f"--max-gpus {max_gpus}: below one step of {step} GPUs")
+    axes = {
+        "gpus": gpus,
+        "tp": [t for t in (1.0, 2.0, 4.0, 8.0, 16.0) if t <= node],
+        "pp": _divisors(defaults.get("layers", 1.0), defaults.get("layers", 1.0)),
+        "microbatch_size": [1.0, 2.0, 4.0, 8.0, 16.0],
+        "zero": [0.0, 1.0],
+    }
+    if hybrid_kind(result.model) == "hybrid":
+        axes |= {"interleave": [1.0, 2.0, 3.0, 4.0], "recompute": [0.0, 1.0, 2.0]}
+    return axes
+
+
+def optimal_layout(
+    result: FitResult,
+    *,
+    max_gpus: int = 4096,
+    objective: str = "time",
+    price_per_gpu_hour: float | None = None,
+    deadline: float | None = None,
+    multiple_of: int = 1,
+    threshold: float = 0.5,
+    efficiency_floor: float | None = None,
+    **_,
+) -> dict:
+    """``optimal`` of a hybrid fit: the best GPU count and layout, by a layout search."""
+    if max_gpus < 1:
+        raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
+    axes = search_axes(result, max_gpus, multiple_of)
+    fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
+    if price_per_gpu_hour is not None:
+        fixed["price_per_gpu_hour"] = price_per_gpu_hour
+    if "gpu_memory_bytes" not in fixed:  # 90% usable, as in benchmarks/megatron.py
+        gpu = dict(result.model.options).get("gpu", "A100-80GB")
+        fixed["gpu_memory_bytes"] = 0.9 * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
+    found = sweep(result.model, axes, fixed=fixed, per=["gpus"], pareto=False, progress=False)
+    curve = found.per_axis["gpus"]
+    curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)
+    if not len(curve):
+        raise InputError("no valid layout fits in memory at any GPU count searched")
+    layouts = {k: np.asarray(curve[k], float) for k in axes}
+    reference = reference_time(result, layouts)
+    ref_time = reference["time_s"]
+    speedup = ref_time / curve["step_time_s"].to_numpy()
+    efficiency = speedup * reference["gpus"] / curve["gpus"].to_numpy()
+    if objective == "cost":
+        ok = np.ones(len(curve), bool) if deadline is None else curve["step_time_s"] <= deadline
+        if not ok.any():
+            raise InputError(f"--deadline {deadline:g} s: no layout is that fast")
+        i = int(np.flatnonzero(ok)[np.argmin(curve["cost_per_step"].to_numpy()[ok])])
+    else:
+        i = int(np.argmin(curve["step_time_s"].to_numpy()))
+    best = curve.iloc[i]
+    gpus = curve["gpus"].to_numpy()
+    marginal = np.diff(speedup) / np.diff(gpus) * reference["gpus"]
+    marginal = np.append(marginal, np.nan)  # none after the last count
+    knee, criterion = None, f"marginal speedup < {threshold:g} per reference-GPU"
+    if efficiency_floor is not None:
+        below = np.flatnonzero(efficiency < efficiency_floor)
+        knee, criterion = (below[0] if len(below) else None), f"efficiency < {efficiency_floor:g}"
+    else:
+        below = np.flatnonzero(marginal[:-1] < threshold)
+        knee = below[0] if len(below) else None
+    layout = {k: float(best[k]) for k in axes}
+    alternatives = layout_alternatives(
+        result.model,
+        {k: v for k, v in axes.items() if k != "gpus"},
+        best,
+        fixed={**fixed, "gpus": float(best["gpus"])},
+    )
+    return {
+        "gpus": int(best["gpus"]),
+        "layout": layout,
+        "time_s": float(best["step_time_s"]),
+        "speedup": float(speedup[i]),
+        "efficiency": float(efficiency[i]),
+        "memory_gb": float(best["memory_gb"]),
+        "cost_per_step": float(best["cost_per_step"]) if price_per_gpu_hour is not None else None,
+        "objective": objective,
+        "reference": reference,
+        "searched_up_to": int(gpus[-1]),
+        "at_search_limit": bool(int(best["gpus"]) == int(gpus[-1])),
+        "diminishing_returns": {
+            "gpus": None if knee is None else int(gpus[knee]),
+            "criterion": criterion,
+            "marginal_speedup": None if knee is None else _finite(marginal[knee]),
+            "efficiency": None if knee is None else float(efficiency[knee]),
+            "speedup": None if knee is None else float(speedup[knee]),
+        },
+        "alternatives": [
+            {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in r.items()}
+            for r in alternatives.to_dict(orient="records")
+        ],
+        "family": result.family,
+        "precision": found.precision,
+    }
+
+
+def _finite(x) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def run_predict(args, result: FitResult, print_json, format_table) -> bool:
+    """``predict`` of a hybrid fit (layouts, `layout_rows`); False for other fits."""
+    if hybrid_kind(result.model) == "":
+        return False
+    layouts = layouts_from_args(args)
+    if layouts is None:
+        layouts = {"gpus": np.asarray([_value(t, "gpus", "--gpus") for t in args.gpus.split(",")])}
+    rows, reference = layout_rows(result, layouts, args.interval, args.method)
+    if args.json:
+        print_json({"reference": reference, "rows": rows})
+        return True
+    print(
+        f"{result.label} fit of {result.data.source} (time_s in s per step; speedup and "
+        f"efficiency against the reference layout {describe_layout(reference)}, "
+        f"{reference['time_s']:.4g} s: {reference['reference']})"
+    )
+    print(format_table(rows))
+    return True
+
+
+def print_optimal_layout(document: dict) -> None:
+    ref = document["reference"]
+    limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
+    print(
+        f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}, "
+        f"{describe_layout(document['layout'])}"
+    )
+    print(
+        f"  step time {document['time_s']:.4g} s, memory {document['memory_gb']:.3g} GB per "
+        f"GPU; speedup {document['speedup']:.3g}x and efficiency {document['efficiency']:.1%} "
+        f"against the reference layout {describe_layout(ref)} ({ref['time_s']:.4g} s, "
+        f"{ref['reference']})"
+    )
+    if document["cost_per_step"] is not None:
+        print(f"  cost per step {document['cost_per_step']:.4g}")
+    for alt in document["alternatives"]:
+        names = [k for k in alt if k not in ("axis", "best_value", "step_time_s", "slower_pct")]
+        print(
+            f"  {alt['slower_pct']:5.1f}% slower with another {alt['axis']}: "
+            f"{describe_layout(alt, names)} ({alt['step_time_s']:.4g} s)"
+        )
+    knee = document["diminishing_returns"]
+    if knee["gpus"] is None:
+        print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")
+    else:
+        print(
+            f"diminishing returns from {knee['gpus']} GPUs ({knee['criterion']}), "
+            f"efficiency {knee['efficiency']:.1%}"
+        )

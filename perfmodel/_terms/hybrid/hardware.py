@@ -1,0 +1,76 @@
+"""Published numbers the `hybrid` family starts from: GPUs and Megatron-LM software stacks.
+
+Nothing here is fitted except `GPUS[...]["e_max"]` and ``["d0"]`` (see each entry).
+"""
+
+GPUS: dict[str, dict[str, float]] = {
+    # DGX A100 80GB (Selene, the machine of Narayanan et al. SC'21 and Korthikanti et al.
+    # 2022). Peak: 312 TFLOP/s dense FP16/BF16 (A100 datasheet). HBM2e 2,039 GB/s at the
+    # 90% large streams reach (calculon systems/a100_80g.json @caa4b11f). NVLink3 via
+    # NVSwitch: nccl-tests all_reduce bus bandwidth ~200 GB/s on 8 × A100-SXM4-80GB
+    # (nccl-tests#149; 208 GB/s in #178), spec 300 GB/s per direction. 8 × HDR 200 Gb/s
+    # ConnectX-6, one per GPU: 25 GB/s at the 96% nccl-tests reach (nccl-tests#119).
+    # Latencies per ring step assumed (1 µs, 5 µs; negligible at these message sizes).
+    # e_max and d0: fitted on Korthikanti et al. Table 5's 22B (8 GPUs) and 175B (64 GPUs)
+    # full-recomputation runs (benchmarks/megatron.py).
+    "A100-80GB": dict(
+        peak_flops=312e12,
+        hbm_bandwidth=2.039e12 * 0.9,
+        nvlink_bandwidth=200e9,
+        nvlink_latency=1e-6,
+        network_bandwidth=25e9 * 0.96,
+        network_latency=5e-6,
+        memory_bytes=80 * 2.0**30,
+        e_max=0.8892,
+        d0=338.2,
+    ),
+    # DGX H100 (SXM5): 989 TFLOP/s dense BF16 and 3.35 TB/s HBM3 (H100 datasheet),
+    # NVLink4 450 GB/s per direction (~360 GB/s all-reduce bus bandwidth, nccl-tests#312),
+    # 8 × ConnectX-7 NDR 400 Gb/s (50 GB/s per GPU). e_max and d0: the A100 values, not
+    # measured on H100 — refit them on H100 runs (`perfmodel fit --model hybrid`).
+    "H100-80GB": dict(
+        peak_flops=989e12,
+        hbm_bandwidth=3.35e12 * 0.9,
+        nvlink_bandwidth=360e9,
+        nvlink_latency=1e-6,
+        network_bandwidth=50e9 * 0.96,
+        network_latency=5e-6,
+        memory_bytes=80 * 2.0**30,
+        e_max=0.8892,
+        d0=338.2,
+    ),
+}
+
+STACKS: dict[str, dict[str, float]] = {
+    # Megatron-LM @50a4b5fa (2021-04, Narayanan et al. SC'21): synchronous tensor-parallel
+    # collectives, unfused gradient accumulation into fp16 main_grad, fp16 gradients
+    # all-reduced (examples/sc21/CONFIG.sh), local DDP (no overlap), scatter/gather sends.
+    "megatron-2021": dict(
+        async_tp=0.0,
+        grad_accum_fusion=0.0,
+        dp_overlap=0.0,
+        grad_bytes=2.0,
+        scatter_gather=1.0,
+        flash_attention=0.0,
+    ),
+    # Megatron-LM @83b1e42f / @739cb43d (2022, Korthikanti et al.): asynchronous
+    # tensor-parallel backward collectives, fused fp32 gradient accumulation.
+    "megatron-2022": dict(
+        async_tp=1.0,
+        grad_accum_fusion=1.0,
+        dp_overlap=0.0,
+        grad_bytes=4.0,
+        scatter_gather=1.0,
+        flash_attention=0.0,
+    ),
+    # Megatron-Core (2023+): as 2022 plus --overlap-grad-reduce and flash attention; the
+    # defaults of `Config`.
+    "megatron-core": dict(
+        async_tp=1.0,
+        grad_accum_fusion=1.0,
+        dp_overlap=1.0,
+        grad_bytes=4.0,
+        scatter_gather=1.0,
+        flash_attention=1.0,
+    ),
+}

@@ -1,0 +1,291 @@
+"""The cost terms of the `hybrid` family: one Megatron-LM training iteration on GPUs.
+
+With ``m`` micro-batches of ``b`` samples per replica, ``v`` model chunks per device and
+``slots = m + (p−1)/v`` (`schedule_slots`), one iteration costs (seconds):
+
+| term | seconds per iteration (parameters) |
+| --- | --- |
+| ``compute`` | ``slots·(L/p)·GEMMs(layer) + m·3·GEMM(logits)`` (peak_flops, e_max, d0, |
+| | hbm_bandwidth) |
+| ``kernels`` | ``[slots·((L/p)·elementwise + accumulation) + m·loss + optimizer]/BW_hbm`` |
+| ``tensor`` | ``slots·(L/p)·(sync + max(0, async − 2·dense)) + m·AR(logits)`` (latency, |
+| | bandwidth: NVLink) |
+| ``p2p`` | ``2(v·m + p − 1)`` blocking sends between stages |
+| ``allreduce`` | exposed data-parallel reduction (or ZeRO-3 gathers) + tied embedding |
+| | (latency_inter, bandwidth_inter: the network per GPU) |
+
+The busiest device's per-micro-batch work runs ``slots`` times (its share of the
+pipeline bubble included: `pipeline_bubble` splits it out); the last stage's output
+layer runs m times on top (the stage imbalance). Links: NVLink/NVSwitch inside a node is
+the `tensor` term's, the network (one NIC per GPU) the `allreduce` term's. Formulas,
+sources and units are in `shape`, `efficiency`, `kernels`, `collectives`, `schedule`.
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ..._config import Config
+from ..base import _positive, AbstractCostTerm, ParamSpec, Role
+from .collectives import (
+    data_parallel_time,
+    embedding_sync_time,
+    Link,
+    logit_all_reduce,
+    p2p_time,
+    tensor_parallel_times,
+    zero3_time,
+)
+from .efficiency import Device, logit_gemm_time
+from .kernels import grad_accumulation_bytes, loss_bytes, optimizer_bytes
+from .layer import layer_gemm_seconds, layer_kernel_seconds
+from .schedule import schedule_slots
+from .shape import stage_parameters
+
+SHAPE_FIELDS = ("layers", "hidden", "seq_len", "global_batch")
+
+
+def _logit(x: float) -> Float[Array, ""]:
+    x = jnp.asarray(x, dtype=jnp.result_type(float))
+    return jnp.log(x) - jnp.log1p(-x)
+
+
+def _device_params(config: Config) -> Float[Array, "..."]:
+    layers, embedding = stage_parameters(config)
+    return layers + embedding
+
+
+class LayerGemmTerm(AbstractCostTerm):
+    """GEMM seconds of one iteration on the busiest device, under a roofline.
+
+    ``slots·(L/p)·G_layer + m·3·G_logits`` with ``G`` from `layer_gemm_seconds` and
+    `logit_gemm_time`: the efficiency ``e_max / (1 + d0·(1/M + 1/N + 1/K))`` of each
+    GEMM's shape. Owns the GPU's parameters, which the other terms read.
+
+    Fields:
+        log_peak_flops: log of the peak dense FLOP/s of one GPU (spec sheet).
+        logit_e_max: logit of e_max, the fraction of peak large GEMMs sustain.
+        log_d0: log of d0, elements: the GEMM size scale of the efficiency.
+        log_hbm_bandwidth: log of the HBM bandwidth, B/s.
+    """
+
+    log_peak_flops: Float[Array, ""]
+    logit_e_max: Float[Array, ""]
+    log_d0: Float[Array, ""]
+    log_hbm_bandwidth: Float[Array, ""]
+    name: str = eqx.field(static=True, default="compute")
+    role: ClassVar[Role] = "compute"
+    requires: ClassVar[tuple[str, ...]] = SHAPE_FIELDS
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "peak_flops": ParamSpec(
+            "log_peak_flops", "FLOP/s", "bandwidth", "peak dense FLOP/s of one GPU"
+        ),
+        "e_max": ParamSpec("logit_e_max", "1", "fraction", "share of peak large GEMMs sustain"),
+        "d0": ParamSpec(
+            "log_d0", "elements", "bandwidth", "GEMM size scale: e = e_max/(1+d0·Σ1/dim)"
+        ),
+        "hbm_bandwidth": ParamSpec(
+            "log_hbm_bandwidth", "B/s", "bandwidth", "HBM bandwidth of one GPU"
+        ),
+    }
+
+    def __init__(
+        self,
+        peak_flops: float = 312e12,
+        e_max: float = 0.889,
+        d0: float = 338.0,
+        hbm_bandwidth: float = 1.835e12,
+        name: str = "compute",
+    ):
+        self.log_peak_flops = _positive(peak_flops)
+        self.logit_e_max = _logit(e_max)
+        self.log_d0 = _positive(d0)
+        self.log_hbm_bandwidth = _positive(hbm_bandwidth)
+        self.name = name
+
+    @property
+    def device(self) -> Device:
+        """The GPU's physical parameters (`efficiency.Device`)."""
+        return Device(
+            jnp.exp(self.log_peak_flops),
+            jnp.exp(self.log_hbm_bandwidth),
+            jax.nn.sigmoid(self.logit_e_max),
+            jnp.exp(self.log_d0),
+        )
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        device = self.device
+        layer, _, _ = layer_gemm_seconds(config, device)
+        stage = config.layers / config.pp * layer
+        logits = 3.0 * logit_gemm_time(config, device)
+        return schedule_slots(config) * stage + config.num_microbatches * logits
+
+
+class MemoryBoundTerm(AbstractCostTerm):
+    """Seconds of the memory-bound kernels of one iteration at the HBM bandwidth.
+
+    ``[slots·((L/p)·E_layer + A) + m·loss + O] / BW_hbm``: the element-wise kernels of
+    each layer (`layer_kernel_seconds`), the gradient accumulation of the device's
+    parameters per micro-batch (A, `grad_accumulation_bytes`), the last stage's cross
+    entropy (`loss_bytes`) and the optimizer step (O, `optimizer_bytes`). No parameters:
+    it reads the HBM bandwidth of the `LayerGemmTerm`.
+    """
+
+    name: str = eqx.field(static=True, default="kernels")
+    role: ClassVar[Role] = "compute"
+    params: ClassVar[dict[str, ParamSpec]] = {}
+    reads: ClassVar[tuple[type, ...]] = (LayerGemmTerm,)
+
+    def __init__(self, name: str = "kernels"):
+        self.name = name
+
+    def __call__(self, config: Config, compute: LayerGemmTerm) -> Float[Array, "..."]:
+        bandwidth = jnp.exp(compute.log_hbm_bandwidth)
+        layer, _ = layer_kernel_seconds(config, bandwidth)
+        params = _device_params(config)
+        accumulate = grad_accumulation_bytes(config, params) / bandwidth
+        stage = config.layers / config.pp * layer + accumulate
+        loss = config.num_microbatches * loss_bytes(config) / bandwidth
+        return schedule_slots(config) * stage + loss + optimizer_bytes(config, params) / bandwidth
+
+
+class TensorCollectiveTerm(AbstractCostTerm):
+    """Exposed tensor-parallel collectives of one iteration, on NVLink.
+
+    ``slots·(L/p)·(sync + max(0, async − 2·dense)) + m·AR(logits)``: the synchronous
+    collectives of each layer and micro-batch and what the asynchronous ones do not hide
+    under the backward weight-gradient GEMMs (`tensor_parallel_times`), and the logit
+    layer's input-gradient all-reduce (`logit_all_reduce`). Owns the intra-node link.
+
+    Fields:
+        log_latency: log α of NVLink/NVSwitch, seconds per ring step.
+        log_bandwidth: log β, the all-reduce bus bandwidth nccl-tests reports, B/s.
+    """
+
+    log_latency: Float[Array, ""]
+    log_bandwidth: Float[Array, ""]
+    name: str = eqx.field(static=True, default="tensor")
+    role: ClassVar[Role] = "communication"
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "latency": ParamSpec("log_latency", "s", "time", "intra-node latency per ring step"),
+        "bandwidth": ParamSpec(
+            "log_bandwidth", "B/s", "bandwidth", "intra-node (NVLink) bus bandwidth"
+        ),
+    }
+    reads: ClassVar[tuple[type, ...]] = (LayerGemmTerm,)
+
+    def __init__(self, latency: float = 1e-6, bandwidth: float = 200e9, name: str = "tensor"):
+        self.log_latency = _positive(latency)
+        self.log_bandwidth = _positive(bandwidth)
+        self.name = name
+
+    @property
+    def link(self) -> Link:
+        return Link(jnp.exp(self.log_latency), jnp.exp(self.log_bandwidth))
+
+    def layer_exposed(self, config: Config, compute: LayerGemmTerm) -> Float[Array, "..."]:
+        """Exposed collective seconds of one layer and micro-batch."""
+        sync, overlappable = tensor_parallel_times(config, self.link)
+        _, _, dense = layer_gemm_seconds(config, compute.device)
+        return sync + jnp.maximum(0.0, overlappable - 2.0 * dense)
+
+    def __call__(self, config: Config, compute: LayerGemmTerm) -> Float[Array, "..."]:
+        stage = config.layers / config.pp * self.layer_exposed(config, compute)
+        logits = config.num_microbatches * logit_all_reduce(config, self.link)
+        return schedule_slots(config) * stage + logits
+
+
+def stage_seconds(
+    config: Config, compute: LayerGemmTerm, tensor: TensorCollectiveTerm
+) -> Float[Array, "..."]:
+    """Seconds of one micro-batch on the busiest device (its layers and gradient
+    accumulation): what each of the ``slots`` of the schedule takes."""
+    device = compute.device
+    layer, _, _ = layer_gemm_seconds(config, device)
+    kernel, _ = layer_kernel_seconds(config, device.hbm_bandwidth)
+    exposed = tensor.layer_exposed(config, compute)
+    accumulate = grad_accumulation_bytes(config, _device_params(config)) / device.hbm_bandwidth
+    return config.layers / config.pp * (layer + kernel + exposed) + accumulate
+
+
+class DataParallelTerm(AbstractCostTerm):
+    """Exposed data-parallel gradient reduction of one iteration, and the tied embedding.
+
+    Without ZeRO-3, the hierarchical all-reduce of the device's gradients
+    (`data_parallel_time`), all of it exposed unless `Config.dp_overlap`, then what
+    exceeds the last micro-batch's backward on the device. With ZeRO-3 the weight
+    all-gathers and gradient reduce-scatters (`zero3_time`), exposed beyond the pipeline
+    they overlap. Plus the tied-embedding all-reduce (`embedding_sync_time`). Owns the
+    network link (per GPU).
+
+    Fields:
+        log_latency_inter: log α of the network, seconds per ring step.
+        log_bandwidth_inter: log β of the network per GPU, B/s.
+    """
+
+    log_latency_inter: Float[Array, ""]
+    log_bandwidth_inter: Float[Array, ""]
+    name: str = eqx.field(static=True, default="allreduce")
+    role: ClassVar[Role] = "communication"
+    params: ClassVar[dict[str, ParamSpec]] = {
+        "latency_inter": ParamSpec(
+            "log_latency_inter", "s", "time", "inter-node latency per ring step"
+        ),
+        "bandwidth_inter": ParamSpec(
+            "log_bandwidth_inter", "B/s", "bandwidth", "inter-node bandwidth per GPU"
+        ),
+    }
+    reads: ClassVar[tuple[type, ...]] = (LayerGemmTerm, MemoryBoundTerm, TensorCollectiveTerm)
+
+    def __init__(self, latency: float = 5e-6, bandwidth: float = 24e9, name: str = "allreduce"):
+        self.log_latency_inter = _positive(latency)
+        self.log_bandwidth_inter = _positive(bandwidth)
+        self.name = name
+
+    @property
+    def link(self) -> Link:
+        return Link(jnp.exp(self.log_latency_inter), jnp.exp(self.log_bandwidth_inter))
+
+    def __call__(
+        self,
+        config: Config,
+        compute: LayerGemmTerm,
+        kernels: MemoryBoundTerm,
+        tensor: TensorCollectiveTerm,
+    ) -> Float[Array, "..."]:
+        device, nvlink, network = compute.device, tensor.link, self.link
+        params = _device_params(config)
+        _, gemm_window, _ = layer_gemm_seconds(config, device)
+        _, kernel_window = layer_kernel_seconds(config, device.hbm_bandwidth)
+        window = config.layers / config.pp * (gemm_window + kernel_window)
+        window = jnp.where(config.dp_overlap > 0.0, window, 0.0)
+        allreduce = data_parallel_time(config, params * config.grad_bytes, nvlink, network)
+        pipeline = schedule_slots(config) * stage_seconds(config, compute, tensor)
+        zero3 = zero3_time(config, params, nvlink, network)
+        dp = jnp.where(
+            config.zero >= 3.0,
+            jnp.maximum(0.0, zero3 - pipeline),
+            jnp.maximum(0.0, allreduce - window),
+        )
+        return dp + embedding_sync_time(config, network)
+
+
+class PipelineTransferTerm(AbstractCostTerm):
+    """Blocking sends between pipeline stages (`p2p_time`), on the network when the stages
+    span nodes, else NVLink. No parameters: it reads both links."""
+
+    name: str = eqx.field(static=True, default="p2p")
+    role: ClassVar[Role] = "communication"
+    params: ClassVar[dict[str, ParamSpec]] = {}
+    reads: ClassVar[tuple[type, ...]] = (TensorCollectiveTerm, DataParallelTerm)
+
+    def __init__(self, name: str = "p2p"):
+        self.name = name
+
+    def __call__(
+        self, config: Config, tensor: TensorCollectiveTerm, network: DataParallelTerm
+    ) -> Float[Array, "..."]:
+        return p2p_time(config, tensor.link, network.link)

@@ -1,0 +1,131 @@
+"""`perfmodel fit --model hybrid` on measured runs, and `predict`, `optimal` and `sweep` of
+the hybrid family over layouts (`perfmodel._cli.layout`)."""
+
+import json
+from pathlib import Path
+import textwrap
+
+import pandas as pd
+import pytest
+
+from perfmodel._cli import main
+
+RUNS = Path(__file__).resolve().parent.parent / "benchmarks" / "megatron_runs.csv"
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Korthikanti et al. Table 5's 22B (8 GPUs) and 175B (64 GPUs) full-recompute runs."""
+    frame = pd.read_csv(RUNS)
+    frame = frame[(frame.series == "K22_T5") & (frame.recompute == "full")].iloc[:2]
+    path = tmp_path_factory.mktemp("runs") / "runs.csv"
+    frame.drop(columns="series").to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def fitted(two_runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fit") / "fit.json"
+    assert main(["fit", str(two_runs), "--model", "hybrid", "--starts", "8", "-o", str(out)]) == 0
+    return out
+
+
+def test_fit_determines_the_efficiency_and_fixes_the_rest(fitted, capsys):
+    document = json.loads(fitted.read_text())
+    params = {
+        k: v["value"] if isinstance(v, dict) else v for k, v in document["parameters"].items()
+    }
+    # The calibration of benchmarks/megatron.py: e_max 0.889, d0 338 elements.
+    assert params["compute.e_max"] == pytest.approx(0.889, rel=2e-3)
+    assert params["compute.d0"] == pytest.approx(338.0, rel=2e-2)
+    assert set(document["free"]) == {"compute.e_max", "compute.d0"}
+    warnings = " ".join(document["quality"]["warnings"])
+    assert "compute.peak_flops fixed at 3.12e+14" in warnings
+    assert "tensor.bandwidth fixed at 2e+11: no distinct runs left" in warnings
+    assert "allreduce.bandwidth_inter fixed at 2.4e+10: the runs barely depend on it" in warnings
+
+
+def test_fit_refuses_weak_scaling_and_missing_shapes(two_runs, tmp_path, capsys):
+    assert main(["fit", str(two_runs), "--model", "hybrid", "--weak-scaling"]) == 2
+    assert "drop --weak-scaling" in capsys.readouterr().err
+    bare = tmp_path / "bare.csv"
+    pd.read_csv(two_runs).drop(columns="hidden").to_csv(bare, index=False)
+    assert main(["fit", str(bare), "--model", "hybrid"]) == 2
+    assert "needs 'hidden'" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    pd.read_csv(two_runs).assign(recompute="most").to_csv(bad, index=False)
+    assert main(["fit", str(bad), "--model", "hybrid"]) == 2
+    assert "column 'recompute': expected a finite number" in capsys.readouterr().err
+
+
+def test_predict_at_layouts_against_the_measured_reference(fitted, capsys):
+    argv = ["predict", str(fitted), "--gpus", "64,64,80", "--tp", "8,4,8", "--pp", "8,16,5"]
+    argv += ["--microbatch-size", "1", "--interleave", "3,3,1", "--recompute", "full", "--json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    reference, rows = document["reference"], document["rows"]
+    # The workload of the fit's defaults is the 175B model: its measured run is the reference.
+    assert reference["gpus"] == 64 and reference["tp"] == 8 and reference["pp"] == 8
+    assert rows[0]["speedup"] == pytest.approx(1.0) and rows[0]["status"] == "ok"
+    assert rows[1]["status"] == "ok" and rows[1]["efficiency"] == pytest.approx(
+        rows[1]["speedup"], rel=1e-12
+    )
+    assert rows[2]["status"] == "pp does not divide layers" and rows[2]["time_s"] is None
+
+
+def test_predict_reads_a_csv_of_layouts(fitted, tmp_path, capsys):
+    layouts = tmp_path / "layouts.csv"
+    layouts.write_text(
+        "gpus,tp,pp,microbatch_size,recompute,zero\n64,8,8,1,full,0\n128,8,8,1,2,3\n"
+    )
+    assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 0
+    out = capsys.readouterr().out
+    assert "against the reference layout gpus=64 tp=8 pp=8" in out and "ok" in out
+    layouts.write_text("gpus,tp,zero\n64,8,5\n")
+    assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 2
+    err = capsys.readouterr().err
+    assert "row 1 (line 2), column 'zero': expected one of 0, 1, 2, 3" in err
+    assert main(["predict", str(fitted), "--layouts", str(layouts), "--gpus", "8"]) == 2
+
+
+def test_optimal_is_a_layout_search(fitted, capsys):
+    assert main(["optimal", str(fitted), "--max-gpus", "128", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["gpus"] in (64, 72, 80, 96, 104, 112, 120, 128)
+    assert set(document["layout"]) >= {"tp", "pp", "microbatch_size", "interleave", "recompute"}
+    assert document["reference"]["gpus"] == 64
+    assert document["alternatives"] and all(a["slower_pct"] >= 0 for a in document["alternatives"])
+
+
+def test_sweep_warns_about_workload_fields_left_at_their_defaults(tmp_path, capsys):
+    # The README's former example: a 175B model with hidden, seq_len, … left at 1.
+    space = tmp_path / "space.toml"
+    space.write_text(
+        textwrap.dedent(
+            """
+            [model]
+            family = "hybrid"
+            [fixed]
+            layers = 96
+            hidden = 12288
+            seq_len = 2048
+            global_batch = 64
+            gpu_memory_bytes = 77e9
+            [axes]
+            gpus = [64]
+            tp = [4, 8]
+            pp = [8, 16]
+            microbatch_size = [1, 2]
+            recompute = [0, 2]
+            """
+        )
+    )
+    assert main(["sweep", str(space), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "heads = 0, vocab = 0 at the default" in captured.err
+    document = json.loads(captured.out)
+    assert document["warnings"] and document["alternatives"]
+    best = document["top"][0]
+    for alternative in document["alternatives"]:
+        slower = alternative["step_time_s"] / best["step_time_s"] - 1.0
+        assert alternative["slower_pct"] == pytest.approx(100 * slower, rel=1e-4)
