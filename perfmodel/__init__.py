@@ -271,7 +271,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)
     if inspect.isfunction(value):
-        from ._keywords import checked
+        from ._checked import checked
 
         value = checked(value)  # a misspelt keyword names the valid ones
     globals()[name] = value  # later lookups skip this function
