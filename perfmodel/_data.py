@@ -432,6 +432,24 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
     raise InputError(f"{where}: expected a whole number ≥ 1, got {cell!r}")
 
 
+MAX_DECADES = 50.0
+"""The most orders of magnitude one measured column may span: timings of one workload
+differ by far less (a collective from 8 B to 8 GB spans about 6); more is a typo or a
+wrong unit, and no fit in float64 is meaningful across it."""
+
+
+def _check_span(frame: pd.DataFrame, column: str, values: np.ndarray, source: str) -> None:
+    low, high = int(np.argmin(values)), int(np.argmax(values))
+    decades = float(np.log10(values[high]) - np.log10(values[low]))
+    if decades > MAX_DECADES:
+        lines = _lines(frame)
+        raise InputError(
+            f"{source}: column {column!r} spans {decades:.0f} orders of magnitude (line "
+            f"{lines[low]}: {values[low]:.3g}, line {lines[high]}: {values[high]:.3g}); "
+            f"expected at most {MAX_DECADES:.0f}: check the units and typos of those rows"
+        )
+
+
 MAX_GPUS = 10_000_000
 """The largest GPU count a measurement may have: ten times the largest machines built; a
 larger count is a typo (1e300 would overflow every term that grows with it)."""
@@ -449,6 +467,7 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
     measured = _measured_column(frame, source)
     gpus = _numeric(frame, "gpus", source, integer=True)
     values = _numeric(frame, measured, source, integer=False)
+    _check_span(frame, measured, values, source)
     config = {
         name: _numeric(frame, name, source, integer=name in _INTEGER_FIELDS)
         for name in CONFIG_FIELDS

@@ -210,3 +210,11 @@ def test_standard_columns_say_how_they_were_read(tmp_path):
     assert data.read_as == "read time_us as microseconds"
     data = pm.load_benchmarks(write(tmp_path, "gpus,throughput\n1,10\n2,19\n", "t.csv"))
     assert data.read_as == "read throughput as work/s"
+
+
+def test_a_column_spanning_more_than_fifty_decades_is_refused(tmp_path):
+    text = "gpus,time_s\n1,1e30\n2,1\n4,1e-30\n"
+    with pytest.raises(pm.InputError, match=r"spans 60 orders of magnitude \(line 4: 1e-30"):
+        pm.load_benchmarks(write(tmp_path, text, "x.csv"))
+    data = pm.load_benchmarks(write(tmp_path, "gpus,time_s\n1,1e20\n2,1e-20\n", "y.csv"))
+    assert data.time_s.tolist() == [1e20, 1e-20]  # 40 decades: read

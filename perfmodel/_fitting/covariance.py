@@ -68,4 +68,6 @@ def fit_quality(measured: np.ndarray, predicted: np.ndarray) -> tuple[float, flo
         r2 = 1.0 - ss_res / ss_tot
     else:
         r2 = 1.0 if ss_res <= 1e-24 * m.size else 0.0
-    return r2, float(np.mean(np.abs(p - m) / np.abs(m)) * 100.0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        mape = float(np.mean(np.abs(p - m) / np.abs(m)) * 100.0)
+    return r2, mape
