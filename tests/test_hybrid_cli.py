@@ -10,6 +10,9 @@ import pytest
 
 from perfmodel._cli import main
 
+# A hybrid fit of measured runs takes ~20 s on two cores: every test here is slow.
+pytestmark = pytest.mark.slow
+
 RUNS = Path(__file__).resolve().parent.parent / "benchmarks" / "megatron_runs.csv"
 
 

@@ -214,6 +214,7 @@ def test_iteration_time_is_vectorised(ref):
             assert float(one) == pytest.approx(float(grid[i, j]), rel=1e-12)
 
 
+@pytest.mark.slow  # the whole validation benchmark: about a minute on two cores
 def test_benchmark_meets_its_targets_on_the_published_runs(bench):
     result = bench.run(bench.DEFAULT_CSV, bench.DEFAULT_CALIBRATION, quiet=True)
     for table in ("N21_T1", "K22_T5"):
@@ -226,6 +227,7 @@ def test_benchmark_meets_its_targets_on_the_published_runs(bench):
     assert result["picks_under_two_layers_per_stage"] == 0
 
 
+@pytest.mark.slow  # a subprocess of the benchmark
 def test_cli_runs_on_another_csv_and_ends_with_json(bench, tmp_path):
     import pandas as pd
 
