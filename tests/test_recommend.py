@@ -65,9 +65,14 @@ def test_node_size_from_the_data_is_the_default_step():
 
 
 def test_still_speeding_up_says_measure_further(amdahl):
-    rec = pm.recommend(amdahl, level=None)
-    fastest = rec.alternatives[0]
+    # 19.9× at 4096 GPUs of a bound of 20×: the curve has levelled off.
+    fastest = pm.recommend(amdahl, level=None).alternatives[0]
     assert fastest.kind == "fastest" and fastest.gpus == 4096
+    assert "levels off at the Amdahl bound 20×" in fastest.sentence
+    assert "measure further" not in fastest.sentence
+    # 803× at 4096 GPUs of a bound of 1000×: still speeding up.
+    far = fitted(pm.amdahl().with_parameters({"serial.time": 1e-3, "compute.time": 0.999}))
+    fastest = pm.recommend(far, level=None).alternatives[0]
     assert "still speeding up at 4096 GPUs" in fastest.sentence
     assert "measure further" in fastest.sentence and "(the search limit" not in fastest.sentence
     none = fitted(pm.amdahl().with_parameters({"serial.time": 1e-9, "compute.time": 1.0}))

@@ -84,13 +84,23 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
     return f"{what}, as {term_phrase(name)} reaches {share:.0%} of the step", name, share
 
 
+LEVEL_OFF = 0.95  # the fastest count "levels off" within 5% of the Amdahl bound
+
+
 def _cost_text(cost: float | None, unit: str, per: str) -> str:
     return "" if cost is None else f", {cost:.3g} {unit} per {per}"
 
 
 def _alternative(kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=None) -> Alternative:
     cost = best.gpu_seconds * per_gpu_s
-    if kind == "fastest" and best.at_limit:
+    levels_off = bound is not None and math.isfinite(bound) and best.speedup >= LEVEL_OFF * bound
+    if kind == "fastest" and best.at_limit and levels_off:
+        sentence = (
+            f"fastest: none within the search: the speedup levels off at the Amdahl bound "
+            f"{bound:.3g}× ({best.speedup:.3g}× at {best.gpus} GPUs, efficiency "
+            f"{best.efficiency:.1%}): more GPUs add almost nothing"
+        )
+    elif kind == "fastest" and best.at_limit:
         limit = "" if bound is None else f", Amdahl bound {bound:.3g}×"
         sentence = (
             f"fastest: still speeding up at {best.gpus} GPUs, the end of the search "
