@@ -22,8 +22,10 @@ def gauss_newton_inverse(
     _, singular, vt = np.linalg.svd(jacobian, full_matrices=False)
     null = singular <= NULL_SHARE * max(float(singular.max(initial=0.0)), 1e-300)
     inverse = np.where(null, 0.0, 1.0 / np.where(null, 1.0, singular) ** 2)
-    _, _, vt_full = np.linalg.svd(jacobian, full_matrices=True)
-    extra = vt_full[len(singular) :]
+    rows, k = jacobian.shape
+    extra = np.zeros((0, k))
+    if rows < k:  # only then does Vᵀ have more rows (U stays rows × rows: small)
+        extra = np.linalg.svd(jacobian, full_matrices=True)[2][len(singular) :]
     return (vt.T * inverse) @ vt, np.concatenate([vt[null], extra])
 
 
