@@ -176,7 +176,9 @@ def test_conformal_interval_is_q_times_its_scale(vgg):
 
 
 def test_optimum_interval_from_conformal_members(vgg):
-    best = pm.optimal_gpus(vgg.best, max_gpus=256, interval=0.9)
+    draws = pm.ensemble(vgg.best, samples=200)  # few members: the test is of the path
+    assert draws.method == "conformal"
+    best = pm.optimal_gpus(vgg.best, max_gpus=256, interval=0.9, ensemble=draws)
     lo, hi = best.gpus_interval
     assert lo is not None and lo <= best.gpus and (hi is None or hi >= best.gpus)
 
