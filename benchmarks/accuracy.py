@@ -10,7 +10,8 @@ predicts the two largest, further ahead.
 
 Methods, all on the same split:
 
-* perfmodel — the default: `perfmodel.fit_auto(train).best` (default criterion).
+* perfmodel — the default: `perfmodel.fit_auto(train).best` (default criterion), since
+  2026-12-01 round 2 of issue #9, which must equal "proposed" (its reference).
 * Amdahl, USL — least squares on the measured quantity with SciPy (`curve_fit`):
   throughput ``X1·N/(1 + s(N−1))`` and Gunther's ``γN/(1 + σ(N−1) + κN(N−1))``, or
   time ``t_s + t_p/N`` and ``(1 + σ(N−1) + κN(N−1))/(γN)``.
@@ -24,9 +25,9 @@ Methods, all on the same split:
   Ernest (NNLS), a power law, Pollux's throughput model with one and two levels of
   synchronisation, Optimus' speed function, and the leave-one-out choice among Amdahl,
   USL, Ernest and the power law.
-* "proposed": the default proposed in issue #9 (`_reference_default.py`, specified in
-  `docs/design/extrapolation.md`), with its interval coverage per source group and its fit on its
-  own training points.
+* "proposed": the NumPy reference of the default (issue #9, `_reference_default.py`,
+  specified in `docs/design/extrapolation.md`), with its interval coverage per source
+  group and its fit on its own training points; the library's default is its port.
 
 ``--presentation time`` gives every throughput series as seconds per unit of work
 (``time_s = 1/throughput``, the same measurements) before anything is fitted, and
@@ -557,7 +558,7 @@ def training_fit_report(records) -> str:
             f"| proposed | {np.median(a[:, 0]):.2f} | {np.max(a[:, 0]):.2f} | "
             f"{np.nanmedian(a[:, 1]):.4f} | {np.nanmin(a[:, 1]):.4f} |",
             f"| its best family alone | {np.median(a[:, 2]):.2f} | {np.max(a[:, 2]):.2f} | — | — |",
-            f"| perfmodel (today's default) | {np.nanmedian(a[:, 4]):.2f} | "
+            f"| perfmodel (the library's default) | {np.nanmedian(a[:, 4]):.2f} | "
             f"{np.nanmax(a[:, 4]):.2f} | "
             f"{np.nanmedian(a[:, 5]):.4f} | {np.nanmin(a[:, 5]):.4f} |",
             "",

@@ -12,6 +12,7 @@ import inspect
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ._blend import Blend as Blend
     from ._collective.fit import CollectiveFit as CollectiveFit
     from ._collective.fit import CollectiveGroupFit as CollectiveGroupFit
     from ._collective.fit import fit_collective as fit_collective
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from ._fitting.single import fit as fit
     from ._io import load_fit as load_fit
     from ._io import save_fit as save_fit
+    from ._model import AbstractScalingModel as AbstractScalingModel
     from ._model import ScalingModel as ScalingModel
     from ._presets import amdahl as amdahl
     from ._presets import batch_linear as batch_linear
@@ -135,6 +137,7 @@ if TYPE_CHECKING:
 
 # Public name → the module that defines it.
 _EXPORTS = {
+    "Blend": "._blend",
     "CollectiveFit": "._collective.fit",
     "CollectiveGroupFit": "._collective.fit",
     "fit_collective": "._collective.fit",
@@ -162,6 +165,7 @@ _EXPORTS = {
     "fit": "._fitting.single",
     "load_fit": "._io",
     "save_fit": "._io",
+    "AbstractScalingModel": "._model",
     "ScalingModel": "._model",
     "amdahl": "._presets",
     "data_parallel": "._presets",

@@ -8,10 +8,11 @@ import os
 import jax
 import numpy as np
 
+from ._blend import Blend
 from ._data import Benchmarks
 from ._errors import InputError
 from ._files import atomic_write, package_version, read_text
-from ._fitting import Component, FitResult, to_numpy_leaves
+from ._fitting import blend_components, Component, FitResult, to_numpy_leaves
 from ._presets import build, FAMILIES
 from ._schema import check_document, FORMAT, SCHEMA_VERSION
 
@@ -141,18 +142,24 @@ def fit_to_dict(fit: FitResult) -> dict:
 
 
 def _component_to_dict(component: Component) -> dict:
+    # For reading by eye and by other tools: a blend's members are rebuilt from its
+    # parameters (``"<member>.<term>.<param>"``), so these copies are never read back.
     return {
-        "family": component.family,
+        "family": component.model.family,
+        "name": component.family,
         "weight": component.weight,
-        "options": dict(component.model.options),
+        "far": component.far,
+        "options": _member_options(component.model),
         "parameters": {k: float(v) for k, v in component.model.parameters().items()},
     }
 
 
-def _component_from_dict(document: dict) -> Component:
-    model = build(document["family"], **document["options"])
-    model = to_numpy_leaves(model.with_parameters(document["parameters"]))
-    return Component(str(document["family"]), float(document["weight"]), model)
+def _member_options(model) -> dict:
+    """A member's preset options; a blend's power laws keep their exponent in a leaf."""
+    options = dict(model.options)
+    if model.family == "power_law":
+        options["exponent"] = float(model.terms[0].exponent)
+    return options
 
 
 def fit_json(fit: FitResult, extra: dict | None = None) -> str:
@@ -207,6 +214,8 @@ def load_fit(path: str | os.PathLike) -> FitResult:
 def _from_dict(document: dict, model, source: str) -> FitResult:
     spec = document["model"]
     values = {name: float(p["value"]) for name, p in document["parameters"].items()}
+    if isinstance(model, Blend):  # built again in float64: its exponents are array leaves
+        model = build(spec["family"], **spec.get("options", {}))
     model = to_numpy_leaves(model.with_parameters(values))
     data_doc = document["data"]
     data = Benchmarks(
@@ -253,7 +262,7 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
         warnings=tuple(quality["warnings"]),
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],
-        components=tuple(_component_from_dict(c) for c in spec.get("components", [])),
+        components=blend_components(model) if isinstance(model, Blend) else (),
         intervals=str(spec.get("intervals", "laplace")),
         assumed=str(spec.get("assumed", "")),
     )

@@ -1,6 +1,10 @@
-"""ScalingModel: cost terms put together into seconds per step."""
+"""ScalingModel: cost terms put together into seconds per step; `AbstractScalingModel`, what
+every model a fit can hold offers (`ScalingModel`, and the default's `Blend`)."""
+
+import abc
 
 import equinox as eqx
+from equinox import AbstractVar
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
@@ -13,7 +17,82 @@ OVERLAP = ParamSpec(
 )
 
 
-class ScalingModel(eqx.Module):
+class AbstractScalingModel(eqx.Module):
+    """Seconds per step (or per unit of work) at a `Config`, with named parameters.
+
+    Subclasses give the curve (`__call__`), its share by cost term (`breakdown`, keyed by
+    the names of `terms`), their parameters by name (`parameter_specs`, `parameters`) and
+    where each is stored (`leaf_getter`); the rest follows from those.
+
+    Fields:
+        terms: the cost terms, one per name of `breakdown` (their roles and kinds).
+        family: the preset name this model came from (for saving and reports).
+        options: the preset's keyword arguments, as ``(name, value)`` pairs.
+    """
+
+    terms: AbstractVar[tuple[AbstractCostTerm, ...]]
+    family: AbstractVar[str]
+    options: AbstractVar[tuple[tuple[str, object], ...]]
+
+    @abc.abstractmethod
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        """Seconds per step at `config`."""
+
+    @abc.abstractmethod
+    def breakdown(self, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Seconds per step of each term (they add up to the step time)."""
+
+    @abc.abstractmethod
+    def parameter_specs(self) -> dict[str, ParamSpec]:
+        """Every parameter by name → its spec."""
+
+    @abc.abstractmethod
+    def parameters(self) -> dict[str, Float[Array, ""]]:
+        """Physical values of every parameter, keyed as in `parameter_specs`."""
+
+    @abc.abstractmethod
+    def leaf_getter(self, name: str):
+        """A function returning the stored (unconstrained) leaf of parameter `name`, for
+        `eqx.tree_at`; a KeyError lists the valid names."""
+
+    def step_time(self, config: Config) -> Float[Array, "..."]:
+        """Seconds per step at `config` (same as calling the model)."""
+        return self(config)
+
+    def speedup(self, config: Config, baseline: ArrayLike = 1.0) -> Float[Array, "..."]:
+        """T(baseline GPUs) / T(config)."""
+        base = eqx.tree_at(lambda c: c.gpus, config, jnp.full_like(config.gpus, baseline))
+        return self(base) / self(config)
+
+    def efficiency(self, config: Config, baseline: ArrayLike = 1.0) -> Float[Array, "..."]:
+        """Speedup per GPU relative to the baseline: speedup · baseline / N."""
+        return self.speedup(config, baseline) * baseline / config.gpus
+
+    def with_parameters(self, values: dict[str, ArrayLike]) -> "AbstractScalingModel":
+        """A copy with the named parameters set to physical `values`."""
+        specs = self.parameter_specs()
+        model = self
+        for name, value in values.items():
+            getter = self.leaf_getter(name)
+            model = eqx.tree_at(getter, model, specs[name].to_raw(value))
+        return model
+
+    def with_raw(self, raw: dict[str, ArrayLike]) -> "AbstractScalingModel":
+        """A copy with the named parameters set to stored (log/logit) values `raw`."""
+        model = self
+        for name, value in raw.items():
+            model = eqx.tree_at(self.leaf_getter(name), model, jnp.asarray(value))
+        return model
+
+    def raw_leaf_mask(self, names: set[str]) -> "AbstractScalingModel":
+        """A pytree like the model with True at the leaves of the named parameters."""
+        mask = jax.tree_util.tree_map(lambda _: False, self)
+        for name in names:
+            mask = eqx.tree_at(self.leaf_getter(name), mask, True)
+        return mask
+
+
+class ScalingModel(AbstractScalingModel):
     """Seconds per step as a sum of cost terms, with communication/compute overlap.
 
     ``T = overhead + compute + comm − overlap · min(compute, comm)`` where `overhead`,
@@ -68,10 +147,6 @@ class ScalingModel(eqx.Module):
             return overhead + compute + comm
         return overhead + compute + comm - self.overlap * jnp.minimum(compute, comm)
 
-    def step_time(self, config: Config) -> Float[Array, "..."]:
-        """Seconds per step at `config` (same as calling the model)."""
-        return self(config)
-
     def breakdown(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Seconds per step of each term, plus ``"overlap"`` (≤ 0) when enabled.
 
@@ -82,15 +157,6 @@ class ScalingModel(eqx.Module):
             _, compute, comm = self._by_role(config)
             parts["overlap"] = -self.overlap * jnp.minimum(compute, comm)
         return parts
-
-    def speedup(self, config: Config, baseline: ArrayLike = 1.0) -> Float[Array, "..."]:
-        """T(baseline GPUs) / T(config)."""
-        base = eqx.tree_at(lambda c: c.gpus, config, jnp.full_like(config.gpus, baseline))
-        return self(base) / self(config)
-
-    def efficiency(self, config: Config, baseline: ArrayLike = 1.0) -> Float[Array, "..."]:
-        """Speedup per GPU relative to the baseline: speedup · baseline / N."""
-        return self.speedup(config, baseline) * baseline / config.gpus
 
     # Parameters by name ------------------------------------------------------------
 
@@ -124,26 +190,3 @@ class ScalingModel(eqx.Module):
                 return lambda m, i=i, field=field: getattr(m.terms[i], field)
         valid = ", ".join(self.parameter_specs())
         raise KeyError(f"no parameter {name!r} in this model; valid: {valid}")
-
-    def with_parameters(self, values: dict[str, ArrayLike]) -> "ScalingModel":
-        """A copy with the named parameters set to physical `values`."""
-        specs = self.parameter_specs()
-        model = self
-        for name, value in values.items():
-            getter = self.leaf_getter(name)
-            model = eqx.tree_at(getter, model, specs[name].to_raw(value))
-        return model
-
-    def with_raw(self, raw: dict[str, ArrayLike]) -> "ScalingModel":
-        """A copy with the named parameters set to stored (log/logit) values `raw`."""
-        model = self
-        for name, value in raw.items():
-            model = eqx.tree_at(self.leaf_getter(name), model, jnp.asarray(value))
-        return model
-
-    def raw_leaf_mask(self, names: set[str]) -> "ScalingModel":
-        """A pytree like the model with True at the leaves of the named parameters."""
-        mask = jax.tree_util.tree_map(lambda _: False, self)
-        for name in names:
-            mask = eqx.tree_at(self.leaf_getter(name), mask, True)
-        return mask

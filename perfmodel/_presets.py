@@ -9,6 +9,7 @@ import jax
 from jaxtyping import Array, Float
 import numpy as np
 
+from ._blend import Blend, FAR, member_names, NEAR, REGIMES
 from ._config import Config
 from ._errors import InputError
 from ._model import OVERLAP, ScalingModel
@@ -397,8 +398,8 @@ def pmnf(
 def power_law(exponent: float = -1.0, *, weak: bool = False) -> ScalingModel:
     """A power law ``T(N) = c · N^exponent`` seconds (a `PowerLogTerm` with no log factor).
 
-    `fit_blend` fits its exponent in closed form (least squares in log-log); as a preset
-    the exponent is an option, so a fit file can rebuild it. Parameter ``power.time``.
+    The default (`blend`) fits its exponent in closed form (least squares in log-log); as
+    a preset the exponent is an option, so a fit file can rebuild it. Parameter ``power.time``.
 
     Args:
         exponent: the power of N (−1: perfect scaling; 0: none).
@@ -414,32 +415,60 @@ def power_law(exponent: float = -1.0, *, weak: bool = False) -> ScalingModel:
     )
 
 
-def blend(exponent: float = -1.0, *, weak: bool = False) -> ScalingModel:
-    """The default's curve: a weighted sum of Amdahl's law, `weak_data_parallel` and a
-    power law, in seconds per unit of work (`fit_blend`),
+def blend(
+    regime: str = "weak",
+    largest: float = 1.0,
+    power_exponent: float = -1.0,
+    flat_exponent: float = -1.0,
+) -> Blend:
+    """The default's curve (`Blend`): a weighted geometric mean of `amdahl`,
+    `weak_data_parallel`, two power laws and `usl` (and `weak_hierarchical` when the
+    measured counts straddle the node), in seconds per unit of work,
 
-    ``T(N) = t_s + t_c/N + t_lat·(N−1)/N + t_bw·(N−1)/N² + c·N^exponent``
+    ``log T(N) = Σ_f w_f(N)·log T_f(N)``
 
-    with each family's coefficients scaled by its weight. Parameters ``serial.time``,
-    ``compute.time``, ``allreduce.latency``, ``allreduce.transfer`` and ``power.time``
-    (seconds per unit of work); the exponent is an option.
+    with the weights of `regime` moving from NEAR to FAR between one and two doublings
+    past `largest` (`perfmodel._blend`). Parameters ``"<member>.<term>.<param>"``
+    (seconds per unit of work); `fit_auto` fits them.
 
     Args:
-        exponent: the power law's exponent.
-        weak: accepted for a uniform interface; only False is valid.
+        regime: ``"weak"``, ``"strong"`` (a fixed global batch, stated) or
+            ``"straddling"`` (counts on both sides of the node size).
+        largest: the largest measured GPU count.
+        power_exponent: the power law's exponent (fitted with weights (N/N_max)²).
+        flat_exponent: the exponent of the power law fitted with equal weights.
     """
-    if weak:
-        raise InputError("the blend family has no weak-scaling variant (drop {arg:weak})")
+    if regime not in REGIMES:
+        raise InputError(f"blend regime must be one of {', '.join(REGIMES)}, got {regime!r}")
+    largest = _finite_option(largest, "blend largest")
+    if largest < 1:
+        raise InputError(f"blend largest must be a GPU count ≥ 1, got {largest!r}")
+    builders = {
+        "amdahl": amdahl,
+        "weak_data_parallel": weak_data_parallel,
+        "power_law": lambda: _power_member(power_exponent),
+        "power_law_flat": lambda: _power_member(flat_exponent),
+        "usl": usl,
+        "weak_hierarchical": weak_hierarchical,
+    }
+    names = member_names(regime)
+    return Blend(
+        members=tuple(builders[n]() for n in names),
+        names=names,
+        near=tuple(NEAR[regime].get(n, 0.0) for n in names),
+        far=tuple(FAR[regime].get(n, 0.0) for n in names),
+        largest=largest,
+        regime=regime,
+    )
+
+
+def _power_member(exponent: float) -> ScalingModel:
+    """`power_law` with its exponent in the array leaf only, not in the static options:
+    fits of other series then share compiled code (the `Blend` keeps the exponents)."""
     exponent = _finite_option(exponent, "blend exponent")
     return ScalingModel(
-        terms=(
-            SerialTerm(),
-            ComputeTerm(),
-            WeakAllReduceTerm(),
-            PowerLogTerm(exponent=exponent, log_exponent=0, name="power"),
-        ),
-        family="blend",
-        options=(("exponent", exponent),),
+        terms=(PowerLogTerm(exponent=exponent, log_exponent=0, name="power"),),
+        family="power_law",
     )
 
 
@@ -476,7 +505,7 @@ def batch_linear(*, weak: bool = False) -> ScalingModel:
     return ScalingModel(terms=(SerialTerm(), BatchComputeTerm()), family="batch_linear")
 
 
-FAMILIES: dict[str, Callable[..., ScalingModel]] = {
+FAMILIES: dict[str, Callable[..., ScalingModel | Blend]] = {
     "amdahl": amdahl,
     "usl": usl,
     "data_parallel": data_parallel,
@@ -491,7 +520,7 @@ FAMILIES: dict[str, Callable[..., ScalingModel]] = {
 }
 
 
-def build(family: str, **options) -> ScalingModel:
+def build(family: str, **options) -> ScalingModel | Blend:
     """The preset `family` built with `options`; a clear error for unknown names."""
     if family not in FAMILIES:
         valid = ", ".join(FAMILIES)

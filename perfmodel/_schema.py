@@ -1,4 +1,10 @@
-"""The fit file's schema (format ``perfmodel.fit``, version 1), checked field by field.
+"""The fit file's schema (format ``perfmodel.fit``, version 3), checked field by field.
+
+Version 3 (round 2 of the default, `Blend`) changed only the ``blend`` family: its
+options (regime, largest count, the power laws' exponents) and parameters
+(``"<member>.<term>.<param>"``), and its components' ``far`` weights. Version-2 files of
+every other family read as before; a version-2 blend (round 1's sum of three families)
+is refused in one line: refit it.
 
 A fit file drives every later answer, so nothing in it is trusted: `check_document`
 checks types, finiteness and physical ranges, the model's family and options, that every
@@ -28,7 +34,8 @@ from ._errors import InputError
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
 FORMAT = "perfmodel.fit"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (2, 3)  # 2: every family but the round-1 blend
 # Times (s) and bandwidths (B/s) lie in [1/MAGNITUDE, MAGNITUDE]: normal float64 numbers
 # whose reciprocals, sums and ratios stay finite.
 MAGNITUDE = 1e307
@@ -243,10 +250,16 @@ def check_document(document, source: str):
     version = document["schema_version"]
     if isinstance(version, bool) or not isinstance(version, int):
         c.fail("schema_version", f"the whole number {SCHEMA_VERSION}", version)
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise InputError(
             f"{source}: schema_version: fit file schema version {version}, but this "
             f"perfmodel reads version {SCHEMA_VERSION}; refit with `perfmodel fit` to update it"
+        )
+    model_spec = document.get("model")
+    if version == 2 and isinstance(model_spec, dict) and model_spec.get("family") == "blend":
+        raise InputError(
+            f"{source}: model.family: a version-2 fit of the round-1 default blend, which "
+            "this perfmodel replaced (docs/families.md); refit with `perfmodel fit` to update it"
         )
     for key in REQUIRED:
         if key not in document:
@@ -287,16 +300,22 @@ def check_document(document, source: str):
 
 
 def _check_component(c: _Checker, component, where: str) -> None:
-    """One member of a blend: a family, its options, a weight in [0, 1], its parameters."""
+    """One member of a blend: a family, its options, NEAR and FAR weights in [0, 1] (FAR
+    and the member's name are optional), its parameters."""
     component = c.mapping(component, where, "an object {family, weight, options, parameters}")
     family = c.string(component.get("family"), f"{where}.family", tuple(FAMILIES))
     try:
         model = check_options(family, component.get("options", {}), f"{where}.options")
     except InputError as error:
         raise InputError(f"{c.source}: {error}") from None
-    weight = c.number(component.get("weight"), f"{where}.weight")
-    if not 0.0 <= weight <= 1.0:
-        c.fail(f"{where}.weight", "a weight between 0 and 1", weight)
+    for key in ("weight", "far"):
+        if key == "far" and key not in component:
+            continue
+        weight = c.number(component.get(key), f"{where}.{key}")
+        if not 0.0 <= weight <= 1.0:
+            c.fail(f"{where}.{key}", "a weight between 0 and 1", weight)
+    if "name" in component:
+        c.string(component["name"], f"{where}.name")
     parameters = c.mapping(component.get("parameters"), f"{where}.parameters")
     specs = model.parameter_specs()
     for name in specs:

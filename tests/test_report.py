@@ -72,7 +72,8 @@ def test_html_answers_match_the_queries(written):
     best, knee = pm.optimal_gpus(fit), pm.diminishing_returns(fit)
     assert f"<td>{best.gpus} GPUs</td>" in answers
     assert f"from {knee.gpus} GPUs" in answers
-    assert f"{pm.amdahl_bound(fit):.4g}×" in answers
+    bound = pm.amdahl_bound(fit)  # None for the default blend: no serial part far ahead
+    assert (f"{bound:.4g}×" in answers) if bound is not None else ("Amdahl" not in answers)
 
 
 @integration

@@ -112,8 +112,12 @@ def test_weak_hierarchical_is_chosen_on_request_only():
     families = [m.family for m in candidate_models(data)]
     assert families == ["weak_data_parallel", "amdahl", "usl", "pmnf", "data_parallel"]
     # ... but listed, the evidence finds it where the data came from it.
-    selection = pm.fit_auto(data, models=[pm.weak_data_parallel(), pm.weak_hierarchical()])
+    models = [pm.weak_data_parallel(), pm.weak_hierarchical()]
+    selection = pm.fit_auto(data, models=models, average=False)
     assert selection.best.family == "weak_hierarchical"
+    # The default leans on it where the counts straddle the node (0.9 up to a doubling).
+    near = {c.family: c.weight for c in pm.fit_auto(data).best.components}
+    assert near["weak_hierarchical"] == 0.9
     for keep in (GPUS <= 8, GPUS >= 8):  # inside one node, or whole nodes only
         part = pm.from_arrays(GPUS[keep], throughput=1.0 / noisy[keep], gpus_per_node=8)
         assert not pm.straddles_nodes(part)

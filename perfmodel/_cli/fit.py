@@ -143,7 +143,8 @@ def _add_fit_options(p) -> None:
         dest="average",
         action="store_false",
         help="with --model auto, answer with the single family the criterion prefers "
-        "instead of the default blend of amdahl, weak_data_parallel and a power law, "
+        "instead of the default blend (a geometric mean of amdahl, weak_data_parallel, "
+        "power laws and usl whose weights depend on the regime and on how far ahead), "
         "which extrapolates published series better",
     )
     p.add_argument(
@@ -462,7 +463,7 @@ INTERVAL_MEANING = {
     "outside the measured counts, model-form drift; no measurement noise)",
     "conformal": "prediction interval: where a new measurement would fall (conformal: the "
     "default blend's errors on published series, widening with the doublings beyond the "
-    "measured counts)",
+    "measured counts, where its families disagree and where it misses its own points)",
 }
 
 

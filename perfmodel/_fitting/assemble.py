@@ -14,7 +14,7 @@ from jax.flatten_util import ravel_pytree
 import numpy as np
 
 from .._data import Benchmarks
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .covariance import fit_quality, laplace_covariance
 from .groups import Groups, reduce
 from .problem import (
@@ -82,7 +82,7 @@ def covariance(predicted, sens, groups: Groups, data: Benchmarks, loss: str) -> 
     return laplace_covariance(jac, r)
 
 
-def at_default_limit(model: ScalingModel, name: str, scale: float) -> bool:
+def at_default_limit(model: AbstractScalingModel, name: str, scale: float) -> bool:
     """True when `name` sits on the edge of its default range around the data's scale."""
     spec = model.parameter_specs()[name]
     raw = float(spec.to_raw(model.parameters()[name]))
@@ -122,7 +122,7 @@ def identifiability(model, free, bounds, cov, scale: float, negligible=()) -> li
     return warnings
 
 
-def flat_names(model: ScalingModel, free) -> tuple[str, ...]:
+def flat_names(model: AbstractScalingModel, free) -> tuple[str, ...]:
     """The free parameter names in the order `ravel_pytree` lays out their leaves."""
     marked = model
     for i, name in enumerate(free):

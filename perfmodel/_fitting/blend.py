@@ -1,152 +1,194 @@
-"""The default extrapolation: a blend of three families, each fitted exactly.
+"""The default extrapolation: six families fitted exactly, mixed in log space (`Blend`).
 
 From three or four GPU counts no single family can be trusted to extrapolate: Amdahl's
 law says per-GPU throughput keeps falling, `weak_data_parallel` that it levels off once
-the all-reduce has appeared, a power law that it falls at a constant rate. Their
-weighted sum hedges between the three shapes, and on published series it extrapolates
-better than each of them and than the published models (Amdahl, USL, Ernest, Pollux,
-Extra-P; `benchmarks/accuracy.py`, `docs/design/extrapolation.md`):
+the all-reduce has appeared, a power law that it falls at a constant rate. The default
+hedges between them with a weighted geometric mean whose weights depend on the regime of
+the series and on how far ahead the count asked about is (`perfmodel._blend`); it
+extrapolates published series better than each family and than the published models
+(Amdahl, USL, Ernest, Pollux, Extra-P; `benchmarks/RESULTS.md`). The specification is
+`docs/design/extrapolation.md` (round 2), its NumPy form `benchmarks/_reference_default.py`,
+which this module matches within 1e-6 (`tests/test_blend.py`).
 
-``u(N) = Σ_f w_f · u_f(N)``,  f ∈ `MIXTURE`,
+In seconds per unit of work u (`canonical`), normalised by the median u at the fewest
+GPUs, each family is fitted alone (§2–3):
 
-in seconds per unit of work (`canonical`), where each ``u_f`` is fitted alone by least
-squares on relative errors with weights ``(N/max N)²`` (which weighs the largest counts,
-where the extrapolation starts, the most: `WEIGHT_POWER`) — exactly, by non-negative
-least squares (`linear`), and the power law ``c·N^−e`` by weighted least squares in
-log-log. When the measurements lie on both sides of the node boundary
-(`gpus_per_node` given, some counts below it and some above), the two-level
-`weak_hierarchical` family alone replaces the blend (`STRADDLING`).
+* linear ones (`amdahl` ``θ0 + θ1/N``, `weak_data_parallel`, `usl` ``θ0 + θ1/N +
+  θ2·(N−1)``, `weak_hierarchical`): ``min Σ w_i·(φ(N_i)·θ/u_i − 1)² + λ‖θ‖²``, θ ≥ 0,
+  λ = `RIDGE`, by non-negative least squares (`linear.nnls`: exact, one solution);
+* power laws ``exp(k)·N^−e``: weighted least squares of ``log u`` on ``[1, −log N]``;
 
-Its intervals are split-conformal (`perfmodel.predict_interval`): ``log u ± q_L·(d +
-κ·D)``, d the doublings past the largest measured count (at least `MIN_DOUBLINGS`) and D
-how far the three families disagree there, with `INTERVAL_Q` calibrated on the held-out
-points of the shipped series.
+with weights ``w_i = (N_i/N_max)^α``, α = `ALPHA` (2), but α = 0 for ``power_law_flat``.
+
+Intervals (split conformal, `perfmodel.predict_interval`): ``log û ± q_L·(max(d, 0.25) +
+KAPPA·D + LAMBDA·r)``, d the doublings past the largest measured count, D the spread of
+every member's log u there, r the root-mean-square training error of log û, and q_L from
+`INTERVAL_Q["few"]` (≤ 3 distinct counts) or `INTERVAL_Q["many"]`.
 """
 
 import dataclasses
+import math
 
 import jax
 import numpy as np
 
+from .._blend import Blend, member_names
 from .._data import Benchmarks
 from .._errors import InputError
-from .._presets import (
-    amdahl,
-    blend,
-    power_law,
-    straddles_nodes,
-    weak_data_parallel,
-    weak_hierarchical,
-)
-from .engine import fit_prepared
+from .._presets import blend, straddles_nodes
 from .exact import fit_at
-from .groups import measurement_weights
-from .problem import check_options, data_scale, FitOptions, RAW_LIMIT
+from .linear import _ridged, nnls
+from .problem import data_scale, RAW_LIMIT
 from .result import Component, FitResult
 
-WEIGHT_POWER = 2.0
-MIXTURE = {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2}
-STRADDLING = {"weak_hierarchical": 1.0}
-KAPPA = 4.0
+ALPHA = 2.0  # weights (N/N_max)^ALPHA on the squared relative residuals
+FAMILY_ALPHA = {"power_law_flat": 0.0}  # the classic log-log fit
+RIDGE = 1e-8  # λ‖θ‖² on the normalised coefficients: one minimiser when columns are dependent
+KAPPA = 8.0
+LAMBDA = 20.0
 MIN_DOUBLINGS = 0.25
-INTERVAL_Q = {0.5: 0.0209, 0.8: 0.0468, 0.9: 0.0723}
+MANY_COUNTS = 4
+INTERVAL_Q = {
+    "few": {0.5: 0.0128, 0.8: 0.0289, 0.9: 0.0462},
+    "many": {0.5: 0.0093, 0.8: 0.0320, 0.9: 0.0348},
+}
 BLEND_FAMILY = "blend"  # its name among fit_auto's candidates
-DESCRIPTION = "blend of amdahl, weak_data_parallel and power_law (the default)"
+DESCRIPTION = "the default: a geometric blend of fitted families (docs/families.md)"
+# The columns φ(N) of each linear family and the parameters they multiply.
+PARAMETERS = {
+    "amdahl": ("serial.time", "compute.time"),
+    "weak_data_parallel": ("compute.time", "allreduce.latency", "allreduce.transfer"),
+    "usl": ("serial.time", "compute.time", "coherency.time"),
+    "weak_hierarchical": (
+        "compute.time",
+        "allreduce.transfer_intra",
+        "allreduce.transfer_inter",
+    ),
+}
 
 
-def fit_power_law(data: Benchmarks, weight_power: float = WEIGHT_POWER) -> FitResult:
-    """``T(N) = c·N^−e`` by weighted least squares of ``log T`` on ``log N`` (weights
-    ``(N/max N)^weight_power``), a closed form; `e` may have either sign."""
-    w = measurement_weights(data, weight_power)
-    x, y = np.log(data.gpus), np.log(data.time_s)
-    if np.ptp(x) == 0:
-        raise InputError(f"{data.source}: a power law needs two distinct GPU counts")
-    design = np.stack([np.ones_like(x), x], axis=1) * np.sqrt(w)[:, None]
-    (log_c, exponent), *_ = np.linalg.lstsq(design, y * np.sqrt(w), rcond=None)
-    model = power_law(float(exponent)).with_parameters({"power.time": float(np.exp(log_c))})
-    result = fit_at(model, data, loss="relative", weight_power=weight_power)
-    # Solved exactly, in log space: stationary for that loss, if not for the relative one.
-    return dataclasses.replace(
-        result, converged=True, message="closed form (log-log least squares)"
+def regime(data: Benchmarks) -> str:
+    """``"straddling"`` (gpus_per_node given, counts on both sides of it), else
+    ``"strong"`` when a fixed global batch is stated (`Benchmarks.scaling`), else
+    ``"weak"``."""
+    if straddles_nodes(data):
+        return "straddling"
+    return "strong" if data.scaling == "strong" else "weak"
+
+
+def features(family: str, n: np.ndarray, per_node: np.ndarray | None) -> np.ndarray:
+    """``φ(N)`` of a linear family, ``(len(n), k)``, in the order of `PARAMETERS`."""
+    one = np.ones_like(n)
+    if family == "amdahl":
+        return np.stack([one, 1.0 / n], axis=-1)
+    if family == "weak_data_parallel":
+        return np.stack([1.0 / n, (n - 1.0) / n, (n - 1.0) / n**2], axis=-1)
+    if family == "usl":
+        return np.stack([one, 1.0 / n, n - 1.0], axis=-1)
+    local = np.minimum(n, per_node)
+    nodes = np.maximum(n / per_node, 1.0)
+    return np.stack(
+        [1.0 / n, (local - 1.0) / (local * n), (nodes - 1.0) / (nodes * local * n)], axis=-1
     )
 
 
-def fit_family(family: str, data: Benchmarks) -> FitResult:
-    """One member of the blend fitted the blend's way (relative errors, weights
-    ``(N/max N)^WEIGHT_POWER``, exactly)."""
-    if family == "power_law":
-        return fit_power_law(data)
-    builders = {
-        "amdahl": amdahl,
-        "weak_data_parallel": weak_data_parallel,
-        "weak_hierarchical": weak_hierarchical,
-    }
-    model = builders[family]()
-    options = FitOptions.of(loss="relative", weight_power=WEIGHT_POWER, method="exact")
-    # With fewer distinct counts than parameters the ridge of the exact solve picks the
-    # smallest coefficients that fit: the blend still has an answer from two counts.
-    free = check_options(model, data, options, determined=False)
-    return fit_prepared(model, data, free, options)
+def fit_coefficients(family: str, data: Benchmarks, scale: float) -> np.ndarray:
+    """θ of `family` fitted to ``u = time_s/scale`` (module docstring): non-negative
+    coefficients of `features`, or ``(k, e)`` of a power law."""
+    n, u = data.gpus, data.time_s / scale
+    root_w = np.sqrt((n / n.max()) ** FAMILY_ALPHA.get(family, ALPHA))
+    if family in ("power_law", "power_law_flat"):
+        design = np.stack([np.ones_like(n), -np.log(n)], axis=-1) * root_w[:, None]
+        coefficients, *_ = np.linalg.lstsq(design, np.log(u) * root_w, rcond=None)
+        return coefficients
+    phi = features(family, n, data.config.get("gpus_per_node"))
+    rows = phi / u[:, None] * root_w[:, None]
+    a, b, norms = _ridged(rows, root_w, np.full(phi.shape[1], math.sqrt(RIDGE)))
+    return nnls(a, b) / norms
 
 
-def _weighted(result: FitResult, weight: float, scale: float) -> dict[str, float]:
-    """`result`'s parameters times `weight` (each family is linear in its times), with a
-    zero kept just above the bottom of the default range."""
-    floor = scale * np.exp(-RAW_LIMIT["time"] + 1.0)
-    return {k: max(weight * v, floor) for k, v in result.parameters().items()}
+def fit_members(data: Benchmarks) -> Blend:
+    """The default's curve fitted to `data` (seconds per unit of work: call after
+    `canonical.per_unit_of_work`); every member fitted alone, exactly."""
+    if len(np.unique(data.gpus)) < 2:
+        raise InputError(f"{data.source}: the default fit needs two distinct GPU counts")
+    kind = regime(data)
+    scale = float(np.median(data.time_s[data.gpus == data.gpus.min()]))
+    # A coefficient of 0 is kept just above the bottom of the default range (log 0 is
+    # not a stored value); relative to the data that is e^-49.
+    floor = _floor(data)
+    values, exponents = {}, {}
+    for name in member_names(kind):
+        theta = fit_coefficients(name, data, scale)
+        if name in PARAMETERS:
+            for parameter, value in zip(PARAMETERS[name], theta):
+                values[f"{name}.{parameter}"] = max(float(value) * scale, floor)
+        else:
+            exponents[name] = -float(theta[1])
+            values[f"{name}.power.time"] = math.exp(float(theta[0])) * scale
+    model = blend(
+        kind,
+        float(data.gpus.max()),
+        exponents["power_law"],
+        exponents["power_law_flat"],
+    )
+    return model.with_parameters(values)
 
 
-def blend_parameters(fits: dict[str, FitResult], weights: dict[str, float], scale: float):
-    """The `blend` family's parameters equal to ``Σ_f w_f·u_f`` of the member fits."""
-    a = _weighted(fits["amdahl"], weights["amdahl"], scale)
-    d = _weighted(fits["weak_data_parallel"], weights["weak_data_parallel"], scale)
-    p = _weighted(fits["power_law"], weights["power_law"], scale)
-    return {
-        "serial.time": a["serial.time"],
-        "compute.time": a["compute.time"] + d["compute.time"],
-        "allreduce.latency": d["allreduce.latency"],
-        "allreduce.transfer": d["allreduce.transfer"],
-        "power.time": p["power.time"],
-    }
+def _floor(data: Benchmarks) -> float:
+    return data_scale(data) * math.exp(-RAW_LIMIT["time"] + 1.0)
+
+
+def zeroed(model: Blend, data: Benchmarks) -> list[str]:
+    """The members' coefficients their exact fit set to 0 (kept at the floor)."""
+    floor = _floor(data)
+    return [k for k, v in model.parameters().items() if float(v) <= floor * (1.0 + 1e-9)]
+
+
+def blend_components(model: Blend) -> tuple[Component, ...]:
+    """The members of a blend as `Component`\\ s (NEAR and FAR weights)."""
+    return tuple(
+        Component(n, a, m, b)
+        for n, m, a, b in zip(model.names, model.members, model.near, model.far)
+    )
+
+
+def describe_weights(model: Blend) -> str:
+    """``"0.4·amdahl + … up to 1 doubling past 8 GPUs, 0.5·… from 2 on"``."""
+
+    def parts(weights):
+        return " + ".join(f"{w:g}·{n}" for n, w in zip(model.names, weights) if w > 0)
+
+    return (
+        f"{model.regime} regime: {parts(model.near)} up to one doubling past "
+        f"{float(model.largest):g} GPUs, {parts(model.far)} from two on"
+    )
 
 
 def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
     """The default fit of `data` (seconds per unit of work: `canonical.per_unit_of_work`).
 
-    Returns a `FitResult` whose model is the `blend` family (or `weak_hierarchical` when
-    the counts straddle the node boundary), whose `components` are the member fits and
-    whose intervals are conformal. Its quality, residuals and covariance are those of
-    the returned model; its warnings are the members'.
+    Returns a `FitResult` whose model is a `Blend`, whose `components` are its members and
+    whose intervals are conformal. Its quality, residuals and covariance are those of the
+    blend at the relative loss with weights ``(N/N_max)²`` (the members' own fits are
+    exact).
     """
-    if len(np.unique(data.gpus)) < 2:
-        raise InputError(f"{data.source}: the default fit needs two distinct GPU counts")
     with jax.enable_x64(True):
-        fits = {family: fit_family(family, data) for family in MIXTURE}
-        straddling = straddles_nodes(data)
-        if straddling:
-            fits.update({family: fit_family(family, data) for family in STRADDLING})
-            weights = {**{f: 0.0 for f in MIXTURE}, **STRADDLING}
-            model = fits["weak_hierarchical"].model
-        else:
-            weights = dict(MIXTURE)
-            exponent = dict(fits["power_law"].model.options)["exponent"]
-            model = blend(exponent).with_parameters(
-                blend_parameters(fits, weights, data_scale(data))
-            )
-        result = fit_at(model, data, loss="relative", weight_power=WEIGHT_POWER)
-    components = tuple(Component(f, weights[f], fits[f].model) for f in fits)
-    warnings = [f"{f}: {w}" for f in fits if weights[f] > 0 for w in fits[f].warnings]
-    parts = ", ".join(f"{weights[f]:g}·{f}" for f in fits if weights[f] > 0)
-    what = "weak_hierarchical alone: the counts straddle the node" if straddling else parts
-    message = f"{DESCRIPTION}: {what}"
-    if warnings:
-        message += "; " + "; ".join(warnings)
+        model = fit_members(data)
+        result = fit_at(model, data, loss="relative", weight_power=ALPHA)
+        # The blend's own covariance cannot tell its members' coefficients apart; what is
+        # worth saying is which terms the data did not show at all.
+        warnings = tuple(
+            f"{name} is not identifiable: its family's exact fit set it to 0 (the data "
+            "show no such term)"
+            for name in zeroed(model, data)
+        )
     return dataclasses.replace(
         result,
-        message=message,
-        warnings=tuple(warnings),
-        converged=all(fits[f].converged for f in fits),
-        components=components,
+        converged=True,
+        message=f"{DESCRIPTION}; {describe_weights(model)}; every member fitted exactly",
+        warnings=warnings,
+        components=blend_components(model),
         intervals="conformal",
         assumed=assumed,
     )

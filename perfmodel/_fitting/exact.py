@@ -9,7 +9,7 @@ import jax
 import numpy as np
 
 from .._data import Benchmarks
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .assemble import assemble, flat_names, sensitivities
 from .groups import Groups, measurement_weights, reduce
 from .linear import Linear, linear_form, solve
@@ -57,7 +57,9 @@ def _leaf(tree, model, name) -> float:
     return float(model.leaf_getter(name)(tree))
 
 
-def linear_sensitivities(form: Linear, model: ScalingModel, free) -> tuple[np.ndarray, np.ndarray]:
+def linear_sensitivities(
+    form: Linear, model: AbstractScalingModel, free
+) -> tuple[np.ndarray, np.ndarray]:
     """``(T̂, ∂T̂/∂θ)`` of a linear model at its form's configurations, in closed form:
     ``∂T̂/∂log θ_j = ±Φ_j·g_j`` (+ for times, − for rates), columns in the order of the
     stored parameters (`flat_names`), as `sensitivities` gives them."""
@@ -70,7 +72,10 @@ def linear_sensitivities(form: Linear, model: ScalingModel, free) -> tuple[np.nd
 
 
 def fit_at(
-    model: ScalingModel, data: Benchmarks, loss: str = DEFAULTS.loss, weight_power: float = 0.0
+    model: AbstractScalingModel,
+    data: Benchmarks,
+    loss: str = DEFAULTS.loss,
+    weight_power: float = 0.0,
 ) -> FitResult:
     """A `FitResult` for `model` exactly as given, without optimising it.
 
@@ -96,7 +101,7 @@ def fit_at(
         return assemble(params, static, data, value, gnorm, 0, options, groups, sens)
 
 
-def evaluate(model: ScalingModel, data: Benchmarks, options: FitOptions) -> FitResult:
+def evaluate(model: AbstractScalingModel, data: Benchmarks, options: FitOptions) -> FitResult:
     """The `FitResult` of `model` with every parameter fixed by `options` (nothing to
     fit: the model is evaluated as given)."""
     weights = measurement_weights(data, options.weight_power)

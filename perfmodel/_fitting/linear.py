@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._model import ScalingModel
+from .._model import AbstractScalingModel, ScalingModel
 from .problem import as_float64
 
 # λ of the ridge λ·Σ_j (c_j·g_j/s)², s the data's time scale and c_j 1 for a time (its
@@ -63,7 +63,7 @@ class Linear:
 
 
 @eqx.filter_jit
-def _evaluate(model: ScalingModel, free: tuple[str, ...], inverse, coefficients, config):
+def _evaluate(model: AbstractScalingModel, free: tuple[str, ...], inverse, coefficients, config):
     """Seconds at every config for each row of `coefficients` (``g`` of the free
     parameters), in one compiled call per model structure and data shape."""
 
@@ -74,13 +74,15 @@ def _evaluate(model: ScalingModel, free: tuple[str, ...], inverse, coefficients,
     return jax.vmap(one)(coefficients)
 
 
-def linear_form(model: ScalingModel, config, free: list[str]) -> Linear | None:
+def linear_form(model: AbstractScalingModel, config, free: list[str]) -> Linear | None:
     """`model`'s linear form at `config` (a batched `Config`), or None when it is not
     linear in its free parameters (an overlap fraction, a non-linear term).
 
     The columns are evaluated with one coefficient at 1 and the others at 0; the form is
     then checked at two random coefficient vectors to `_CHECK` relative error.
     """
+    if not isinstance(model, ScalingModel):  # the default's Blend: a product of powers
+        return None
     specs = model.parameter_specs()
     if model.logit_overlap is not None or any(specs[n].kind == "fraction" for n in free):
         return None

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._data import Benchmarks
 from .._errors import InputError
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .loss import LOSSES
 from .optimise import project
 
@@ -82,7 +82,7 @@ def as_float64(tree):
     )
 
 
-def to_numpy_leaves(model: ScalingModel) -> ScalingModel:
+def to_numpy_leaves(model: AbstractScalingModel) -> AbstractScalingModel:
     """`model` with float64 NumPy leaves, which follow the caller's precision when used
     later (float32 unless x64)."""
     return jax.tree_util.tree_map(
@@ -154,7 +154,7 @@ def raw_bounds(model, names, bounds, scale: float = 1.0):
     return eqx.filter(model.with_raw(lower), mask), eqx.filter(model.with_raw(upper), mask)
 
 
-def check_names(model: ScalingModel, options: FitOptions) -> list[str]:
+def check_names(model: AbstractScalingModel, options: FitOptions) -> list[str]:
     """The free parameters, after checking the loss, the fixed and bounded names and the
     bounds themselves."""
     if options.loss not in LOSSES:
@@ -205,7 +205,7 @@ def _expected(spec) -> str:
 
 
 def check_options(
-    model: ScalingModel, data: Benchmarks, options: FitOptions, determined: bool = True
+    model: AbstractScalingModel, data: Benchmarks, options: FitOptions, determined: bool = True
 ) -> list[str]:
     """`check_names`, then that the data give what the terms need and (unless not
     `determined`) determine the free parameters; returns the free parameter names."""
@@ -248,15 +248,17 @@ class Setup:
         lower, upper: bounds of the free leaves.
     """
 
-    model: ScalingModel
+    model: AbstractScalingModel
     free: list[str]
-    starts: ScalingModel
-    static: ScalingModel
-    lower: ScalingModel
-    upper: ScalingModel
+    starts: AbstractScalingModel
+    static: AbstractScalingModel
+    lower: AbstractScalingModel
+    upper: AbstractScalingModel
 
 
-def setup(model: ScalingModel, data: Benchmarks, free: list[str], options: FitOptions) -> Setup:
+def setup(
+    model: AbstractScalingModel, data: Benchmarks, free: list[str], options: FitOptions
+) -> Setup:
     """Fixed values set, starts drawn and projected into the bounds (call inside x64)."""
     model = as_float64(model).with_parameters(options.fix)
     mask = model.raw_leaf_mask(set(free))

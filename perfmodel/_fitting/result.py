@@ -9,7 +9,7 @@ import numpy as np
 from .._config import Config
 from .._data import Benchmarks
 from .._errors import InputError
-from .._model import ScalingModel
+from .._model import AbstractScalingModel, ScalingModel
 
 
 def check_gpu_counts(gpus) -> np.ndarray:
@@ -27,17 +27,21 @@ def check_gpu_counts(gpus) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Component:
-    """One family inside a blend (`fit_blend`): its fitted model and its weight.
+    """One family inside the default blend (`fit_blend`): its fitted model and weights.
 
     Attributes:
-        family: the family's name.
-        weight: its weight in the blend (0: fitted for the intervals only).
+        family: the member's name (``power_law_flat``: the power law fitted with equal
+            weights).
+        weight: its weight up to one doubling past the largest measured count (NEAR).
         model: the fitted model, in the blend's seconds.
+        far: its weight from two doublings on (FAR); both 0: fitted for the intervals'
+            spread only.
     """
 
     family: str
     weight: float
     model: ScalingModel
+    far: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +49,8 @@ class FitResult:
     """A fitted model and how well it fits.
 
     Attributes:
-        model: the fitted `ScalingModel` (leaves are float64 NumPy arrays).
+        model: the fitted `ScalingModel`, or the default's `Blend` (leaves are float64
+            NumPy arrays).
         data: the benchmarks it was fitted to.
         loss_kind: ``"log"``, ``"squared"`` or ``"huber"``.
         loss: final value of the loss.
@@ -63,15 +68,15 @@ class FitResult:
         warnings: identifiability and convergence warnings.
         config_defaults: config values used for predictions at new GPU counts.
         precision: floating-point precision the fit ran in.
-        components: for a blend of families (`fit_blend`), each family's fit and
-            weight; empty for a fit of one family.
+        components: for the default blend (`fit_blend`), each member and its NEAR and
+            FAR weights; empty for a fit of one family.
         intervals: how this fit's intervals are drawn by default: ``"laplace"``, or
             ``"conformal"`` for a blend (calibrated across published series).
         assumed: what was assumed about the measurements (their scaling, their unit),
             in a sentence, or "".
     """
 
-    model: ScalingModel
+    model: AbstractScalingModel
     data: Benchmarks
     loss_kind: str
     loss: float
@@ -114,9 +119,10 @@ class FitResult:
 
     @property
     def label(self) -> str:
-        """The family, and for a blend the families in it."""
+        """The family, and for the default blend its regime (its weights are in
+        `message`)."""
         if self.components:
-            return " + ".join(f"{c.weight:g}·{c.family}" for c in self.components if c.weight)
+            return f"blend ({getattr(self.model, 'regime', 'changed')} regime)"
         return self.family
 
     def parameters(self) -> dict[str, float]:

@@ -201,8 +201,8 @@ def fit_auto(
     average: bool = True,
     **fit_options,
 ) -> Selection:
-    """The default fit: the blend of three families (`fit_blend`), and every single
-    family the data can determine beside it, ranked by `criterion`.
+    """The default fit: the blend of fitted families (`fit_blend`, a `Blend`), and every
+    single family the data can determine beside it, ranked by `criterion`.
 
     The measurements are first read as seconds per unit of work
     (`per_unit_of_work`: throughput, seconds per unit, or step times of a fixed global
@@ -279,7 +279,7 @@ def fit_auto(
     customised = fit_options.get("fix") or fit_options.get("bounds")
     if average and not customised and not loss_given and len(np.unique(data.gpus)) >= 2:
         blended = fit_blend(data, assumed=assumed)
-        k = sum(len(c.model.parameter_specs()) for c in blended.components if c.weight)
+        k = sum(len(c.model.parameter_specs()) for c in blended.components if c.weight or c.far)
         chosen = Candidate(BLEND_FAMILY, k, blended, math.nan, DESCRIPTION)
         return Selection(blended, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))

@@ -9,6 +9,7 @@ unchanged and makes per-step logs of 10⁶ rows as cheap as a table of ten.
 import jax
 
 from .._data import Benchmarks
+from .._errors import InputError
 from .._model import ScalingModel
 from .._presets import build
 from .._terms import is_searched
@@ -78,6 +79,11 @@ def fit(
     )
     if isinstance(model, str):
         model = build(model)
+    if not isinstance(model, ScalingModel):
+        raise InputError(
+            "the blend is the default fit, made by fit_auto (perfmodel fit --model auto); "
+            "choose one of its families to fit alone"
+        )
     if is_searched(model):
         return fit_pmnf(model, data, options=options)
     free = check_options(model, data, options)

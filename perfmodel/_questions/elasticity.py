@@ -17,12 +17,12 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .._terms import ParamSpec
 from .._text import brief, format_table
 
 
-def parameter_spec(model: ScalingModel, name: str) -> ParamSpec:
+def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
     """The spec of parameter `name`; an InputError listing the valid names otherwise."""
     specs = model.parameter_specs()
     if name not in specs:
@@ -191,14 +191,14 @@ def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, targ
 
 
 @eqx.filter_jit
-def _times(model: ScalingModel, config):
+def _times(model: AbstractScalingModel, config):
     """T(N) and T(1), seconds."""
     one = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
     return model(config), model(one)
 
 
 @eqx.filter_jit
-def _log_jacobian(model: ScalingModel, names: tuple[str, ...], config):
+def _log_jacobian(model: AbstractScalingModel, names: tuple[str, ...], config):
     """``d [log T(N), log T(1)] / d log θ`` for each named parameter."""
     values = model.parameters()
     logs = {name: jnp.log(values[name]) for name in names}

@@ -163,7 +163,8 @@ def _substitute(model, config, u, unknown: str):
 def _log_quantities(model, config) -> jnp.ndarray:
     """``log Q`` for every target, in the order of `TARGETS`."""
     t_n, t_1 = _times(model, config)
-    serial = sum(t(config) for t in model.terms if isinstance(t, SerialTerm))
+    parts = model.breakdown(config)
+    serial = sum(parts[t.name] for t in model.terms if isinstance(t, SerialTerm))
     # Without a serial term the serial share is log 0 = −inf; `require` refuses it.
     return jnp.log(jnp.stack([t_1 / (t_n * config.gpus), t_1 / t_n, 1.0 / t_n, t_n, serial / t_n]))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult
+from .._model import ScalingModel
 from .._terms import SerialTerm
 from .._text import brief
 from .._uncertainty import check_level, Ensemble, get_ensemble
@@ -454,13 +455,18 @@ def _first_crossing(efficiency, marginals, threshold, efficiency_floor):
 
 
 def amdahl_bound(fit: FitResult, **overrides) -> float | None:
-    """Amdahl's bound on speedup, T(1) / t_serial; None when the model has no serial term.
+    """Amdahl's bound on speedup, T(1) / t_serial; None when the model has no serial term
+    (or is the default blend, whose far weights have none).
 
     Every other term is non-negative, so no GPU count beats it.
     """
-    serial = [t for t in fit.model.terms if isinstance(t, SerialTerm)]
+    if not isinstance(fit.model, ScalingModel):
+        # The default's Blend leaves Amdahl's law two doublings past its data: no bound.
+        return None
+    serial = [t.name for t in fit.model.terms if isinstance(t, SerialTerm)]
     if not serial:
         return None
     with jax.enable_x64(True):
         config = fit.config(np.array([1.0]), **overrides)
-        return float(fit.model(config)[0] / sum(t(config)[0] for t in serial))
+        parts = fit.model.breakdown(config)
+        return float(fit.model(config)[0] / sum(parts[name][0] for name in serial))

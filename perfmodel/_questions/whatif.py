@@ -11,9 +11,10 @@ import math
 import jax
 import numpy as np
 
+from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS
 from .._errors import InputError
-from .._fitting import FitResult, to_numpy_leaves
+from .._fitting import blend_components, FitResult, to_numpy_leaves
 from .._text import brief
 from .._text import seconds as format_seconds
 from .query import amdahl_bound, diminishing_returns, DiminishingReturns, optimal_gpus, Optimum
@@ -119,10 +120,11 @@ def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
         raw_covariance=covariance,
         config_defaults={**fit.config_defaults, **config},
         message=f"{fit.message}; what-if: {note}" if note else fit.message,
-        # A changed parameter is no longer the blend of its components: intervals then
-        # come from the changed model alone, around its own residuals.
-        components=() if params else fit.components,
-        intervals="laplace" if params else fit.intervals,
+        # The default's Blend stays a blend of its (changed) members, with conformal
+        # intervals around the changed curve; other models get Laplace intervals of the
+        # changed model around their own residuals.
+        components=blend_components(model) if isinstance(model, Blend) else (),
+        intervals=fit.intervals if isinstance(model, Blend) or not params else "laplace",
     )
 
 

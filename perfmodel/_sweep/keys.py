@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._config import Config
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .._terms import hybrid_memory, layout_checks
 from .stream import chunk_indices, outer_digits, Plan
 
@@ -67,7 +67,7 @@ class Walk:
     samples_to_target: tuple[float, float] | None = None
 
 
-def set_raw(model: ScalingModel, raw: Mapping[str, jax.Array]) -> ScalingModel:
+def set_raw(model: AbstractScalingModel, raw: Mapping[str, jax.Array]) -> AbstractScalingModel:
     """`model` with the named parameters' stored (log/logit) leaves replaced."""
     for name, value in raw.items():
         model = eqx.tree_at(model.leaf_getter(name), model, value)

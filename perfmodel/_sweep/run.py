@@ -27,7 +27,7 @@ from .._config import (
 )
 from .._errors import InputError
 from .._fitting import FitResult
-from .._model import ScalingModel
+from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
@@ -364,7 +364,7 @@ def _request(
     """Check every argument of `sweep` (InputError naming the key) and settle defaults."""
     fit = model_or_fit if isinstance(model_or_fit, FitResult) else None
     model = fit.model if fit is not None else model_or_fit
-    if not isinstance(model, ScalingModel):
+    if not isinstance(model, AbstractScalingModel):
         raise InputError(f"expected a ScalingModel or FitResult, got {type(model).__name__}")
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; valid: {', '.join(OBJECTIVES)}")

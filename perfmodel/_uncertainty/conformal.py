@@ -1,17 +1,21 @@
 """Split-conformal intervals of the default blend, calibrated on published series.
 
 For a blend fit (`perfmodel._fitting.blend`), the interval of a new measurement of log
-time per unit of work at N GPUs is
+time per unit of work at N GPUs is (`docs/design/extrapolation.md` §5)
 
-``log û(N) ± q_L · s(N)``,  ``s(N) = d(N) + κ·D(N)``,
+``log û(N) ± q_L · s(N)``,  ``s(N) = max(d(N), MIN_DOUBLINGS) + κ·D(N) + λ·r``,
 
-with d the doublings past the largest measured count (at least `MIN_DOUBLINGS`, inside
-the measured range too), D the spread (max − min) of the three families' log u at N —
-where they disagree the answer is less certain — and q_L the L-quantile of the
-normalised held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped
-GPU-scaling series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored
-in `INTERVAL_Q` for L = 0.5, 0.8, 0.9. Other levels interpolate linearly in L between
-(0, 0) and those points, and above 0.9 follow a normal tail: ``q_0.9·z_{(1+L)/2}/z_0.95``.
+with d the doublings past the largest measured count (inside the measured range too,
+at least `MIN_DOUBLINGS`), D the spread (max − min) of every member's log u at N (where
+they disagree the answer is less certain), r the root-mean-square of ``log û − log u``
+over the training measurements (a blend that misses its own points is less certain
+everywhere), κ = `KAPPA`, λ = `LAMBDA`, and q_L the L-quantile of the normalised
+held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
+series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
+`INTERVAL_Q` for L = 0.5, 0.8, 0.9: table ``"few"`` for series with 3 or fewer distinct
+measured counts, ``"many"`` for `MANY_COUNTS` or more. Other levels interpolate
+linearly in L between (0, 0) and those points, and above 0.9 follow a normal tail:
+``q_0.9·z_{(1+L)/2}/z_0.95``.
 
 For questions whose answer is a GPU count (the optimum, the knee), the band is drawn as
 an ensemble of curves ``û(N)·exp(ζ·s(N))`` with ``|ζ|`` distributed as the scores.
@@ -22,17 +26,25 @@ import statistics
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, ArrayLike, Float
 import numpy as np
 
+from .._blend import Blend
 from .._config import Config
-from .._fitting import FitResult, INTERVAL_Q, KAPPA, MIN_DOUBLINGS, MIXTURE
+from .._errors import InputError
+from .._fitting import FitResult, INTERVAL_Q, KAPPA, LAMBDA, MANY_COUNTS, MIN_DOUBLINGS
 
 
-def quantile(level: float) -> float:
-    """q_L of the normalised score at `level` (module docstring)."""
-    levels = [0.0, *sorted(INTERVAL_Q)]
-    values = [0.0, *(INTERVAL_Q[k] for k in sorted(INTERVAL_Q))]
+def table(fit: FitResult) -> str:
+    """Which `INTERVAL_Q` table applies: ``"few"`` (≤ 3 distinct counts) or ``"many"``."""
+    return "many" if len(np.unique(fit.data.gpus)) >= MANY_COUNTS else "few"
+
+
+def quantile(level: float, which: str = "many") -> float:
+    """q_L of the normalised score at `level` from table `which` (module docstring)."""
+    q = INTERVAL_Q[which]
+    levels = [0.0, *sorted(q)]
+    values = [0.0, *(q[k] for k in sorted(q))]
     if level <= levels[-1]:
         return float(np.interp(level, levels, values))
     normal = statistics.NormalDist()
@@ -43,22 +55,19 @@ class Calibrated(eqx.Module):
     """A blend's curve moved by ζ normalised scores: ``T(config) = û·exp(ζ·s(N))``.
 
     Fields:
-        model: the blend's model (seconds per unit of work).
-        members: the mixture families' models, whose spread is D.
+        model: the fitted `Blend` (seconds per unit of work).
         zeta: ζ, the number of normalised scores (one per ensemble member).
-        largest: the largest measured GPU count.
+        rms: r, the root-mean-square training error of log û.
     """
 
-    model: eqx.Module | None
-    members: tuple | None
-    zeta: Float[Array, "*samples"] | None
-    largest: float = eqx.field(static=True)
+    model: Blend | None
+    zeta: Float[ArrayLike, "*samples"] | None
+    rms: Float[ArrayLike, ""] | None
 
     def scale(self, config: Config) -> Float[Array, "..."]:
-        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N)``."""
-        doublings = jnp.maximum(jnp.log2(config.gpus / self.largest), MIN_DOUBLINGS)
-        logs = jnp.stack([jnp.log(m(config)) for m in self.members])
-        return doublings + KAPPA * (jnp.max(logs, axis=0) - jnp.min(logs, axis=0))
+        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r``."""
+        doublings = jnp.maximum(jnp.log2(config.gpus / self.model.largest), MIN_DOUBLINGS)
+        return doublings + KAPPA * self.model.spread(config) + LAMBDA * self.rms
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         return self.model(config) * jnp.exp(self.zeta * self.scale(config))
@@ -68,18 +77,20 @@ class Calibrated(eqx.Module):
         return self(base) / self(config)
 
 
-def _members(fit: FitResult) -> tuple:
-    members = tuple(c.model for c in fit.components if c.family in MIXTURE)
-    if len(members) != len(MIXTURE):
-        raise ValueError("conformal intervals need the fit of a blend (its components)")
-    return members
+def training_rms(fit: FitResult) -> float:
+    """r: root-mean-square of ``log û − log u`` over the fit's measurements (its
+    residuals, whatever the measured quantity: ±log(û/u) either way)."""
+    return float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
 
 
 def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
     """The fit's curve moved by `zeta` normalised scores."""
-    return Calibrated(
-        fit.model, _members(fit), jnp.asarray(zeta, dtype=jnp.float64), float(fit.data.gpus.max())
-    )
+    if not isinstance(fit.model, Blend):
+        raise InputError(
+            f"conformal intervals are calibrated for the default blend; this "
+            f"{fit.family} fit has method='laplace' or 'bootstrap'"
+        )
+    return Calibrated(fit.model, np.asarray(zeta, dtype=np.float64), np.asarray(training_rms(fit)))
 
 
 def conformal_bounds(fit: FitResult, config: Config, level: float):
@@ -87,14 +98,14 @@ def conformal_bounds(fit: FitResult, config: Config, level: float):
     with jax.enable_x64(True):
         curve = calibrated(fit)
         centre = np.asarray(curve.model(config), dtype=np.float64)
-        half = quantile(level) * np.asarray(curve.scale(config), dtype=np.float64)
+        half = quantile(level, table(fit)) * np.asarray(curve.scale(config), dtype=np.float64)
     return centre * np.exp(-half), centre * np.exp(half)
 
 
-def scores(samples: int, seed: int) -> np.ndarray:
-    """ζ for `samples` ensemble members: a random sign times ``q_U``, U uniform on
-    (0, 1), so that ``P(|ζ| ≤ q_L) = L`` at every level."""
+def scores(samples: int, seed: int, which: str = "many") -> np.ndarray:
+    """ζ for `samples` ensemble members: a random sign times ``q_U`` (table `which`), U
+    uniform on (0, 1), so that ``P(|ζ| ≤ q_L) = L`` at every level."""
     rng = np.random.default_rng(seed)
     levels = rng.uniform(0.0, 1.0, samples)
     signs = rng.choice([-1.0, 1.0], samples)
-    return signs * np.array([quantile(float(u)) for u in levels])
+    return signs * np.array([quantile(float(u), which) for u in levels])

@@ -47,9 +47,9 @@ from .._fitting import (
     raw_bounds,
     refine_lbfgs,
 )
-from .._model import ScalingModel
+from .._model import AbstractScalingModel
 from .._text import brief
-from .conformal import Calibrated, calibrated, scores
+from .conformal import Calibrated, calibrated, scores, table
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
 from .problem import along_unknown, check_method, partition, Problem
 
@@ -74,7 +74,7 @@ class Linearized(eqx.Module):
     parameter into a factor of e^10.
     """
 
-    model: ScalingModel | None
+    model: AbstractScalingModel | None
     delta: Float[Array, "*samples k"] | None
     free: tuple[str, ...] = eqx.field(static=True)
 
@@ -162,8 +162,9 @@ class Ensemble:
         ``eqx.combine`` or `vmap` over the first. Laplace members are `Linearized`
         around the fit; bootstrap members are the refitted models themselves."""
         if self.method == "conformal":
-            curve = calibrated(self.fit)
-            varying = Calibrated(None, None, jnp.asarray(self.zeta), curve.largest)
+            with jax.enable_x64(True):
+                curve = calibrated(self.fit)
+                varying = Calibrated(None, jnp.asarray(self.zeta), None)
             return varying, eqx.tree_at(lambda c: c.zeta, curve, None, is_leaf=_is_none)
         with jax.enable_x64(True):
             params, static, unravel = partition(self.fit)
@@ -417,11 +418,7 @@ def _is_none(x) -> bool:
 
 def _conformal(fit: FitResult, samples: int, seed: int) -> Ensemble:
     """Members ``û·exp(ζ·s(N))`` of a blend (`conformal`): no parameter varies."""
-    if not fit.components:
-        raise InputError(
-            f"conformal intervals are calibrated for the default blend; this "
-            f"{fit.family} fit has method='laplace' or 'bootstrap'"
-        )
+    calibrated(fit)  # refuses a fit that is not the default blend
     if not samples >= 2:
         raise InputError(f"samples must be ≥ 2, got {samples}")
     k = len(fit.free)
@@ -439,5 +436,5 @@ def _conformal(fit: FitResult, samples: int, seed: int) -> Ensemble:
         tau=0.0,
         tau_dof=math.inf,
         gpus_range=(float(gpus.min()), float(gpus.max())),
-        zeta=scores(samples, seed),
+        zeta=scores(samples, seed, table(fit)),
     )

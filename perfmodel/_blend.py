@@ -1,0 +1,182 @@
+"""`Blend`: the default's curve, a weighted geometric mean of fitted families.
+
+``log û(N) = Σ_f w_f(N) · log u_f(N)``,  ``w_f(N) = (1 − t)·NEAR[regime][f] + t·FAR[regime][f]``,
+
+with ``t = clip((d − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)`` and d = log2(N / largest
+measured count): the NEAR weights up to one doubling past the largest measured count
+(inside the measured range too), the FAR weights from two doublings on, linear in d
+between, so the curve is continuous in N. The regimes and the weights are those of
+`docs/design/extrapolation.md` §4 (chosen on published series by
+`benchmarks/extrapolation_research/learn_weights.py`); `perfmodel._fitting.blend`
+fits the members.
+"""
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float
+import numpy as np
+
+from ._config import Config
+from ._model import AbstractScalingModel, ScalingModel
+from ._terms import AbstractCostTerm, ParamSpec
+
+REGIMES = ("weak", "strong", "straddling")
+NEAR = {
+    "weak": {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2},
+    "strong": {"amdahl": 0.1, "power_law": 0.4, "power_law_flat": 0.1, "usl": 0.4},
+    "straddling": {"weak_hierarchical": 0.9, "power_law_flat": 0.1},
+}
+FAR = {
+    "weak": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "strong": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "straddling": {"power_law_flat": 1.0},
+}
+FAR_FROM, FAR_TO = 1.0, 2.0  # doublings past the largest measured count
+# Every family fitted, in this order (weak_hierarchical only when straddling); those
+# without weight in a regime still count in the spread of the intervals.
+MEMBERS = ("amdahl", "weak_data_parallel", "power_law", "power_law_flat", "usl")
+STRADDLING_MEMBERS = (*MEMBERS, "weak_hierarchical")
+
+
+def member_names(regime: str) -> tuple[str, ...]:
+    """The families fitted in `regime`, in `Blend.members` order."""
+    return STRADDLING_MEMBERS if regime == "straddling" else MEMBERS
+
+
+class Blend(AbstractScalingModel):
+    """The default's curve (module docstring): fitted members mixed in log space with
+    weights that move from NEAR to FAR past the largest measured count.
+
+    Each member is a `ScalingModel` of seconds per unit of work; the blend's parameters
+    are theirs, named ``"<member>.<term>.<param>"`` (``"amdahl.serial.time"``).
+
+    Fields:
+        members: the fitted families (`member_names(regime)` order).
+        names: their names (``power_law_flat`` is the power law fitted with equal
+            weights).
+        near, far: each member's weight up to one doubling past `largest` and from two
+            doublings on (each sums to 1).
+        largest: the largest measured GPU count (an array leaf, so that fits of other
+            series share compiled code).
+        regime: ``"weak"``, ``"strong"`` or ``"straddling"``.
+    """
+
+    members: tuple[ScalingModel, ...]
+    names: tuple[str, ...] = eqx.field(static=True)
+    near: tuple[float, ...] = eqx.field(static=True)
+    far: tuple[float, ...] = eqx.field(static=True)
+    largest: Float[ArrayLike, ""] = eqx.field(converter=np.asarray)
+    regime: str = eqx.field(static=True)
+    family: str = eqx.field(static=True, default="blend")
+
+    def __check_init__(self):
+        if not len(self.members) == len(self.names) == len(self.near) == len(self.far):
+            raise ValueError("a blend needs one name and two weights per member")
+
+    @property
+    def options(self) -> tuple[tuple[str, object], ...]:
+        """``regime``, ``largest`` and the two power laws' exponents (`blend` preset;
+        outside `jit`)."""
+        exponent = {
+            n: float(m.terms[0].exponent)
+            for n, m in zip(self.names, self.members)
+            if n.startswith("power_law")
+        }
+        return (
+            ("regime", self.regime),
+            ("largest", float(self.largest)),
+            ("power_exponent", exponent["power_law"]),
+            ("flat_exponent", exponent["power_law_flat"]),
+        )
+
+    def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
+        """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
+        doublings = jnp.log2(gpus / self.largest)
+        return jnp.clip((doublings - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0)
+
+    def weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Each member's weight at `config` (they sum to 1 at every count)."""
+        t = self.far_share(config.gpus)
+        return {n: (1.0 - t) * a + t * b for n, a, b in zip(self.names, self.near, self.far)}
+
+    def member_logs(self, config: Config) -> Float[Array, "members ..."]:
+        """log u of every member at `config`, stacked along the first axis."""
+        return jnp.stack([jnp.log(m(config)) for m in self.members])
+
+    def spread(self, config: Config) -> Float[Array, "..."]:
+        """D: max − min over every member of its log u (how far they disagree)."""
+        logs = self.member_logs(config)
+        return jnp.max(logs, axis=0) - jnp.min(logs, axis=0)
+
+    def _active(self) -> list[int]:
+        return [i for i, (a, b) in enumerate(zip(self.near, self.far)) if a > 0 or b > 0]
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``."""
+        t = self.far_share(config.gpus)
+        log_u = sum(
+            ((1.0 - t) * self.near[i] + t * self.far[i]) * jnp.log(self.members[i](config))
+            for i in self._active()
+        )
+        return jnp.exp(log_u)
+
+    @property
+    def terms(self) -> tuple[AbstractCostTerm, ...]:
+        """One term per name among the weighted members (the first member's), for the
+        names and roles of `breakdown`."""
+        found = {}
+        for i in self._active():
+            for term in self.members[i].terms:
+                found.setdefault(term.name, term)
+        return tuple(found.values())
+
+    def breakdown(self, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Seconds of each term name: every member's term shares ``term_f/u_f``, weighted
+        by ``w_f(N)`` and scaled to the blend's time, so they add up to it.
+
+        A term is the same physics in every member that has it (``serial`` is Amdahl's
+        and the USL's serial part), so its share is the weighted mean of its shares.
+        """
+        total = self(config)
+        t = self.far_share(config.gpus)
+        parts = {}
+        for i in self._active():
+            member = self.members[i]
+            weight = (1.0 - t) * self.near[i] + t * self.far[i]
+            u = member(config)
+            for name, seconds in member.breakdown(config).items():
+                share = weight * seconds / u * total
+                parts[name] = parts[name] + share if name in parts else share
+        return parts
+
+    # Parameters by name ------------------------------------------------------------
+
+    def parameter_specs(self) -> dict[str, ParamSpec]:
+        """Every member's parameters as ``"<member>.<term>.<param>"`` → its spec."""
+        return {
+            f"{n}.{k}": spec
+            for n, m in zip(self.names, self.members)
+            for k, spec in m.parameter_specs().items()
+        }
+
+    def parameters(self) -> dict[str, Float[Array, ""]]:
+        """Physical values of every member's parameters, keyed as in `parameter_specs`."""
+        return {
+            f"{n}.{k}": v
+            for n, m in zip(self.names, self.members)
+            for k, v in m.parameters().items()
+        }
+
+    def leaf_getter(self, name: str):
+        """The stored leaf of ``"<member>.<term>.<param>"``; a KeyError lists the names."""
+        member, _, rest = name.partition(".")
+        if member in self.names:
+            i = self.names.index(member)
+            try:
+                inner = self.members[i].leaf_getter(rest)
+            except KeyError:
+                pass
+            else:
+                return lambda b, i=i, inner=inner: inner(b.members[i])
+        valid = ", ".join(self.parameter_specs())
+        raise KeyError(f"no parameter {name!r} in this model; valid: {valid}")
