@@ -189,7 +189,7 @@ def hybrid(
     ``kernels`` (memory-bound kernels, gradient accumulation, optimizer), ``tensor``
     (exposed tensor-parallel collectives on NVLink), ``p2p`` (pipeline sends) and
     ``allreduce`` (exposed data-parallel reduction or ZeRO-3 gathers, tied embedding);
-    see `perfmodel._terms.hybrid.terms` and docs/hybrid.md. The model reads the shape
+    see `perfmodel._terms.hybrid.terms` and docs/layouts.md. The model reads the shape
     (layers, hidden, heads, seq_len, vocab, global_batch), the layout (gpus, tp, pp,
     microbatch_size or microbatches, interleave, zero), the recipe (recompute,
     seq_parallel) and the software stack flags of `Config`.
