@@ -108,6 +108,10 @@ def test_predict_reads_a_csv_of_layouts(fitted, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "row 1 (line 2), column 'zero': expected one of 0, 1, 2, 3" in err
     assert main(["predict", str(fitted), "--layouts", str(layouts), "--gpus", "8"]) == 2
+    capsys.readouterr()
+    assert main(["predict", str(fitted), "--gpus", "64", "--recompute", "most"]) == 2
+    err = capsys.readouterr().err
+    assert "--recompute: expected one of 0, 1, 2 or none, selective, full, got 'most'" in err
 
 
 def test_optimal_is_a_layout_search(fitted, capsys):
