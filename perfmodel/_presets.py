@@ -12,7 +12,7 @@ import numpy as np
 from ._blend import Blend, FAR, member_names, NEAR, REGIMES
 from ._config import Config
 from ._errors import InputError
-from ._model import OVERLAP, ScalingModel
+from ._model import AbstractScalingModel, OVERLAP, ScalingModel
 from ._terms import (
     AbstractCostTerm,
     AbstractDataParallelTerm,
@@ -190,7 +190,7 @@ def hybrid(
     ``kernels`` (memory-bound kernels, gradient accumulation, optimizer), ``tensor``
     (exposed tensor-parallel collectives on NVLink), ``p2p`` (pipeline sends) and
     ``allreduce`` (exposed data-parallel reduction or ZeRO-3 gathers, tied embedding);
-    see `perfmodel._terms.hybrid.terms` and docs/hybrid.md. The model reads the shape
+    see `perfmodel._terms.hybrid.terms` and docs/layouts.md. The model reads the shape
     (layers, hidden, heads, seq_len, vocab, global_batch), the layout (gpus, tp, pp,
     microbatch_size or microbatches, interleave, zero), the recipe (recompute,
     seq_parallel) and the software stack flags of `Config`.
@@ -316,18 +316,19 @@ BASIC_ONLY_OPTIONS = frozenset(
 )
 
 
-def hybrid_kind(model: ScalingModel) -> str:
+def hybrid_kind(model: AbstractScalingModel) -> str:
     """``"hybrid"`` (Megatron-LM terms), ``"hybrid_basic"`` or ``""``: which layout and
     memory checks a model's configurations get (`layout_status`)."""
-    if any(isinstance(term, LayerGemmTerm) for term in model.terms):
+    terms = getattr(model, "terms", ())  # a `Blend` has members, not terms: ""
+    if any(isinstance(term, LayerGemmTerm) for term in terms):
         return "hybrid"
     kinds = (PipelinedComputeTerm, TensorParallelTerm, AbstractDataParallelTerm)
-    if any(isinstance(term, kinds) for term in model.terms):
+    if any(isinstance(term, kinds) for term in terms):
         return "hybrid_basic"
     return ""
 
 
-def is_hybrid(model: ScalingModel) -> bool:
+def is_hybrid(model: AbstractScalingModel) -> bool:
     """True when the model reads the hybrid layout (batch, layers, micro-batches)."""
     return bool(hybrid_kind(model))
 

@@ -1,6 +1,8 @@
 """`perfmodel fit --model hybrid` on measured runs, and `predict`, `optimal` and `sweep` of
 the hybrid family over layouts (`perfmodel._cli.layout`)."""
 
+import contextlib
+import io
 import json
 from pathlib import Path
 import textwrap
@@ -27,10 +29,17 @@ def two_runs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fitted(two_runs, tmp_path_factory):
+def fitted_and_printed(two_runs, tmp_path_factory):
     out = tmp_path_factory.mktemp("fit") / "fit.json"
-    assert main(["fit", str(two_runs), "--model", "hybrid", "--starts", "8", "-o", str(out)]) == 0
-    return out
+    argv = ["fit", str(two_runs), "--model", "hybrid", "--starts", "8", "-o", str(out)]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert main(argv) == 0
+    return out, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def fitted(fitted_and_printed):
+    return fitted_and_printed[0]
 
 
 def test_fit_determines_the_efficiency_and_fixes_the_rest(fitted, capsys):
@@ -46,6 +55,19 @@ def test_fit_determines_the_efficiency_and_fixes_the_rest(fitted, capsys):
     assert "compute.peak_flops fixed at 3.12e+14" in warnings
     assert "tensor.bandwidth fixed at 2e+11: no distinct runs left" in warnings
     assert "allreduce.bandwidth_inter fixed at 2.4e+10: the runs barely depend on it" in warnings
+
+
+def test_fit_opens_with_a_layout_search_not_a_gpu_count(fitted_and_printed, capsys):
+    # The GPU-count recommendation varied gpus alone at the fit's default layout: "cheapest
+    # per step: 1 GPU" for a tp=8, pp=8 run. A hybrid fit opens with `optimal`'s answer.
+    fitted, printed = fitted_and_printed
+    first = printed.splitlines()[0]
+    assert first.startswith("optimal (time): ") and " tp=" in first and " pp=" in first
+    assert "against the reference layout gpus=64 tp=8 pp=8" in printed
+    assert "Buy " not in printed and "cheapest per step: 1 GPU" not in printed
+    assert main(["optimal", str(fitted), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert f"optimal (time): {alone['gpus']} GPUs" in first
 
 
 def test_fit_refuses_weak_scaling_and_missing_shapes(two_runs, tmp_path, capsys):
@@ -89,6 +111,10 @@ def test_predict_reads_a_csv_of_layouts(fitted, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "row 1 (line 2), column 'zero': expected one of 0, 1, 2, 3" in err
     assert main(["predict", str(fitted), "--layouts", str(layouts), "--gpus", "8"]) == 2
+    capsys.readouterr()
+    assert main(["predict", str(fitted), "--gpus", "64", "--recompute", "most"]) == 2
+    err = capsys.readouterr().err
+    assert "--recompute: expected one of 0, 1, 2 or none, selective, full, got 'most'" in err
 
 
 def test_optimal_is_a_layout_search(fitted, capsys):

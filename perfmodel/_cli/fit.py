@@ -20,7 +20,7 @@ from .._fitting import (
     Selection,
 )
 from .._io import fit_to_dict, save_fit
-from .._presets import build, FAMILIES, is_hybrid
+from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
     MAX_GPUS,
     optimal_gpus,
@@ -396,7 +396,11 @@ def _run_fit(args) -> int:
             "criterion": selection.criterion,
             "candidates": selection.rows(),
         }
-    answer = _recommend(result)
+    # A Megatron-LM hybrid fit answers with a layout search (`optimal`'s): the GPU-count
+    # recommendation varies gpus alone at the fit's default layout, which is invalid at
+    # most counts (1 GPU for a tp=8, pp=64 run).
+    layouts = hybrid_kind(result.model) == "hybrid"
+    answer = _layout_answer(result) if layouts else _recommend(result)
     with all_or_nothing():  # the fit and its report, or neither
         if args.output is not None:
             save_fit(result, args.output, extra)
@@ -409,13 +413,28 @@ def _run_fit(args) -> int:
     if args.report is not None:
         message("wrote " + ", ".join(written))
     if args.json:
-        print_json({**fit_to_dict(result), **extra, "recommendation": answer.to_dict()})
+        opening = {"optimal": answer} if layouts else {"recommendation": answer.to_dict()}
+        print_json({**fit_to_dict(result), **extra, **opening})
     else:
-        print(answer.summary(common.TABLE_WIDTH))
+        if not layouts:
+            print(answer.summary(common.TABLE_WIDTH))
+        elif "error" in answer:
+            print(f"no layout search: {answer['error']}")
+        else:
+            print_optimal_layout(answer)
         print()
         _print_fit(result, selection)
         print_collective_extra(extra)
     return 0
+
+
+def _layout_answer(result: FitResult) -> dict:
+    """`optimal_layout` of a hybrid fit at its defaults, or ``{"error": why}`` when no
+    layout can be searched (the fit itself stands)."""
+    try:
+        return optimal_layout(result)
+    except InputError as error:
+        return {"error": str(error)}
 
 
 def _bound(value) -> float | None:

@@ -195,11 +195,12 @@ def _value(text: str, field: str, where: str) -> float:
         value = float(cell)
     except ValueError:
         value = math.nan
+    codes = ", ".join(f"{c:g}" for c in CODED_FIELDS.get(field, ()))
+    extra = f" or {', '.join(names)}" if names else ""
     if not math.isfinite(value):
-        raise InputError(f"{where}: expected a number, got {text!r}")
+        expected = f"one of {codes}{extra}" if names else "a number"
+        raise InputError(f"{where}: expected {expected}, got {text!r}")
     if field in CODED_FIELDS and value not in CODED_FIELDS[field]:
-        codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[field])
-        extra = f" or {', '.join(names)}" if names else ""
         raise InputError(f"{where}: expected one of {codes}{extra}, got {text!r}")
     if field in NONNEGATIVE_FIELDS:
         if value < 0:

@@ -138,7 +138,7 @@ class SweepResult:
 class _Request:
     """A checked sweep: what to evaluate and what to keep."""
 
-    model: ScalingModel
+    model: AbstractScalingModel
     axes: dict[str, np.ndarray]
     fixed: dict[str, float]
     per: list[str]
@@ -195,7 +195,7 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     return array
 
 
-def _valid_names(model: ScalingModel) -> str:
+def _valid_names(model: AbstractScalingModel) -> str:
     return ", ".join([*CONFIG_FIELDS, *model.parameter_specs()])
 
 
@@ -470,7 +470,7 @@ def _check_convergence(objective, pair, fit, axes, fixed) -> tuple[float, float]
     return samples_min, noise_batch
 
 
-def default_warnings(model: ScalingModel, given: set[str]) -> tuple[str, ...]:
+def default_warnings(model: AbstractScalingModel, given: set[str]) -> tuple[str, ...]:
     """One line per workload field (`WORKLOAD_FIELDS`) of a hybrid `model` not in `given`,
     and one when ``gpu_memory_bytes`` is not given (no layout is then out of memory)."""
     kind = hybrid_kind(model)
