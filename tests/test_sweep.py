@@ -422,3 +422,14 @@ def test_repr_is_one_line_and_summary_the_tables(result):
     text = result.summary()
     assert "best per" in text and f"top {TOP}" in text
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_sweep_of_the_default_blend_equals_its_predictions():
+    fit = pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
+    assert fit.family == "blend"
+    gpus = np.arange(1.0, 65.0)
+    result = pm.sweep(fit, {"gpus": gpus}, top_k=3, precision="float64", progress=False)
+    best = result.top.iloc[0]
+    np.testing.assert_allclose(
+        best["step_time_s"], fit.predict([best["gpus"]])["time_s"][0], rtol=1e-9
+    )
