@@ -295,6 +295,7 @@ def joint_case(tmp_path_factory):
     return model, data, csv, log, pm.fit_joint(model, data, log)
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_joint_fit_determines_what_step_times_alone_cannot(joint_case):
     model, data, _, _, joint = joint_case
     # From step times alone the intra-node link trades off exactly against serial and
@@ -325,6 +326,7 @@ def test_joint_fit_determines_what_step_times_alone_cannot(joint_case):
     assert result.predict([8, 256])["time_s"].shape == (2,)
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_joint_fit_from_the_command_line(joint_case, tmp_path, capsys):
     _, _, csv, log, joint = joint_case
     out = tmp_path / "joint.json"
@@ -338,6 +340,7 @@ def test_joint_fit_from_the_command_line(joint_case, tmp_path, capsys):
     assert loaded.parameters() == pytest.approx(joint.fit.parameters(), rel=1e-9)
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_fixing_from_a_collective_fit_equals_fix_by_hand(tmp_path, capsys):
     rng = np.random.default_rng(5)
     truth = {

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import jax
+import pytest
 
 import perfmodel
 from perfmodel._cli import app
@@ -91,6 +92,7 @@ def test_the_library_leaves_jax_configuration_alone():
     assert jax.config.jax_compilation_cache_dir is None
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_a_second_cli_call_reads_what_the_first_compiled(tmp_path):
     csv = tmp_path / "bench.csv"
     csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n")

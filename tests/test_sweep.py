@@ -182,6 +182,7 @@ def test_float32_agrees_with_float64(model, result):
     assert _configs(fast.best.dropna(subset=["tp"])) == _configs(result.best.dropna(subset=["tp"]))
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_sharded_over_four_devices_equals_one(tmp_path):
     script = textwrap.dedent(
         f"""

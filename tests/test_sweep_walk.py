@@ -127,6 +127,7 @@ def test_stream_equals_brute_force(name):
         check_stream(plan, jax.devices()[:1], seed=len(name))
 
 
+@pytest.mark.slow  # a joint fit or a subprocess: seconds each, run with -m slow
 def test_stream_over_three_devices_equals_brute_force():
     # Chunks not a multiple of the lanes: some lanes walk past the last chunk.
     script = textwrap.dedent(
