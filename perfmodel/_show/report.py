@@ -134,6 +134,8 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
                 f"efficiency {knee.efficiency:.1%}, speedup {knee.speedup:.3g}×",
             }
         )
+    if c.bound is None and fit.family == "blend":
+        return rows  # far ahead its weights leave Amdahl's law: no bound (`amdahl_bound`)
     bound = "no serial term" if c.bound is None else f"{c.bound:.4g}×"
     rows.append(
         {

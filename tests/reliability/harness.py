@@ -315,8 +315,15 @@ def run_subprocess(argv, folder: Path, timeout: float = 120.0, **kwargs) -> Outc
 def run_measured(argv, folder: Path, timeout: float, as_bytes: int) -> tuple[Outcome, float]:
     """``perfmodel ARGV`` in a subprocess limited to `as_bytes`; also its peak RSS in bytes."""
     # The limit is set by the child itself: a preexec_fn would fork this (JAX) process.
+    # The peak is the child's own VmHWM, written at exit: its ru_maxrss would start at
+    # the RSS of this (pytest) process, which Linux carries across fork and exec.
     limited = (
-        "import resource, runpy, sys\n"
+        "import atexit, resource, runpy, sys\n"
+        "def _peak():\n"
+        "    with open('/proc/self/status') as status:\n"
+        "        kb = [l.split()[1] for l in status if l.startswith('VmHWM:')]\n"
+        "    open('_peak_kb.txt', 'w').write(kb[0] if kb else '')\n"
+        "atexit.register(_peak)\n"
         f"resource.setrlimit(resource.RLIMIT_AS, ({as_bytes}, {as_bytes}))\n"
         "sys.argv = ['perfmodel', *sys.argv[1:]]\n"
         "runpy.run_module('perfmodel', run_name='__main__', alter_sys=True)\n"
@@ -345,7 +352,9 @@ def run_measured(argv, folder: Path, timeout: float, as_bytes: int) -> tuple[Out
     seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     outcome = Outcome(process.returncode, out.read_text(), err.read_text(), seconds, note=note)
-    return outcome, usage.ru_maxrss * 1024.0
+    peak = folder / "_peak_kb.txt"
+    kb = peak.read_text().strip() if peak.exists() else ""
+    return outcome, (float(kb) if kb else float(usage.ru_maxrss)) * 1024.0
 
 
 def _text(value) -> str:
