@@ -1,11 +1,10 @@
 """`perfmodel explain`, `require`, `whatif` and `next`: why scaling stops, what would move it."""
 
 import dataclasses
-import math
 
 from .._errors import InputError
 from .._fitting import FitResult
-from .._io import load_fit, save_fit
+from .._io import finite_or_null, load_fit, save_fit
 from .._questions import (
     compare_fits,
     describe_quantity,
@@ -124,17 +123,6 @@ def load_with_changes(path: str, items) -> FitResult:
     return what_if(result, parse_assignments(items, "--set")) if items else result
 
 
-def _finite(document):
-    """`document` with non-finite floats as None (JSON has no inf or NaN)."""
-    if isinstance(document, dict):
-        return {k: _finite(v) for k, v in document.items()}
-    if isinstance(document, (list, tuple)):
-        return [_finite(v) for v in document]
-    if isinstance(document, float) and not math.isfinite(document):
-        return None
-    return document
-
-
 def _header(result: FitResult) -> str:
     unit = "per unit of work" if result.target == "throughput" else "per step"
     return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
@@ -151,7 +139,7 @@ def _run_explain(args) -> int:
     ]
     if args.json:
         print_json(
-            _finite(
+            finite_or_null(
                 {
                     "family": result.family,
                     "target": result.target,
@@ -235,7 +223,7 @@ def _run_require(args) -> int:
         max_gpus=args.max_gpus,
     )
     if args.json:
-        print_json(_finite(dataclasses.asdict(answer)))
+        print_json(finite_or_null(dataclasses.asdict(answer)))
         return 0 if answer.reachable else 2
     if not answer.reachable:
         raise InputError(answer.message)
@@ -265,7 +253,7 @@ def _run_whatif(args) -> int:
     if args.output is not None:
         save_fit(after, args.output)
     if args.json:
-        print_json(_finite(dataclasses.asdict(comparison)))
+        print_json(finite_or_null(dataclasses.asdict(comparison)))
         return 0
     print(_header(before))
     for name, (old, new) in comparison.changes.items():
@@ -308,7 +296,7 @@ def _run_next(args) -> int:
         ensemble=shared_ensemble(result),
     )
     if args.json:
-        print_json(_finite(dataclasses.asdict(answer)))
+        print_json(finite_or_null(dataclasses.asdict(answer)))
         return 0
     print(_header(result))
     print(wrap(answer.summary(), common.TABLE_WIDTH))

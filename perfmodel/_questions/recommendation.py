@@ -1,8 +1,8 @@
 """What `recommend` returns: the count worth buying, the alternatives, and their text."""
 
 import dataclasses
-import math
 
+from .._io import finite_or_null
 from .._text import brief, wrap
 from .query import DiminishingReturns, Optimum
 
@@ -155,7 +155,7 @@ class Recommendation:
                 "gpus": None if self.gpus_interval is None else list(self.gpus_interval),
                 "speedup": None if self.speedup_interval is None else list(self.speedup_interval),
             }
-        return _finite(
+        return finite_or_null(
             {
                 "gpus": self.gpus,
                 "speedup": self.speedup,
@@ -178,13 +178,3 @@ class Recommendation:
                 ],
             }
         )
-
-
-def _finite(document):
-    if isinstance(document, dict):
-        return {k: _finite(v) for k, v in document.items()}
-    if isinstance(document, (list, tuple)):
-        return [_finite(v) for v in document]
-    if isinstance(document, float) and not math.isfinite(document):
-        return None
-    return document
