@@ -74,6 +74,7 @@ STACKS = {
         grad_bytes=2.0,
         scatter_gather=1,
         flash_attention=0,
+        deallocate_outputs=0,
     ),
     # [MLM22]: async TP backward collectives, fused fp32 accumulation (fp32 main grads:
     # 18 bytes/parameter as in [K22] Figure 1).
@@ -84,6 +85,7 @@ STACKS = {
         grad_bytes=4.0,
         scatter_gather=1,
         flash_attention=0,
+        deallocate_outputs=1,
     ),
     # Megatron-Core (2023+): as 2022 plus --overlap-grad-reduce and flash attention.
     "megatron-core": dict(
@@ -93,6 +95,7 @@ STACKS = {
         grad_bytes=4.0,
         scatter_gather=1,
         flash_attention=1,
+        deallocate_outputs=1,
     ),
 }
 
@@ -545,11 +548,18 @@ def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zer
         _f(s) * _f(b) * _f(h) * micro_in_flight / np.where(_f(seq_parallel) > 0, _f(t), 1.0)
     )
     logits = np.where(_f(p) <= 1.0, 6.0 * _f(b) * _f(s) * _f(V) / _f(t), 0.0)
+    # Stage outputs kept until their backward (2 bytes per element of b·s·h per chunk in
+    # flight) unless pseudo-deallocated [MLM22 schedules.deallocate_output_tensor].
+    chunk_outputs = np.where(
+        (_f(p) > 1.0) & (_f(stack.get("deallocate_outputs", 1)) <= 0.0),
+        2.0 * dropout_mask * _f(v),
+        0.0,
+    )
     parts = {
         "layer_states": layers * per_param,
         "embedding_states": embedding * per_param,
         "layer_activations": act * layers_in_flight,
-        "extra_activations": working + dropout_mask + logits,
+        "extra_activations": working + dropout_mask + logits + chunk_outputs,
     }
     parts["total"] = sum(parts.values())
     return parts

@@ -99,6 +99,7 @@ STACK_FIELDS = (
     "scatter_gather",
     "flash_attention",
     "grad_bytes",
+    "deallocate_outputs",
 )
 
 # Calculon (calculon-ai/calculon @caa4b11f, `calculon llm-validation`, the validation of
@@ -198,6 +199,8 @@ def evaluate(cfg: dict, eff: dict, model: str = "library", **override) -> dict:
     ``"total"``.
     """
     c = dict(cfg, **override)
+    if c.get("stack_name") == "megatron-2021" and c["stack"]["dp_overlap"]:
+        c["stack"] = dict(c["stack"], dp_overlap=torch_ddp_overlap(c["p"]))
     if model == "library":
         with jax.enable_x64(True):
             config = library_config(c)
@@ -208,6 +211,19 @@ def evaluate(cfg: dict, eff: dict, model: str = "library", **override) -> dict:
             status = np.asarray(pm.layout_status(config))
         return dict(time=time, memory=memory, status=status)
     return reference_evaluate(c, eff)
+
+
+def torch_ddp_overlap(pp) -> np.ndarray:
+    """Whether the 2021 software's gradient all-reduce overlaps the backward, per layout.
+
+    Megatron-LM @50a4b5fa overlaps it only with PyTorch DDP, and only without pipelining:
+    `schedules.forward_backward_no_pipelining` alone wraps the micro-batches in
+    ``model.no_sync()``; the pipelined schedules run several forwards before a backward,
+    which PyTorch DDP's reducer does not allow, so every pp > 1 run used local DDP
+    (examples/sc21/run_table_1.sh: ``DDP=torch`` for the pp = 1 rows, ``local`` for the
+    others), whose all-reduce follows the last backward (`DataParallelTerm`).
+    """
+    return np.where(np.asarray(pp, dtype=float) > 1.0, 0.0, 1.0)
 
 
 def library_config(c: dict) -> pm.Config:

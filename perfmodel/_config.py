@@ -84,6 +84,8 @@ class Config(eqx.Module):
         scatter_gather: pipeline sends are split over the tp ranks and re-gathered over
             NVLink (Narayanan et al. §4.1).
         flash_attention: fused attention, no s×s score tensor in memory.
+        deallocate_outputs: a pipeline stage frees its output's data once sent (Megatron-LM
+            since 2022); 0 keeps ``b·s·h`` per model chunk in flight until its backward.
     """
 
     gpus: Float[Array, "..."] = eqx.field(converter=_as_float)
@@ -120,6 +122,7 @@ class Config(eqx.Module):
     dp_overlap: Float[Array, "..."] = _field(1.0)
     scatter_gather: Float[Array, "..."] = _field(1.0)
     flash_attention: Float[Array, "..."] = _field(1.0)
+    deallocate_outputs: Float[Array, "..."] = _field(1.0)
 
     def broadcast(self) -> "Config":
         """This config with every field broadcast to one shape, ready for `jax.vmap`."""
@@ -190,6 +193,7 @@ FLAG_FIELDS: tuple[str, ...] = (
     "dp_overlap",
     "scatter_gather",
     "flash_attention",
+    "deallocate_outputs",
 )
 CODED_FIELDS: dict[str, tuple[float, ...]] = {
     "zero": (0.0, 1.0, 2.0, 3.0),

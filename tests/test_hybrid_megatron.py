@@ -167,6 +167,37 @@ def test_parameters_and_memory_reproduce_korthikanti_figure_1():
     assert float(pm.model_parameters(config)) == pytest.approx(params, rel=1e-12)
 
 
+def test_2021_stage_outputs_kept_until_their_backward():
+    # Megatron-LM 2021 keeps each chunk's output (b·s·h, 2 bytes) until its backward: the
+    # first device of p = 4, v = 2 holds (v+1)·p − 1 = 11 chunks (m·v = 16 ≥ 11).
+    gpt = dict(gpus=32.0, tp=8.0, pp=4.0, layers=16, hidden=4096, heads=32, seq_len=2048)
+    gpt |= dict(vocab=51200, global_batch=8, microbatch_size=1, interleave=2, recompute=2)
+    kept = pm.memory_per_gpu(pm.Config(**gpt, deallocate_outputs=0))
+    freed = pm.memory_per_gpu(pm.Config(**gpt))
+    extra = float(kept["total"]) - float(freed["total"])
+    assert extra == pytest.approx(11 * 2048 * 4096 * 2.0, rel=1e-12)
+    one = dict(gpt, gpus=8.0, pp=1.0, interleave=1)  # no pipeline: nothing is sent
+    kept1 = pm.memory_per_gpu(pm.Config(**one, deallocate_outputs=0))["total"]
+    assert float(kept1) == float(pm.memory_per_gpu(pm.Config(**one))["total"])
+
+
+def test_2021_torch_ddp_overlaps_only_without_pipelining(bench, rows):
+    # Megatron-LM @50a4b5fa: no_sync only in the no-pipelining schedule; pp > 1 is local DDP.
+    cfg = dict(rows)["T1_18.4B"]
+    assert cfg["stack"]["dp_overlap"] == 1
+    piped = dict(t=2.0, p=4.0, d=32.0, b=1.0, v=1.0, recompute=0.0)
+    lib = bench.evaluate(cfg, CALIBRATED, "library", **piped)["time"]["allreduce"]
+    local = dict(cfg, stack=dict(cfg["stack"], dp_overlap=0))
+    assert float(lib) == float(
+        bench.evaluate(local, CALIBRATED, "library", **piped)["time"]["allreduce"]
+    )
+    flat = dict(t=8.0, p=1.0, d=32.0, b=2.0, v=1.0, recompute=0.0)
+    lib1 = bench.evaluate(cfg, CALIBRATED, "library", **flat)["time"]["allreduce"]
+    assert float(lib1) < float(
+        bench.evaluate(local, CALIBRATED, "library", **flat)["time"]["allreduce"]
+    )
+
+
 def test_bubble_and_schedule_closed_forms():
     config = pm.Config(gpus=64.0, pp=8.0, interleave=3.0, global_batch=64.0, microbatch_size=1)
     m = 64.0  # dp = 8: 64/(8·1)... with tp = 1, dp = 64/8 = 8, so m = 64/(8·1) = 8

@@ -44,7 +44,8 @@ GPUS: dict[str, dict[str, float]] = {
 STACKS: dict[str, dict[str, float]] = {
     # Megatron-LM @50a4b5fa (2021-04, Narayanan et al. SC'21): synchronous tensor-parallel
     # collectives, unfused gradient accumulation into fp16 main_grad, fp16 gradients
-    # all-reduced (examples/sc21/CONFIG.sh), local DDP (no overlap), scatter/gather sends.
+    # all-reduced (examples/sc21/CONFIG.sh), local DDP (no overlap), scatter/gather sends,
+    # stage outputs kept until their backward (schedules.py: output_tensors.append).
     "megatron-2021": dict(
         async_tp=0.0,
         grad_accum_fusion=0.0,
@@ -52,9 +53,11 @@ STACKS: dict[str, dict[str, float]] = {
         grad_bytes=2.0,
         scatter_gather=1.0,
         flash_attention=0.0,
+        deallocate_outputs=0.0,
     ),
     # Megatron-LM @83b1e42f / @739cb43d (2022, Korthikanti et al.): asynchronous
-    # tensor-parallel backward collectives, fused fp32 gradient accumulation.
+    # tensor-parallel backward collectives, fused fp32 gradient accumulation, sent stage
+    # outputs pseudo-deallocated (schedules.deallocate_output_tensor, 2022-01).
     "megatron-2022": dict(
         async_tp=1.0,
         grad_accum_fusion=1.0,
@@ -62,6 +65,7 @@ STACKS: dict[str, dict[str, float]] = {
         grad_bytes=4.0,
         scatter_gather=1.0,
         flash_attention=0.0,
+        deallocate_outputs=1.0,
     ),
     # Megatron-Core (2023+): as 2022 plus --overlap-grad-reduce and flash attention; the
     # defaults of `Config`.
@@ -72,5 +76,6 @@ STACKS: dict[str, dict[str, float]] = {
         grad_bytes=4.0,
         scatter_gather=1.0,
         flash_attention=1.0,
+        deallocate_outputs=1.0,
     ),
 }

@@ -42,7 +42,11 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     * ``extra_activations``: with full recomputation, the working set of the one layer
       recomputed without checkpoints; the embedding dropout mask (1 byte per element
       of the in-flight micro-batches); with p = 1, the fp32 logits and their gradient
-      for one micro-batch, ``6·b·s·V/t`` [K22 §4.3].
+      for one micro-batch, ``6·b·s·V/t`` [K22 §4.3]; without
+      `Config.deallocate_outputs` and with p > 1, each model chunk in flight keeps its
+      output, ``activation_bytes·b·s·h`` (÷t with sequence parallelism), until its backward
+      (Megatron-LM @50a4b5fa schedules.py appends it to ``output_tensors``; since 2022-01
+      ``deallocate_output_tensor`` frees its data once sent).
 
     Example:
         >>> import perfmodel as pm
@@ -66,11 +70,13 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     micro_in_flight = layers_in_flight / (config.layers / config.pp)
     dropout = b * (s * h * micro_in_flight / jnp.where(config.seq_parallel > 0.0, t, 1.0))
     logits = b * jnp.where(config.pp <= 1.0, 6.0 * s * config.vocab / t, 0.0)
+    kept = (config.pp > 1.0) & (config.deallocate_outputs <= 0.0)
+    outputs = jnp.where(kept, config.activation_bytes * config.interleave * dropout, 0.0)
     parts = {
         "layer_states": layers * per_param,
         "embedding_states": embedding * per_param,
         "layer_activations": activation_bytes_per_layer(config) * layers_in_flight,
-        "extra_activations": working + dropout + logits,
+        "extra_activations": working + dropout + logits + outputs,
     }
     parts["total"] = sum(parts.values())
     return parts
