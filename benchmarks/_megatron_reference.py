@@ -524,7 +524,9 @@ def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zer
     * ``extra_activations``: with full recomputation the working set of one layer
       recomputed without checkpoints; the embedding dropout mask (1 byte per element of
       the in-flight micro-batches); with p = 1, the fp32 logits and gradient of one
-      micro-batch (6·b·s·V/t) [K22 §4.3].
+      micro-batch (6·b·s·V/t) [K22 §4.3]; with p > 1 and the stack's
+      ``deallocate_outputs`` 0 (2021), each chunk in flight keeps its output, 2·b·s·h
+      bytes (schedules.py @50a4b5fa ``output_tensors``; freed once sent since 2021-12).
     """
     grad = _f(stack["grad_bytes"])
     z, d = _f(zero), _f(d)
