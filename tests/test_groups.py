@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
-from perfmodel._fitting.groups import _unique_rows
+from perfmodel._data import unique_rows
 from perfmodel._io import to_json
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_unique_rows_equal_numpys(k):
     columns = np.random.default_rng(k).integers(0, 4, (500, k)).astype(float)
-    unique, index = _unique_rows(columns)
+    unique, index = unique_rows(columns)
     expected, inverse = np.unique(columns, axis=0, return_inverse=True)
     np.testing.assert_array_equal(unique, expected)
     np.testing.assert_array_equal(index, inverse.ravel())
