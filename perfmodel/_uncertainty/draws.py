@@ -154,6 +154,8 @@ class Ensemble:
     def undetermined(self, config) -> np.ndarray:
         """True at each config whose prediction moves along a direction of the
         parameters that the data leave undetermined (its interval is unbounded)."""
+        if self.unknown.size == 0:  # nothing undetermined: no need to set up the problem
+            return np.zeros(np.shape(config.gpus), dtype=bool)
         with jax.enable_x64(True):
             return along_unknown(Problem(self.fit), self.unknown, config)
 
