@@ -50,5 +50,5 @@ def fit_optax(model, data, free, options, groups: Groups, weights) -> FitResult:
         raise FitError(f"{data.source}: every start gave a non-finite loss")
     params, _, gnorm, steps = found
     sens = sensitivities(params, ready.static, groups.config)
-    value = loss_value(sens[0][groups.index], data.time_s, weights, options.loss, data.target)
+    value = loss_value(sens[0], data.time_s, weights, options.loss, data.target, groups.index)
     return assemble(params, ready.static, data, value, gnorm, steps, options, groups, sens)

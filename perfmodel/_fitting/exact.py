@@ -43,7 +43,7 @@ def fit_exact(model, data, free, options, groups: Groups, weights) -> FitResult 
     params, static = eqx.partition(fitted, fitted.raw_leaf_mask(set(free)))
     sens = linear_sensitivities(form, fitted, free)
     predicted, jac = sens
-    value = loss_value(predicted[groups.index], data.time_s, weights, options.loss, data.target)
+    value = loss_value(predicted, data.time_s, weights, options.loss, data.target, groups.index)
     gnorm = float(np.linalg.norm(_gradient(predicted, jac, groups, data, options.loss, weights)))
     return assemble(params, static, data, value, gnorm, steps, options, groups, sens)
 
@@ -96,7 +96,7 @@ def fit_at(
         else:
             sens = linear_sensitivities(form, model, free)
         predicted, jac = sens
-        value = loss_value(predicted[groups.index], data.time_s, weights, loss, data.target)
+        value = loss_value(predicted, data.time_s, weights, loss, data.target, groups.index)
         gnorm = float(np.linalg.norm(_gradient(predicted, jac, groups, data, loss, weights)))
         return assemble(params, static, data, value, gnorm, 0, options, groups, sens)
 
@@ -111,7 +111,7 @@ def evaluate(model: AbstractScalingModel, data: Benchmarks, options: FitOptions)
         params, static = eqx.partition(model, model.raw_leaf_mask(set()))
         predicted = np.asarray(model(groups.config), dtype=np.float64)
         sens = (predicted, np.zeros((predicted.size, 0)))
-        value = loss_value(predicted[groups.index], data.time_s, weights, options.loss, data.target)
+        value = loss_value(predicted, data.time_s, weights, options.loss, data.target, groups.index)
         return assemble(params, static, data, value, 0.0, 0, options, groups, sens)
 
 
@@ -138,24 +138,27 @@ def _gradient(predicted, jac, groups: Groups, data, kind, weights) -> np.ndarray
 
 def exact_refits(models, data: Benchmarks, free, options: FitOptions, fold_weights):
     """Exact fits of each linear model under each row of `fold_weights` (0 drops a
-    measurement): ``(predicted, values)``, predictions at every measurement
-    ``(models, folds, n)`` and the losses on the kept measurements ``(models, folds)``;
-    or None when a model is not linear (call inside x64)."""
+    measurement): ``(predicted, values)``, predictions at the distinct configurations
+    ``(models, folds, g)`` (rows of `Benchmarks.distinct`; index them with its second
+    array for every measurement's) and the losses on the kept measurements
+    ``(models, folds)``; or None when a model is not linear (call inside x64)."""
     if options.loss == "huber":
         return None
     base = measurement_weights(data, options.weight_power)
-    predicted = np.empty((len(models), len(fold_weights), data.gpus.size))
-    values = np.empty((len(models), len(fold_weights)))
     groups_all = reduce(data, "log")
+    predicted = np.empty((len(models), len(fold_weights), groups_all.size))
+    values = np.empty((len(models), len(fold_weights)))
     forms = []
     for model in models:
         form = linear_form(as_float64(model).with_parameters(options.fix), groups_all.config, free)
         if form is None:
             return None
         forms.append(form)
+    scale = time_scale(data)
     for f, row in enumerate(fold_weights):
         weights = base * row
         keep = weights > 0
+        index, time_s, w = groups_all.index[keep], data.time_s[keep], weights[keep]
         groups = reduce(data, options.loss, weights)
         used = groups.weights > 0
         for m, form in enumerate(forms):
@@ -166,11 +169,9 @@ def exact_refits(models, data: Benchmarks, free, options: FitOptions, fold_weigh
                 groups.weights[used],
                 options.loss,
                 data.target,
-                scale=time_scale(data),
+                scale=scale,
             )
-            rows = (form.offset + form.design @ g)[groups_all.index]
-            predicted[m, f] = rows
-            values[m, f] = loss_value(
-                rows[keep], data.time_s[keep], weights[keep], options.loss, data.target
-            )
+            at_groups = (form.offset + form.design @ g)[: groups_all.size]
+            predicted[m, f] = at_groups
+            values[m, f] = loss_value(at_groups, time_s, w, options.loss, data.target, index)
     return predicted, values

@@ -55,55 +55,74 @@ def measurement_weights(data: Benchmarks, power: float) -> np.ndarray:
     return (data.gpus / data.gpus.max()) ** power
 
 
-def _unique_rows(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(columns, axis=0, return_inverse=True)``, by sorting each column once
-    (np.unique on rows compares them as byte strings: seconds for 10⁶ rows)."""
-    if columns.shape[1] == 1:
-        unique, index = np.unique(columns[:, 0], return_inverse=True)
-        return unique[:, None], index.ravel()
-    order = np.lexsort(columns.T[::-1])
-    ordered = columns[order]
-    starts = np.concatenate([[True], np.any(ordered[1:] != ordered[:-1], axis=1)])
-    index = np.empty(columns.shape[0], dtype=np.intp)
-    index[order] = np.cumsum(starts) - 1
-    return ordered[starts], index
-
-
 def reduce(data: Benchmarks, loss: str, weights: np.ndarray | None = None) -> Groups:
     """`data` reduced for `loss` (module docstring); `weights` per measurement (1)."""
-    columns = np.stack([data.gpus, *data.config.values()], axis=1)
     w = np.ones(data.gpus.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    t = data.time_s
+    unique, index = _distinct(data, loss)
+    target, weight = _targets(index, unique.shape[0], data.time_s, w, loss, data.target)
+    pad, keep = _padding(unique.shape[0])
+    config, gpus = _config(data, unique[pad])
+    weight = np.where(keep, weight[pad], 0.0)
+    return Groups(config, target[pad], weight, index, gpus, unique.shape[0])
+
+
+def reduce_batch(
+    data: Benchmarks, loss: str, times: np.ndarray, weights: np.ndarray
+) -> tuple[Config, np.ndarray, np.ndarray]:
+    """``(config, targets, weights)``: each row of `times` and `weights` (``(m, n)``: the
+    measurements of `data` resampled or reweighted, for bootstrap and rolling-origin
+    refits) reduced like `reduce`, on the rows of one shared `config`, ``(m, rows)``."""
+    unique, index = _distinct(data, loss)
+    pad, keep = _padding(unique.shape[0])
+    targets, reduced = [], []
+    for t, w in zip(times, weights):
+        target, weight = _targets(index, unique.shape[0], t, w, loss, data.target)
+        targets.append(target[pad])
+        reduced.append(np.where(keep, weight[pad], 0.0))
+    config, _ = _config(data, unique[pad])
+    shape = (len(targets), pad.size)
+    return config, np.reshape(targets, shape), np.reshape(reduced, shape)
+
+
+def _distinct(data: Benchmarks, loss: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the loss's view (every measurement for Huber) and each measurement's row."""
     if loss == "huber":
-        index = np.arange(t.size)
-        unique, target, weight = columns, t, w
-    else:
-        unique, index = _unique_rows(columns)
-        g = unique.shape[0]
-        # A configuration whose measurements all weigh 0 (a held-out fold) keeps an
-        # unweighted target, so that every row stays finite.
-        w_or_1 = np.where(np.bincount(index, weights=w, minlength=g)[index] > 0, w, 1.0)
-        weight = np.bincount(index, weights=w, minlength=g)
-        sums = np.bincount(index, weights=w_or_1, minlength=g)
-        if loss == "log":
-            target = np.exp(np.bincount(index, weights=w_or_1 * np.log(t), minlength=g) / sums)
-        elif loss == "relative":
-            # In units of the median time, so that 1/t² of times of 1e±300 s stays
-            # finite; the weight b²/a is the same in any unit.
-            unit = float(np.median(t))
-            a = np.bincount(index, weights=w_or_1 / (t / unit) ** 2, minlength=g)
-            b = np.bincount(index, weights=w_or_1 / (t / unit), minlength=g)
-            target = unit * (b / a)
-            weight = np.where(weight > 0, b**2 / a, 0.0)
-        elif data.target == "throughput":
-            target = sums / np.bincount(index, weights=w_or_1 / t, minlength=g)
-        else:
-            target = np.bincount(index, weights=w_or_1 * t, minlength=g) / sums
-    size = unique.shape[0]
+        columns = np.stack([data.gpus, *data.config.values()], axis=1)
+        return columns, np.arange(data.gpus.size)
+    return data.distinct()
+
+
+def _targets(index, g: int, t, w, loss: str, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """Target and weight of each of the `g` rows (module docstring)."""
+    if loss == "huber":
+        return np.asarray(t, dtype=np.float64), w
+    # A configuration whose measurements all weigh 0 (a held-out fold) keeps an
+    # unweighted target, so that every row stays finite.
+    weight = np.bincount(index, weights=w, minlength=g)
+    w_or_1 = np.where(weight[index] > 0, w, 1.0)
+    sums = np.bincount(index, weights=w_or_1, minlength=g)
+    if loss == "log":
+        return np.exp(np.bincount(index, weights=w_or_1 * np.log(t), minlength=g) / sums), weight
+    if loss == "relative":
+        # In units of the median time, so that 1/t² of times of 1e±300 s stays
+        # finite; the weight b²/a is the same in any unit.
+        unit = float(np.median(t))
+        a = np.bincount(index, weights=w_or_1 / (t / unit) ** 2, minlength=g)
+        b = np.bincount(index, weights=w_or_1 / (t / unit), minlength=g)
+        return unit * (b / a), np.where(weight > 0, b**2 / a, 0.0)
+    if target == "throughput":
+        return sums / np.bincount(index, weights=w_or_1 / t, minlength=g), weight
+    return np.bincount(index, weights=w_or_1 * t, minlength=g) / sums, weight
+
+
+def _padding(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row of each padded row (a power of two, at least `MIN_ROWS`; padding repeats the
+    first) and whether it is a real one."""
     rows = max(MIN_ROWS, 1 << (size - 1).bit_length())
     pad = np.concatenate([np.arange(size), np.zeros(rows - size, dtype=int)])
-    unique, target = unique[pad], target[pad]
-    weight = np.where(np.arange(rows) < size, weight[pad], 0.0)
+    return pad, np.arange(rows) < size
+
+
+def _config(data: Benchmarks, unique: np.ndarray) -> tuple[Config, np.ndarray]:
     fields = dict(zip(data.config, unique[:, 1:].T))
-    config = Config(gpus=unique[:, 0], **fields).broadcast()
-    return Groups(config, target, weight, index, unique[:, 0], size)
+    return Config(gpus=unique[:, 0], **fields).broadcast(), unique[:, 0]

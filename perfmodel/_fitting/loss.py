@@ -61,18 +61,25 @@ def objective(params, static, config, time_s, weights, kind: str, target: str) -
     return jnp.sum(weights * per_point) / jnp.sum(weights)
 
 
-def loss_value(predicted, time_s, weights, kind: str, target: str) -> float:
-    """`objective`'s value for predictions `predicted` (NumPy, no tracing)."""
+def loss_value(predicted, time_s, weights, kind: str, target: str, index=None) -> float:
+    """`objective`'s value for predictions `predicted` (NumPy, no tracing); with `index`,
+    `predicted` is per distinct configuration and measurement i's is ``predicted[index[i]]``
+    (transformed before it is gathered: the same numbers, one log of a few values
+    instead of one of every measurement)."""
     predicted, time_s = np.asarray(predicted), np.asarray(time_s)
+
+    def rows(values):
+        return values if index is None else values[index]
+
     if kind == "squared":
         measured = 1.0 / time_s if target == "throughput" else time_s
         mean = np.sum(weights * measured) / np.sum(weights)
-        quantity = 1.0 / predicted if target == "throughput" else predicted
+        quantity = rows(1.0 / predicted if target == "throughput" else predicted)
         per_point = ((quantity - measured) / mean) ** 2
     elif kind == "relative":
-        per_point = (predicted / time_s - 1.0) ** 2
+        per_point = (rows(predicted) / time_s - 1.0) ** 2
     else:
-        r = np.log(predicted) - np.log(time_s)
+        r = rows(np.log(predicted)) - np.log(time_s)
         if kind == "huber":
             a = np.abs(r)
             per_point = np.where(

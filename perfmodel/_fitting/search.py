@@ -175,7 +175,7 @@ def _scores(models, data, free, options, loo: bool):
             return values, values
         weights, held = folds(data)
         predicted, _ = exact_refits(models, data, free, options, weights)
-        errors = np.log(predicted / data.time_s) ** 2
+        errors = np.log(predicted[..., data.distinct()[1]] / data.time_s) ** 2
         score = np.array([np.mean(np.concatenate([e[h] for e, h in zip(m, held)])) for m in errors])
         return score, values
     search = options.replace(n_starts=min(options.n_starts, SEARCH_STARTS))

@@ -172,7 +172,8 @@ def leave_one_out(model: ScalingModel, data: Benchmarks, **fit_options) -> float
             found = exact_refits(models, data, free, options, weights)
         if found is not None:
             predicted, values = found
-            squared = np.log(predicted / data.time_s) ** 2  # (models, folds, rows)
+            # (models, folds, rows)
+            squared = np.log(predicted[..., data.distinct()[1]] / data.time_s) ** 2
             errors = np.array([np.concatenate([e[h] for e, h in zip(m, held)]) for m in squared])
             values = values.reshape(-1)
         else:

@@ -45,6 +45,7 @@ from .._fitting import (
     gauss_newton_inverse,
     objective,
     raw_bounds,
+    reduce_batch,
     refine_lbfgs,
 )
 from .._model import AbstractScalingModel
@@ -153,6 +154,8 @@ class Ensemble:
     def undetermined(self, config) -> np.ndarray:
         """True at each config whose prediction moves along a direction of the
         parameters that the data leave undetermined (its interval is unbounded)."""
+        if self.unknown.size == 0:  # nothing undetermined: no need to set up the problem
+            return np.zeros(np.shape(config.gpus), dtype=bool)
         with jax.enable_x64(True):
             return along_unknown(Problem(self.fit), self.unknown, config)
 
@@ -203,8 +206,12 @@ def _scale_draws(rng, dof: float, size: int) -> np.ndarray:
 
 
 def _refit_rows(problem: Problem, times, weights) -> tuple[np.ndarray, np.ndarray]:
-    """Flat stored parameters and losses of refits to each row of `times`/`weights`."""
-    return _refits_of(problem.fit, problem.config, times, weights)
+    """Flat stored parameters and losses of refits to each row of `times`/`weights`
+    (``(m, n)``, per measurement), each reduced to the distinct configurations first
+    (`reduce_batch`: the same minimiser, and code compiled for their number only)."""
+    fit = problem.fit
+    config, times, weights = reduce_batch(fit.data, fit.loss_kind, times, weights)
+    return _refits_of(fit, config, times, weights)
 
 
 def _refits_of(fit: FitResult, config, times, weights) -> tuple[np.ndarray, np.ndarray]:
@@ -300,8 +307,8 @@ def ensemble(
     with jax.enable_x64(True):
         problem = Problem(fit)
         residuals, sigma2, dof = problem.noise(noise, noise_dof)
-        jac = problem.space_jacobian(problem.theta, problem.config)
-        inverse, unknown = gauss_newton_inverse(jac)
+        jac = problem.space_jacobian(problem.theta, problem.groups)
+        inverse, unknown = gauss_newton_inverse(jac * np.sqrt(problem.counts)[:, None])
         w = _scale_draws(rng, dof, size)
         theta = np.asarray(problem.theta)
         origins = rolling_origins(problem) if discrepancy > 0 else []
@@ -356,7 +363,8 @@ def _bootstrap_rows(problem: Problem, jac, inverse, residuals, sigma2, resample,
     """``(times, weights, pool)``: `size` + 1 resampled datasets (row 0 is the data
     themselves, the centre the deviations are taken from, so that an optimum that
     stopped short does not bias them) and the residuals new noise is drawn from."""
-    leverage = np.clip(np.einsum("ij,jk,ik->i", jac, inverse, jac), 0.0, 1.0)
+    # `jac` is per distinct configuration; a measurement's leverage is its configuration's.
+    leverage = np.clip(np.einsum("ij,jk,ik->i", jac, inverse, jac), 0.0, 1.0)[problem.index]
     # Leverage-adjusted, centred residuals (Davison & Hinkley, 1997, eq. 6.9); a point
     # the model fits exactly (leverage 1) has no residual to offer.
     spare = np.where(leverage < 1.0 - 1e-9, 1.0 - leverage, np.inf)
@@ -380,8 +388,7 @@ def _bootstrap_rows(problem: Problem, jac, inverse, residuals, sigma2, resample,
     else:
         space[:] = measured
         data = problem.fit.data
-        columns = np.stack([data.gpus, *data.config.values()], axis=1)
-        _, group = np.unique(columns, axis=0, return_inverse=True)
+        _, group = data.distinct()
         for g in np.unique(group):
             rows = np.flatnonzero(group == g)
             picks = rows[rng.integers(0, rows.size, (size + 1, rows.size))]

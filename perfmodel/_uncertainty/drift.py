@@ -45,12 +45,13 @@ def rolling_origins(problem: Problem) -> list[tuple[np.ndarray, np.ndarray, floa
     """Rolling origins: ``(train, target, doublings)`` for each measured count ``u_j``
     whose smaller counts determine the k free parameters."""
     data = problem.fit.data
-    counts = np.unique(data.gpus)
-    columns = np.stack([data.gpus, *data.config.values()], axis=1)
+    group_gpus = np.asarray(problem.groups.gpus)
+    counts = np.unique(group_gpus)
     origins = []
     for j in range(1, len(counts)):
-        train = data.gpus <= counts[j - 1]
-        if problem.k and len(np.unique(columns[train], axis=0)) >= problem.k:
+        # Distinct configurations among the measurements up to u_{j−1}.
+        if problem.k and np.count_nonzero(group_gpus <= counts[j - 1]) >= problem.k:
+            train = data.gpus <= counts[j - 1]
             origins.append((train, data.gpus == counts[j], math.log2(counts[j] / counts[j - 1])))
     return origins
 
@@ -80,15 +81,22 @@ def drift_scale(problem: Problem, origins, flat, values, sigma2, prior, weight):
     for (train, target, span), theta, value in zip(origins, flat, values):
         if not np.isfinite(value):
             continue
+        # At the distinct configurations (rows `index` of the measurements), weighted by
+        # their counts: the same sums as over every measurement.
         theta = jnp.asarray(theta)
-        predicted = problem.predicted(theta, problem.config)
-        error = np.asarray(jnp.log(predicted) - jnp.log(problem.time_s))[target]
-        jac = problem.space_jacobian(theta, problem.config)
-        inverse, _ = gauss_newton_inverse(jac[train])
-        lev = np.einsum("ij,jk,ik->i", jac[target], inverse, jac[target])
+        predicted = np.broadcast_to(
+            np.asarray(problem.predicted(theta, problem.groups)), problem.counts.shape
+        )
+        rows = problem.index[target]
+        error = np.log(predicted)[rows] - np.log(problem.time_s[target])
+        jac = problem.space_jacobian(theta, problem.groups)
+        in_train = np.zeros(problem.counts.size, dtype=bool)
+        in_train[problem.index[train]] = True
+        inverse, _ = gauss_newton_inverse((jac * np.sqrt(problem.counts)[:, None])[in_train])
+        lev = np.einsum("ij,jk,ik->i", jac, inverse, jac)
         # Noise and parameter spread in log space (delta method for linear spaces).
-        scale = log_scale(problem, predicted)[target]
-        explained = sigma2 * float(np.mean((1.0 + lev) * scale**2))
+        scale = log_scale(problem, predicted)
+        explained = sigma2 * float(np.mean(((1.0 + lev) * scale**2)[rows]))
         excess += max(0.0, float(np.mean(error**2)) - explained)
         info += span**2
         used += 1

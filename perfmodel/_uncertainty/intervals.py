@@ -195,9 +195,7 @@ def parameter_intervals(
         method = method or "laplace"  # a parameter's own interval, also in a blend
         if method == "laplace" and ensemble is None:
             _, sigma2, dof = problem.noise(NOISE, NOISE_DOF)
-            inverse, unknown = gauss_newton_inverse(
-                problem.space_jacobian(problem.theta, problem.config)
-            )
+            inverse, unknown = gauss_newton_inverse(problem.weighted_jacobian())
             half = t_quantile(1.0 - tail, dof) * math.sqrt(sigma2) * np.sqrt(np.diag(inverse))
             theta = np.asarray(problem.theta)
             lo, hi = theta - half, theta + half
