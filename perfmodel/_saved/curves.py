@@ -1,0 +1,221 @@
+"""The plausible curves of a saved fit in NumPy: the draws behind its intervals.
+
+The same members as `perfmodel._uncertainty` draws, evaluated without JAX:
+
+* conformal (the default blend): ``û(N)·exp(ζ·s(N))`` for each score ζ
+  (`perfmodel._uncertainty.conformal.Calibrated`);
+* Laplace (one family): the model linearised in its stored parameters θ around the fit,
+  ``log T = log T̂ + J(N)·δ`` with ``J = ∂log T̂/∂θ`` (`Linearized`), drifting by
+  ``drift·d(N)`` outside the measured counts (`Drifted`); the draws are those
+  `perfmodel fit` left in the cache (`SavedFit.ensembles`, the folder of
+  `perfmodel._cli.draws`), read here by the same key.
+
+Marginal speedups dS/dN come from dual numbers (`perfmodel._saved.dual`); J and its
+derivative in N from duals of duals.
+"""
+
+import dataclasses
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .. import _closed
+from . import dual
+
+CONFORMAL_SAMPLES = 4000  # `perfmodel._uncertainty.draws.LAPLACE_SAMPLES`
+_CELLS = 4_000_000  # samples × counts evaluated at once
+
+
+def _chunks(size: int, counts: int):
+    step = max(1, _CELLS // max(1, counts))
+    for start in range(0, size, step):
+        yield slice(start, min(size, start + step))
+
+
+def calibrated_curves(fit, counts, overrides, zeta):
+    """``(times, speedups, marginals, False)`` of ``û·exp(ζ·s(N))`` for each ζ (rows)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    centre, scale = _centre_and_scale(fit, dual.seed(counts), overrides)
+    base, base_scale = _centre_and_scale(fit, np.ones_like(counts), overrides)
+    parts = []
+    for rows in _chunks(len(zeta), counts.size):
+        z = np.asarray(zeta[rows], dtype=np.float64)[:, None]
+        times = centre * dual.exp(z * scale)
+        speedups = base * np.exp(z * base_scale) / times
+        parts.append((times.val, speedups.val, speedups.tan))
+    times, speedups, marginals = (np.concatenate(p) for p in zip(*parts))
+    return times, speedups, marginals, False
+
+
+def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
+    """`predict_interval` on the conformal draws (what the command line asks): the
+    central `level` interval of ``log(û·exp(ζ·s(N)))`` over the scores ζ, per step for
+    per-GPU data (a conformal member has no measurement noise to add)."""
+    counts = np.asarray(point["gpus"], dtype=np.float64)
+    centre, scale = _centre_and_scale(fit, counts, {})
+    log_t = np.log(centre * np.exp(np.asarray(zeta, dtype=np.float64)[:, None] * scale))
+    tail = (1.0 - level) / 2.0
+    per_step = counts if fit.data.per_gpu else 1.0
+    lo = np.exp(np.quantile(log_t, tail, axis=0)) * per_step
+    hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0)) * per_step
+    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
+    if fit.target == "throughput":
+        with np.errstate(divide="ignore"):
+            out["throughput"] = point["throughput"]
+            out["throughput_lo"] = 1.0 / hi
+            out["throughput_hi"] = 1.0 / lo
+    return out
+
+
+def _centre_and_scale(fit, n, overrides):
+    """û(N) and s(N) of a blend (`Calibrated`), duals when `n` is one."""
+    blend = fit.model
+    rms = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    config = fit.config(dual.primal(n), overrides)
+    centre = blend.seconds(n, config)
+    scale = _closed.conformal_scale(
+        dual,
+        n,
+        blend.largest,
+        blend.spread(n, config),
+        rms,
+        _closed.MIN_DOUBLINGS,
+        _closed.KAPPA,
+        _closed.LAMBDA,
+    )
+    return centre, scale
+
+
+def conformal_table(fit) -> str:
+    """``"many"`` for `MANY_COUNTS` or more distinct counts, else ``"few"``."""
+    return "many" if len(np.unique(fit.data.gpus)) >= _closed.MANY_COUNTS else "few"
+
+
+@dataclasses.dataclass(frozen=True)
+class LaplaceDraws:
+    """The Laplace draws of a single-family fit, read from the cache."""
+
+    fit: object
+    names: tuple[str, ...]
+    raw: np.ndarray
+    drift: np.ndarray
+    unknown: np.ndarray
+    gpus_range: tuple[float, float]
+    method: str = "laplace"
+
+    @classmethod
+    def read(cls, fit) -> "LaplaceDraws":
+        """The cached draws of `fit`; KeyError when none are cached."""
+        if fit.ensembles is None:
+            raise KeyError("no cache of draws")
+        path = Path(fit.ensembles) / f"{fit_key(fit, 'laplace')}.npz"
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                names = tuple(str(n) for n in stored["names"])
+                draws = cls(
+                    fit=fit,
+                    names=names,
+                    raw=np.asarray(stored["raw"], dtype=np.float64),
+                    drift=np.asarray(stored["drift"], dtype=np.float64),
+                    unknown=np.asarray(stored["unknown"], dtype=np.float64),
+                    gpus_range=tuple(float(x) for x in stored["gpus_range"]),
+                )
+        except Exception as error:  # missing, unreadable or not an archive: draw again
+            raise KeyError(str(path)) from error
+        if set(names) != set(fit.free) or draws.raw.shape[1:] != (len(names),):
+            raise KeyError("names")
+        return draws
+
+
+def _linearised(fit, counts, overrides, names):
+    """``(log T̂, d log T̂/dN, J, dJ/dN)`` at `counts`, J with one column per name."""
+    model = fit.model
+    zeros, ones = np.zeros_like(counts), np.ones_like(counts)
+    config = fit.config(counts, overrides)
+    n = dual.Dual(dual.Dual(counts, zeros), dual.Dual(ones, zeros))
+    columns, slopes, log_t, d_log_t = [], [], None, None
+    for name in names:
+        values = dict(model.values)
+        v = values[name]
+        values[name] = dual.Dual(dual.Dual(v, v), dual.Dual(0.0, 0.0))  # d exp(θ)/dθ
+        out = dual.log(model.seconds(n, config, values))
+        log_t, d_log_t = out.val.val, out.tan.val
+        columns.append(out.val.tan * ones)
+        slopes.append(out.tan.tan * ones)
+    if not names:
+        out = dual.log(model.seconds(dual.seed(counts), config))
+        log_t, d_log_t = out.val, out.tan
+    k = len(names)
+    jac = np.stack(columns, axis=1) if k else np.zeros((counts.size, 0))
+    djac = np.stack(slopes, axis=1) if k else np.zeros((counts.size, 0))
+    return log_t * ones, d_log_t * ones, jac, djac
+
+
+def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
+    """``(times, speedups, marginals, undetermined)`` of the linearised, drifting
+    members of `draws` (rows) at `counts` (columns)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    names = draws.names
+    theta = np.log(np.array([fit.model.values[k] for k in names], dtype=np.float64))
+    delta = draws.raw - theta[None, :]
+    log_t, d_log_t, jac, djac = _linearised(fit, counts, overrides, names)
+    log_1, _, jac_1, _ = _linearised(fit, np.ones(1), overrides, names)
+    lo, hi = draws.gpus_range
+    drift_d = _closed.outside_doublings(dual, dual.seed(counts), lo, hi)
+    base_d = _closed.outside_doublings(np, np.ones(1), lo, hi)
+    parts = []
+    for rows in _chunks(len(delta), counts.size):
+        d, drift = delta[rows], draws.drift[rows][:, None]
+        times = np.exp(log_t + d @ jac.T) * np.exp(drift * drift_d.val)
+        base = np.exp(log_1 + d @ jac_1.T) * np.exp(drift * base_d)
+        speedups = base / times
+        slope = d_log_t + d @ djac.T + drift * drift_d.tan
+        parts.append((times, speedups, -speedups * slope))
+    times, speedups, marginals = (np.concatenate(p) for p in zip(*parts))
+    undetermined = False
+    if draws.unknown.size:
+        along = np.abs(jac @ draws.unknown.T).max(axis=1)
+        undetermined = bool((along > 1e-6 * (np.abs(jac).max(axis=1) + 1e-300)).any())
+    return times, speedups, marginals, undetermined
+
+
+def _g12(value: float) -> str:
+    return f"{value:.12g}"
+
+
+def fit_key(fit, method: str) -> str:
+    """`perfmodel._cli.draws.fit_key` of the fit file (a test checks they agree)."""
+    from .._files import package_version
+
+    doc = fit.document
+    spec = doc["model"]
+    options = tuple(spec.get("options", {}).items())
+    values = {k: p["value"] for k, p in doc["parameters"].items()}
+    described = {
+        "version": package_version(),
+        "method": method,
+        "family": fit.family,
+        "options": repr(options),
+        "components": repr(()),
+        "loss": doc["loss"]["kind"],
+        "target": fit.target,
+        "free": list(fit.free),
+        "fixed": {},
+        "bounds": {},
+        "parameters": {k: _g12(float(v)) for k, v in values.items()},
+        "defaults": {k: _g12(v) for k, v in sorted(fit.config_defaults.items())},
+    }
+    digest = hashlib.sha256()
+    digest.update(json.dumps(described, sort_keys=True).encode())
+    data = fit.data
+    arrays = [data.gpus, data.time_s, *(data.config[k] for k in sorted(data.config))]
+    covariance = doc["raw_covariance"]
+    if covariance is not None:
+        matrix = [[math.inf if v is None else float(v) for v in row] for row in covariance]
+        arrays.append(np.round(np.asarray(matrix, dtype=np.float64), 12))
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:32]
