@@ -172,12 +172,13 @@ def test_constants_shared_with_the_jax_path():
     assert _blend.NEAR is _closed.NEAR and _blend.FAR is _closed.FAR
 
 
-def run_cli(argv, quick: bool, monkeypatch) -> str:
-    if not quick:
-        monkeypatch.setattr(app, "_quick_args", lambda argv: None)
-    with contextlib.redirect_stdout(io.StringIO()) as out:
-        assert app.main(argv) == 0
-    monkeypatch.undo()
+def run_cli(argv, quick: bool = True) -> str:
+    """What `perfmodel argv` prints; `quick` False: the JAX path for predict/optimal."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not quick:
+            patch.setattr(app, "_quick_args", lambda argv: None)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert app.main(argv) == 0
     return out.getvalue()
 
 
@@ -191,13 +192,13 @@ def run_cli(argv, quick: bool, monkeypatch) -> str:
         ["optimal", "{fit}", "--objective", "cost", "--deadline", "0.001", "--wide"],
     ],
 )
-def test_the_command_line_prints_the_same_either_way(argv, monkeypatch):
+def test_the_command_line_prints_the_same_either_way(argv):
     path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
     argv = [a.format(fit=path) for a in argv]
     from perfmodel._cli.quick import quick_args
 
     assert quick_args(argv) is not None
-    ours, theirs = run_cli(argv, True, monkeypatch), run_cli(argv, False, monkeypatch)
+    ours, theirs = run_cli(argv), run_cli(argv, quick=False)
     if "--json" in argv:
         assert_close(json.loads(ours), json.loads(theirs))
     else:
@@ -241,3 +242,14 @@ def test_predict_and_optimal_import_no_jax(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PERFMODEL_CACHE_DIR": str(tmp_path)}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("model", [[], ["--model", "amdahl"]])
+def test_fit_opens_with_the_same_recommendation_from_numpy(model, cache, tmp_path, monkeypatch):
+    csv = tmp_path / "small.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n")
+    argv = ["fit", str(csv), *model]
+    ours = run_cli(argv)
+    monkeypatch.setattr("perfmodel._cli.fit.SAVED_FAMILIES", ())  # JAX's curves
+    theirs = run_cli(argv)
+    assert ours == theirs and ours.startswith("Buy ")

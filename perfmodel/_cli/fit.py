@@ -1,6 +1,7 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
 import dataclasses
+import json
 import sys
 
 from .._data import load_benchmarks
@@ -18,12 +19,13 @@ from .._fitting import (
     per_unit_of_work,
     Selection,
 )
-from .._io import fit_to_dict, save_fit
+from .._io import fit_json, fit_to_dict, save_fit
 from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
     recommend,
     Recommendation,
 )
+from .._saved import from_document, SAVED_FAMILIES
 from .._uncertainty import KINDS
 from . import common, train
 from .analysis import load_with_changes, SET_HELP
@@ -62,6 +64,7 @@ from .layout import (
     run_predict,
 )
 from .plot import check_report_path, report_outputs
+from .quick import ensembles
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
@@ -395,8 +398,18 @@ def optimal_options(args) -> dict:
 
 
 def _recommend(result: FitResult) -> Recommendation:
-    """The recommendation `fit` and `demo` open with, on the fit's shared draws."""
-    draws = draws_or_none(result)
+    """The recommendation `fit` and `demo` open with, on the fit's shared draws: in NumPy
+    when `perfmodel._saved` evaluates the family (the same answer as JAX's, without
+    compiling the curves of every draw), else with JAX."""
+    saved = None
+    if result.family in SAVED_FAMILIES:
+        saved = from_document(result.data.source, json.loads(fit_json(result)), ensembles())
+    draws = None if saved is not None and saved.intervals == "conformal" else draws_or_none(result)
+    if saved is not None and (draws is not None or saved.intervals == "conformal"):
+        try:
+            return recommend(saved, level=0.9)
+        except KeyError:  # the Laplace draws could not be cached (PERFMODEL_NO_CACHE)
+            pass
     return recommend(result, ensemble=draws, level=None if draws is None else 0.9)
 
 

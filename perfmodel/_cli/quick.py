@@ -12,6 +12,7 @@ which answers (or refuses) in full; what both paths print is the same code
 
 import argparse
 from collections.abc import Sequence
+import os
 
 from .._levels import KINDS
 from .._saved import read_saved
@@ -57,9 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ensembles() -> str | None:
-    import os
-
+def ensembles() -> str | None:
+    """The folder of the cached draws (`perfmodel._cli.draws`), None when it is off."""
     if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
         return None
     return str(cache_dir() / "ensembles")
@@ -74,7 +74,7 @@ def quick_args(argv: Sequence[str]) -> argparse.Namespace | None:
         args = _parser().parse_args(list(argv))
     except _Refused:
         return None
-    saved = read_saved(args.fit, _ensembles())
+    saved = read_saved(args.fit, ensembles())
     if saved is None:
         return None
     method = args.method or saved.intervals

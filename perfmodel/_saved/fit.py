@@ -31,6 +31,7 @@ from .curves import (
 )
 from .model import Blend, FAMILIES, family, REQUIRES
 
+SAVED_FAMILIES = ("blend", *FAMILIES)  # the families read here
 SCHEMA_VERSION = 3  # the fit files read here (`perfmodel._schema.SCHEMA_VERSION`)
 _CONSTANTS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -252,10 +253,18 @@ def read_saved(path: str | os.PathLike, ensembles: str | None = None) -> SavedFi
     try:
         text = read_text(os.fspath(path), "fit file")
         document = json.loads(text, parse_constant=_CONSTANTS.get)
-        fit = _from_document(os.fspath(path), document)
-        return None if fit is None else dataclasses.replace(fit, ensembles=ensembles)
+        return from_document(os.fspath(path), document, ensembles)
     except (InputError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def from_document(path: str, document: dict, ensembles: str | None = None) -> SavedFit | None:
+    """`read_saved` of a fit's parsed JSON (`perfmodel._io.fit_json`)."""
+    try:
+        fit = _from_document(path, document)
+    except (InputError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None if fit is None else dataclasses.replace(fit, ensembles=ensembles)
 
 
 def _from_document(path: str, document: dict) -> SavedFit | None:
