@@ -36,17 +36,28 @@ def _chunks(size: int, counts: int):
 
 
 def calibrated_curves(fit, counts, overrides, zeta):
-    """``(times, speedups, marginals, False)`` of ``û·exp(ζ·s(N))`` for each ζ (rows)."""
+    """``(times, speedups, marginals, False)`` of ``T = û·exp(ζ·s(N))`` for each ζ (rows):
+    in logs, ``log T = log û + ζ·s``, ``S = exp(log T(1) − log T)`` and
+    ``dS/dN = −S·(û′/û + ζ·s′)``, written into the outputs in place (4000 draws at a
+    thousand counts in tens of milliseconds)."""
     counts = np.asarray(counts, dtype=np.float64)
     centre, scale = _centre_and_scale(fit, dual.seed(counts), overrides)
-    base, base_scale = _centre_and_scale(fit, np.ones_like(counts), overrides)
-    parts = []
-    for rows in _chunks(len(zeta), counts.size):
-        z = np.asarray(zeta[rows], dtype=np.float64)[:, None]
-        times = centre * dual.exp(z * scale)
-        speedups = base * np.exp(z * base_scale) / times
-        parts.append((times.val, speedups.val, speedups.tan))
-    times, speedups, marginals = (np.concatenate(p) for p in zip(*parts))
+    base, base_scale = _centre_and_scale(fit, np.ones(1), overrides)
+    log_centre, slope = np.log(centre.val), centre.tan / centre.val
+    zeta = np.asarray(zeta, dtype=np.float64)
+    shape = (zeta.size, counts.size)
+    times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
+    for rows in _chunks(zeta.size, counts.size):
+        z = zeta[rows, None]
+        log_t = np.multiply(z, scale.val, out=times[rows])
+        log_t += log_centre
+        np.subtract(np.log(base) + z * base_scale, log_t, out=speedups[rows])
+        np.exp(log_t, out=log_t)
+        np.exp(speedups[rows], out=speedups[rows])
+        d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
+        d_log_t += slope
+        np.multiply(d_log_t, speedups[rows], out=d_log_t)
+        np.negative(d_log_t, out=d_log_t)
     return times, speedups, marginals, False
 
 
@@ -161,20 +172,28 @@ def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
     names = draws.names
     theta = np.log(np.array([fit.model.values[k] for k in names], dtype=np.float64))
     delta = draws.raw - theta[None, :]
-    log_t, d_log_t, jac, djac = _linearised(fit, counts, overrides, names)
+    log_hat, d_log_hat, jac, djac = _linearised(fit, counts, overrides, names)
     log_1, _, jac_1, _ = _linearised(fit, np.ones(1), overrides, names)
     lo, hi = draws.gpus_range
     drift_d = _closed.outside_doublings(dual, dual.seed(counts), lo, hi)
     base_d = _closed.outside_doublings(np, np.ones(1), lo, hi)
-    parts = []
+    shape = (len(delta), counts.size)
+    times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
     for rows in _chunks(len(delta), counts.size):
         d, drift = delta[rows], draws.drift[rows][:, None]
-        times = np.exp(log_t + d @ jac.T) * np.exp(drift * drift_d.val)
-        base = np.exp(log_1 + d @ jac_1.T) * np.exp(drift * base_d)
-        speedups = base / times
-        slope = d_log_t + d @ djac.T + drift * drift_d.tan
-        parts.append((times, speedups, -speedups * slope))
-    times, speedups, marginals = (np.concatenate(p) for p in zip(*parts))
+        # log T = log T̂ + J·δ + drift·d(N); S = exp(log T(1) − log T); dS/dN = −S·dlog T/dN
+        log_t = np.matmul(d, jac.T, out=times[rows])
+        log_t += log_hat
+        log_t += drift * drift_d.val
+        base = log_1 + d @ jac_1.T + drift * base_d
+        np.subtract(base, log_t, out=speedups[rows])
+        np.exp(log_t, out=log_t)
+        np.exp(speedups[rows], out=speedups[rows])
+        slope = np.matmul(d, djac.T, out=marginals[rows])
+        slope += d_log_hat
+        slope += drift * drift_d.tan
+        np.multiply(slope, speedups[rows], out=slope)
+        np.negative(slope, out=slope)
     undetermined = False
     if draws.unknown.size:
         along = np.abs(jac @ draws.unknown.T).max(axis=1)
