@@ -253,3 +253,32 @@ def test_fit_opens_with_the_same_recommendation_from_numpy(model, cache, tmp_pat
     monkeypatch.setattr("perfmodel._cli.fit.SAVED_FAMILIES", ())  # JAX's curves
     theirs = run_cli(argv)
     assert ours == theirs and ours.startswith("Buy ")
+
+
+def run_status(argv, quick: bool) -> tuple:
+    """``(status, stdout, stderr)`` of `perfmodel argv` on either path."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not quick:
+            patch.setattr(app, "_quick_args", lambda argv: None)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = app.main(argv)
+            except SystemExit as stop:
+                status = stop.code
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["predict", "--gpus", "0"],
+        ["optimal", "--objective", "cost", "--deadline", "1e-12"],
+        ["optimal", "--budget", "10"],
+        ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
+    ],
+)
+def test_refusals_and_options_read_the_same_either_way(options):
+    path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
+    argv = [options[0], path, *options[1:]]
+    assert run_status(argv, True) == run_status(argv, False)
