@@ -81,10 +81,11 @@ def same_answers(path, ensembles=None):
     counts = np.arange(1.0, 300.0)
     assert_curves(saved.curve(counts, {}), JaxCurves(fit).curve(counts, {}))
     draws = draws_or_none(fit)
-    if saved.intervals == "conformal":  # the draws the command line passes
+    kinds = ["prediction"] if saved.intervals == "conformal" else ["prediction", "confidence"]
+    for kind in kinds:  # on the draws the command line passes
         assert_close(
-            saved.predict_interval(gpus, 0.8, None, "prediction"),
-            pm.predict_interval(fit, gpus, 0.8, ensemble=draws),
+            saved.predict_interval(gpus, 0.8, None, kind),
+            pm.predict_interval(fit, gpus, 0.8, kind=kind, ensemble=draws),
         )
     ours = saved.ensemble_curves(counts, {}, None, None)
     theirs = JaxCurves(fit).ensemble_curves(counts, {}, None, draws)
@@ -282,3 +283,22 @@ def test_refusals_and_options_read_the_same_either_way(options):
     path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
     argv = [options[0], path, *options[1:]]
     assert run_status(argv, True) == run_status(argv, False)
+
+
+def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
+    path = tmp_path / "f.json"
+    pm.save_fit(pm.fit("usl", pm.load_dataset(FAMILY_DATA["usl"])), path)
+    shared_ensemble(pm.load_fit(path))  # what `perfmodel fit` leaves in the cache
+    from perfmodel._cli.quick import quick_args
+
+    for argv in (
+        ["predict", str(path), "--gpus", "1,8,64", "--interval", "0.9", "--kind", "confidence"],
+        ["predict", str(path), "--gpus", "1,8,64", "--interval", "0.8", "--json"],
+        ["optimal", str(path), "--interval", "0.9"],
+    ):
+        assert quick_args(argv) is not None
+        ours, theirs = run_cli(argv), run_cli(argv, quick=False)
+        if "--json" in argv:
+            assert_close(json.loads(ours), json.loads(theirs))
+        else:
+            assert ours == theirs

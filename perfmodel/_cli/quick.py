@@ -80,19 +80,20 @@ def quick_args(argv: Sequence[str]) -> argparse.Namespace | None:
     method = args.method or saved.intervals
     if method != saved.intervals:
         return None
-    if args.command == "predict":
-        if not args.gpus:
+    if args.command == "predict" and not args.gpus:
+        return None
+    if args.command == "optimal" and args.objective not in ("time", "cost"):
+        return None
+    needs_draws = args.command == "optimal" or args.interval is not None
+    if needs_draws and method != "conformal":
+        try:
+            saved.get_ensemble(method, None)  # the draws `perfmodel fit` cached
+        except KeyError:
             return None
-        if args.interval is not None and (method != "conformal" or args.kind != "prediction"):
+    if args.command == "predict" and args.interval is not None:
+        squared = saved.document["loss"]["kind"] == "squared"
+        if (method == "conformal" and args.kind != "prediction") or squared:
             return None
-    else:
-        if args.objective not in ("time", "cost"):
-            return None
-        if method != "conformal":
-            try:
-                saved.get_ensemble(method, None)  # the draws `perfmodel fit` cached
-            except KeyError:
-                return None
     args.saved = saved
     return args
 

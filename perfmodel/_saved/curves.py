@@ -72,13 +72,7 @@ def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
     per_step = counts if fit.data.per_gpu else 1.0
     lo = np.exp(np.quantile(log_t, tail, axis=0)) * per_step
     hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0)) * per_step
-    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
-    if fit.target == "throughput":
-        with np.errstate(divide="ignore"):
-            out["throughput"] = point["throughput"]
-            out["throughput_lo"] = 1.0 / hi
-            out["throughput_hi"] = 1.0 / lo
-    return out
+    return _band_document(fit, point, lo, hi)
 
 
 def _centre_and_scale(fit, n, overrides):
@@ -112,6 +106,7 @@ class LaplaceDraws:
     fit: object
     names: tuple[str, ...]
     raw: np.ndarray
+    noise: np.ndarray
     drift: np.ndarray
     unknown: np.ndarray
     gpus_range: tuple[float, float]
@@ -130,6 +125,7 @@ class LaplaceDraws:
                     fit=fit,
                     names=names,
                     raw=np.asarray(stored["raw"], dtype=np.float64),
+                    noise=np.asarray(stored["noise"], dtype=np.float64),
                     drift=np.asarray(stored["drift"], dtype=np.float64),
                     unknown=np.asarray(stored["unknown"], dtype=np.float64),
                     gpus_range=tuple(float(x) for x in stored["gpus_range"]),
@@ -139,6 +135,49 @@ class LaplaceDraws:
         if set(names) != set(fit.free) or draws.raw.shape[1:] != (len(names),):
             raise KeyError("names")
         return draws
+
+
+def laplace_band(fit, level: float, point: dict, draws: LaplaceDraws, kind: str) -> dict:
+    """`predict_interval` on the Laplace draws: the central `level` interval of the
+    members' log time (``log T̂ + J·δ + drift·d(N)``, plus each member's measurement noise
+    for ``kind="prediction"``; a fit of the squared loss takes the JAX path), unbounded
+    where the prediction moves along a direction the data leave open."""
+    if fit.document["loss"]["kind"] == "squared":
+        raise KeyError("squared")
+    counts = np.asarray(point["gpus"], dtype=np.float64)
+    theta = np.log(np.array([fit.model.values[k] for k in draws.names], dtype=np.float64))
+    log_hat, _, jac, _ = _linearised(fit, counts, {}, draws.names)
+    lo, hi = draws.gpus_range
+    log_t = log_hat + (draws.raw - theta[None, :]) @ jac.T
+    log_t += draws.drift[:, None] * _closed.outside_doublings(np, counts, lo, hi)
+    if kind == "prediction":
+        log_t += draws.noise[:, None]
+    tail = (1.0 - level) / 2.0
+    low = np.exp(np.quantile(log_t, tail, axis=0))
+    high = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
+    open_ = _along_unknown(jac, draws.unknown)
+    low, high = np.where(open_, 0.0, low), np.where(open_, np.inf, high)
+    per_step = counts if fit.data.per_gpu else 1.0
+    return _band_document(fit, point, low * per_step, high * per_step)
+
+
+def _along_unknown(jac: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """True where log T moves along a direction the data leave open (`along_unknown`)."""
+    if unknown.size == 0:
+        return np.zeros(jac.shape[0], dtype=bool)
+    along = np.abs(jac @ unknown.T).max(axis=1)
+    return along > 1e-6 * (np.abs(jac).max(axis=1) + 1e-300)
+
+
+def _band_document(fit, point, lo, hi) -> dict:
+    """`predict_interval`'s arrays (`_interval_document`)."""
+    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
+    if fit.target == "throughput":
+        with np.errstate(divide="ignore"):
+            out["throughput"] = point["throughput"]
+            out["throughput_lo"] = 1.0 / hi
+            out["throughput_hi"] = 1.0 / lo
+    return out
 
 
 def _linearised(fit, counts, overrides, names):
@@ -194,11 +233,7 @@ def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
         slope += drift * drift_d.tan
         np.multiply(slope, speedups[rows], out=slope)
         np.negative(slope, out=slope)
-    undetermined = False
-    if draws.unknown.size:
-        along = np.abs(jac @ draws.unknown.T).max(axis=1)
-        undetermined = bool((along > 1e-6 * (np.abs(jac).max(axis=1) + 1e-300)).any())
-    return times, speedups, marginals, undetermined
+    return times, speedups, marginals, bool(_along_unknown(jac, draws.unknown).any())
 
 
 def _g12(value: float) -> str:

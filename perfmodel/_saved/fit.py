@@ -26,6 +26,7 @@ from .curves import (
     conformal_band,
     CONFORMAL_SAMPLES,
     conformal_table,
+    laplace_band,
     laplace_curves,
     LaplaceDraws,
 )
@@ -120,12 +121,16 @@ class SavedFit:
         return out
 
     def predict_interval(self, gpus, level: float, method: str | None, kind: str) -> dict:
-        """`perfmodel.predict_interval` on the fit's conformal draws, as the command line
-        asks for it (the other intervals take the JAX path)."""
-        if (method or self.intervals) != "conformal" or kind != "prediction":
-            raise KeyError(method)
+        """`perfmodel.predict_interval` on the fit's own draws, as the command line asks
+        for it; KeyError where the JAX path must answer (a conformal confidence
+        interval, the squared loss, draws not in the cache)."""
+        level = check_level(level)
         draws = self.get_ensemble(method, None)
-        return conformal_band(self, check_level(level), self.predict(gpus), draws.zeta)
+        if isinstance(draws, ConformalDraws):
+            if kind != "prediction":
+                raise KeyError(kind)  # the JAX path explains why not
+            return conformal_band(self, level, self.predict(gpus), draws.zeta)
+        return laplace_band(self, level, self.predict(gpus), draws, kind)
 
     # What the searches ask (`perfmodel._questions.curves.JaxCurves`) -----------------
 
