@@ -33,11 +33,12 @@ from perfmodel._uncertainty.draws import LAPLACE_SAMPLES
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p for p in (ROOT / "fit").glob("*.json") if p.name != "INDEX.json")
 # One of each kind of shipped fit: weak/strong regime, throughput/time, few/many counts.
+# (The default run checks one; the slow run every shipped fit.)
 SOME = [
-    "dle_mxnet_rn50_dgx1_fp32",
+    pytest.param("dle_mxnet_rn50_dgx1_fp32", marks=pytest.mark.slow),
     "dle_paddle_bert_dgxa100_seq128_mixed",
-    "mlperf07_dgxa100_bert",
-    "mlperf07_dgxa100_maskrcnn",
+    pytest.param("mlperf07_dgxa100_bert", marks=pytest.mark.slow),
+    pytest.param("mlperf07_dgxa100_maskrcnn", marks=pytest.mark.slow),
 ]
 REL = 1e-9
 
@@ -142,7 +143,13 @@ FAMILY_DATA = {
 }
 
 
-@pytest.mark.parametrize("family", sorted(FAMILY_DATA))
+@pytest.mark.parametrize(
+    "family",
+    [
+        f if f in ("usl", "weak_hierarchical") else pytest.param(f, marks=pytest.mark.slow)
+        for f in sorted(FAMILY_DATA)
+    ],
+)
 def test_fits_of_each_family_answer_the_same_with_their_laplace_draws(family, cache, tmp_path):
     fit = pm.fit(family, pm.load_dataset(FAMILY_DATA[family]))
     path = tmp_path / "f.json"
@@ -186,11 +193,17 @@ def run_cli(argv, quick: bool = True) -> str:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["predict", "{fit}", "--gpus", "1,8,64,4096"],
+        pytest.param(["predict", "{fit}", "--gpus", "1,8,64,4096"], marks=pytest.mark.slow),
         ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
         ["optimal", "{fit}"],
-        ["optimal", "{fit}", "--json", "--interval", "0.9", "--multiple-of", "8"],
-        ["optimal", "{fit}", "--objective", "cost", "--deadline", "0.001", "--wide"],
+        pytest.param(
+            ["optimal", "{fit}", "--json", "--interval", "0.9", "--multiple-of", "8"],
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ["optimal", "{fit}", "--objective", "cost", "--deadline", "0.001", "--wide"],
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_the_command_line_prints_the_same_either_way(argv):
@@ -245,7 +258,7 @@ def test_predict_and_optimal_import_no_jax(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("model", [[], ["--model", "amdahl"]])
+@pytest.mark.parametrize("model", [[], pytest.param(["--model", "amdahl"], marks=pytest.mark.slow)])
 def test_fit_opens_with_the_same_recommendation_from_numpy(model, cache, tmp_path, monkeypatch):
     csv = tmp_path / "small.csv"
     csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n")
@@ -274,8 +287,10 @@ def run_status(argv, quick: bool) -> tuple:
     "options",
     [
         ["predict", "--gpus", "0"],
-        ["optimal", "--objective", "cost", "--deadline", "1e-12"],
-        ["optimal", "--budget", "10"],
+        pytest.param(
+            ["optimal", "--objective", "cost", "--deadline", "1e-12"], marks=pytest.mark.slow
+        ),
+        pytest.param(["optimal", "--budget", "10"], marks=pytest.mark.slow),
         ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
     ],
 )
