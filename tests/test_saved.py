@@ -12,6 +12,7 @@ from pathlib import Path
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -131,7 +132,16 @@ def cache(tmp_path, monkeypatch):
     """A cache folder of draws, as `perfmodel fit` fills it."""
     monkeypatch.delenv("PERFMODEL_NO_CACHE", raising=False)
     monkeypatch.setenv("PERFMODEL_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "ensembles"
+    # The command line's JAX path turns JAX's compilation cache on: off again after.
+    names = [
+        "jax_compilation_cache_dir",
+        "jax_persistent_cache_min_compile_time_secs",
+        "jax_persistent_cache_min_entry_size_bytes",
+    ]
+    before = {name: getattr(jax.config, name) for name in names}
+    yield tmp_path / "cache" / "ensembles"
+    for name, value in before.items():
+        jax.config.update(name, value)
 
 
 FAMILY_DATA = {
