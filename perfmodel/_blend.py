@@ -16,26 +16,15 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 import numpy as np
 
+from . import _closed
+from ._closed import FAR as FAR
+from ._closed import MEMBERS as MEMBERS
+from ._closed import NEAR as NEAR
+from ._closed import REGIMES as REGIMES
+from ._closed import STRADDLING_MEMBERS as STRADDLING_MEMBERS
 from ._config import Config
 from ._model import AbstractScalingModel, ScalingModel
 from ._terms import AbstractCostTerm, ParamSpec
-
-REGIMES = ("weak", "strong", "straddling")
-NEAR = {
-    "weak": {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2},
-    "strong": {"amdahl": 0.1, "power_law": 0.4, "power_law_flat": 0.1, "usl": 0.4},
-    "straddling": {"weak_hierarchical": 0.9, "power_law_flat": 0.1},
-}
-FAR = {
-    "weak": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
-    "strong": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
-    "straddling": {"power_law_flat": 1.0},
-}
-FAR_FROM, FAR_TO = 1.0, 2.0  # doublings past the largest measured count
-# Every family fitted, in this order (weak_hierarchical only when straddling); those
-# without weight in a regime still count in the spread of the intervals.
-MEMBERS = ("amdahl", "weak_data_parallel", "power_law", "power_law_flat", "usl")
-STRADDLING_MEMBERS = (*MEMBERS, "weak_hierarchical")
 
 
 def member_names(regime: str) -> tuple[str, ...]:
@@ -91,8 +80,7 @@ class Blend(AbstractScalingModel):
 
     def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
         """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
-        doublings = jnp.log2(gpus / self.largest)
-        return jnp.clip((doublings - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0)
+        return _closed.far_share(jnp, gpus, self.largest)
 
     def weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's weight at `config` (they sum to 1 at every count)."""

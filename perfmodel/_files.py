@@ -11,7 +11,6 @@ never remove each other's.
 
 import contextlib
 import contextvars
-from importlib import metadata
 import os
 import re
 import tempfile
@@ -27,6 +26,8 @@ _PENDING: contextvars.ContextVar[list | None] = contextvars.ContextVar("pending"
 
 def package_version() -> str:
     """The installed perfmodel version, or ``"0+unknown"`` from a source tree."""
+    from importlib import metadata  # ~50 ms: only when asked
+
     try:
         return metadata.version("perfmodel")
     except metadata.PackageNotFoundError:

@@ -121,18 +121,15 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `perfmodel` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    # `predict` and `optimal` of the fits NumPy evaluates answer without JAX (`quick`).
+    args = _quick_args(argv)
+    if args is None:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        _start_jax()
     from . import common
-    from .cache import enable_compilation_cache
 
     common.TABLE_WIDTH = None if args.wide else common.WIDTH
-    import jax
-
-    # The command line is an application: it owns the process and fits in float64, and
-    # keeps what it compiles for the next call (PERFMODEL_NO_CACHE=1 turns that off).
-    jax.config.update("jax_enable_x64", True)
-    enable_compilation_cache()
     try:
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
@@ -156,6 +153,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfmodel: interrupted", file=sys.stderr)
         return 130
+
+
+def _quick_args(argv: Sequence[str]):
+    """`quick.quick_args`, or None (the full parser and JAX), also for any error in
+    reading the fit there: the JAX path then reports it."""
+    if not argv or argv[0] not in ("predict", "optimal"):
+        return None
+    from .quick import quick_args
+
+    try:
+        return quick_args(argv)
+    except Exception:
+        return None
+
+
+def _start_jax() -> None:
+    """The command line is an application: it owns the process and fits in float64, and
+    keeps what it compiles for the next call (PERFMODEL_NO_CACHE=1 turns that off)."""
+    import jax
+
+    from .cache import enable_compilation_cache
+
+    jax.config.update("jax_enable_x64", True)
+    enable_compilation_cache()
 
 
 def _silence_stdout() -> None:

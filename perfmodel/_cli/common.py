@@ -9,7 +9,7 @@ import sys
 
 from .._errors import InputError
 from .._files import check_output
-from .._io import to_json
+from .._jsontext import to_json
 from .._text import format_table as _format_table
 from .._text import WIDTH
 

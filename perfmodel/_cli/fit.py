@@ -1,7 +1,7 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
 import dataclasses
-import math
+import json
 import sys
 
 from .._data import load_benchmarks
@@ -19,18 +19,23 @@ from .._fitting import (
     per_unit_of_work,
     Selection,
 )
-from .._io import fit_to_dict, save_fit
+from .._io import fit_json, fit_to_dict, save_fit
 from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
-    MAX_GPUS,
-    optimal_gpus,
     recommend,
     Recommendation,
 )
-from .._text import wrap
-from .._uncertainty import Ensemble, KINDS, METHODS, predict_interval
+from .._saved import from_document, SAVED_FAMILIES
+from .._uncertainty import KINDS
 from . import common, train
 from .analysis import load_with_changes, SET_HELP
+from .answers import (
+    add_interval_options,
+    add_optimal_options,
+    answer_optimal,
+    prediction_rows,
+    print_predictions,
+)
 from .collective import (
     add_collective_options,
     fit_with_collectives,
@@ -44,16 +49,12 @@ from .common import (
     MAX_SEED,
     MAX_STARTS,
     message,
-    number,
     parse_assignments,
-    parse_list,
-    POSITIVE,
     print_json,
-    PROBABILITY,
     to_float,
     whole,
 )
-from .draws import draws_or_none, shared_ensemble
+from .draws import draws_or_none
 from .layout import (
     add_fit_options,
     add_layout_options,
@@ -63,6 +64,7 @@ from .layout import (
     run_predict,
 )
 from .plot import check_report_path, report_outputs
+from .quick import ensembles
 
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
@@ -86,7 +88,7 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", help="comma-separated GPU counts, e.g. 1,8,64")
     add_layout_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    _add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
+    add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
     p.add_argument(
         "--kind",
         default="prediction",
@@ -102,9 +104,9 @@ def register(subparsers) -> None:
         "optimal", help="the GPU count worth buying, the fastest and the cheapest"
     )
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    _add_optimal_options(p)
+    add_optimal_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    _add_interval_options(
+    add_interval_options(
         p,
         "the recommendation's confidence intervals (default 0.9); also adds one on the "
         "optimum and the knee to --json",
@@ -197,72 +199,6 @@ def _add_fit_options(p) -> None:
         help=f"multi-start points (default {DEFAULTS.n_starts}, at most {MAX_STARTS})",
     )
     p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="seed of the starting points")
-
-
-def _add_optimal_options(p) -> None:
-    p.add_argument(
-        "--max-gpus",
-        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
-        default=4096,
-        help=f"largest GPU count (4096; at most {MAX_GPUS})",
-    )
-    p.add_argument(
-        "--objective",
-        default="time",
-        choices=("time", "cost", *train.OBJECTIVES),
-        help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
-        "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
-        "the target fastest or cheapest",
-    )
-    p.add_argument(
-        "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"
-    )
-    p.add_argument("--currency", default="", help="currency of the prices, e.g. USD")
-    p.add_argument(
-        "--deadline",
-        type=POSITIVE,
-        help="seconds per step (per unit of work for throughput): also the cheapest count "
-        "meeting it; with --objective cost, the optimum",
-    )
-    p.add_argument(
-        "--budget",
-        type=POSITIVE,
-        help="currency per hour: also the fastest count within it (needs --price-per-gpu-hour)",
-    )
-    p.add_argument(
-        "--multiple-of",
-        type=whole(1),
-        default=None,
-        help="only 1 and multiples of this, for the recommendation, the knee and the optimum "
-        "(default: gpus_per_node when the fit's data give it, else 1)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=POSITIVE,
-        default=0.5,
-        help="diminishing returns once one more GPU adds less speedup (0.5)",
-    )
-    p.add_argument(
-        "--efficiency-floor",
-        type=number(above=0, at_most=1),
-        help="diminishing returns once efficiency falls below this",
-    )
-
-
-def _add_interval_options(p, what: str) -> None:
-    p.add_argument(
-        "--interval",
-        type=PROBABILITY,
-        metavar="LEVEL",
-        help=f"probability of a central interval, e.g. 0.9; {what}",
-    )
-    p.add_argument(
-        "--method",
-        default=None,
-        choices=METHODS,
-        help="conformal (the default blend's intervals, calibrated on published series), "
-        "laplace (a single family's default) or a vmapped bootstrap",
-    )
 
 
 def _parse_fix(items) -> dict[str, float]:
@@ -437,55 +373,6 @@ def _layout_answer(result: FitResult) -> dict:
         return {"error": str(error)}
 
 
-def _bound(value) -> float | None:
-    # JSON has no inf: an unbounded end (parameters the data leave open) is null.
-    return float(value) if math.isfinite(value) else None
-
-
-def prediction_rows(
-    result: FitResult,
-    gpus,
-    interval: float | None = None,
-    method: str | None = None,
-    kind: str = "prediction",
-) -> list[dict]:
-    """Rows of `predict`; with `interval`, ``_lo``/``_hi`` bounds of that `kind`
-    (``"prediction"``: a new measurement; ``"confidence"``: the curve) named per row."""
-    predicted = result.predict(gpus)
-    band = None
-    if interval is not None:
-        draws = shared_ensemble(result, method)
-        band = predict_interval(result, gpus, interval, method, kind=kind, ensemble=draws)
-    rows = []
-    for i, n in enumerate(gpus):
-        row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
-        if band is not None:
-            row["time_s_lo"] = _bound(band["time_s_lo"][i])
-            row["time_s_hi"] = _bound(band["time_s_hi"][i])
-        if "throughput" in predicted:
-            row["throughput"] = float(predicted["throughput"][i])
-            if band is not None:
-                row["throughput_lo"] = _bound(band["throughput_lo"][i])
-                row["throughput_hi"] = _bound(band["throughput_hi"][i])
-        row["speedup"] = float(predicted["speedup"][i])
-        row["efficiency"] = float(predicted["efficiency"][i])
-        if band is not None:
-            row["interval"] = f"{interval:.0%} {kind}"
-        rows.append(row)
-    return rows
-
-
-INTERVAL_MEANING = {
-    "prediction": "prediction interval: where a new measurement would fall (parameters, "
-    "measurement noise and, outside the measured counts, model-form drift)",
-    "confidence": "confidence interval of the curve: the mean step time (parameters and, "
-    "outside the measured counts, model-form drift; no measurement noise)",
-    "conformal": "prediction interval: where a new measurement would fall (conformal: the "
-    "default blend's errors on published series, widening with the doublings beyond the "
-    "measured counts, where its families disagree and where it misses its own points)",
-}
-
-
 def _run_predict(args) -> int:
     if train.has_time_to_train(args.fit):
         return train.run_predict(args)
@@ -494,25 +381,7 @@ def _run_predict(args) -> int:
         return 0
     if not args.gpus:
         raise InputError("--gpus: give GPU counts, e.g. --gpus 1,8,64")
-    gpus = parse_list(args.gpus, "--gpus", cast=int)
-    rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
-    if args.json:
-        print_json(rows)
-        return 0
-    unit = "s per unit of work" if result.target == "throughput" else "s per step"
-    print(
-        f"{result.label} fit of {result.data.source} (time_s in {unit}, "
-        f"speedup vs 1 GPU, {result.precision})"
-    )
-    if args.interval is not None:
-        method = args.method or result.intervals
-        meaning = INTERVAL_MEANING["conformal" if method == "conformal" else args.kind]
-        text = f"_lo/_hi: {args.interval:.0%} {meaning}; {method}"
-        print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
-        for row in rows:
-            del row["interval"]
-    print(format_table(rows))
-    return 0
+    return print_predictions(args, result)
 
 
 def optimal_options(args) -> dict:
@@ -528,80 +397,19 @@ def optimal_options(args) -> dict:
     )
 
 
-def recommend_options(args) -> dict:
-    """`recommend`'s keyword arguments from the optimal flags."""
-    if args.max_gpus < 1:
-        raise InputError(f"--max-gpus must be ≥ 1, got {args.max_gpus}")
-    return dict(
-        max_gpus=args.max_gpus,
-        objective=args.objective,
-        price_per_gpu_hour=args.price_per_gpu_hour,
-        currency=args.currency,
-        deadline_s=args.deadline,
-        budget_per_hour=args.budget,
-        multiple_of=args.multiple_of,
-        threshold=args.threshold,
-        efficiency_floor=args.efficiency_floor,
-        level=0.9 if args.interval is None else args.interval,
-        method=args.method,
-    )
-
-
-def optimal_document(
-    answer: Recommendation, interval: float | None = None, method: str | None = None
-) -> dict:
-    """The JSON of `perfmodel optimal`: the best count by the objective, the point of
-    diminishing returns and, under ``recommendation``, the count worth buying."""
-    best, knee = answer.optimum, answer.knee
-    document = {
-        "gpus": best.gpus,
-        "time_s": best.time_s,
-        "speedup": best.speedup,
-        "efficiency": best.efficiency,
-        "gpu_seconds_per_step": best.gpu_seconds,
-        "cost_per_step": best.cost,
-        "cost_unit": answer.alternatives[0].cost_unit if best.cost is not None else None,
-        "objective": best.objective,
-        "searched_up_to": best.searched,
-        "at_search_limit": best.at_limit,
-        "diminishing_returns": {
-            "gpus": knee.gpus,
-            "criterion": knee.criterion,
-            "marginal_speedup": knee.marginal_speedup,
-            "efficiency": knee.efficiency,
-            "speedup": knee.speedup,
-        },
-        "amdahl_bound": answer.amdahl_bound,
-        "recommendation": answer.to_dict(),
-    }
-    if answer.unit != "step":
-        document["throughput"] = 1.0 / best.time_s
-    if interval is not None:
-        document["interval"] = {"level": interval, "kind": "confidence", "method": method}
-        document["gpus_interval"] = list(best.gpus_interval or (None, None))
-        document["diminishing_returns"]["gpus_interval"] = list(knee.gpus_interval)
-    return document
-
-
-def _print_optimal(answer: Recommendation) -> None:
-    print(answer.summary(common.TABLE_WIDTH))
-    print(wrap(f"  {answer.knee.summary()}", common.TABLE_WIDTH))
-    if answer.amdahl_bound is not None:
-        print(f"  Amdahl bound on speedup: {answer.amdahl_bound:.4g}×")
-
-
-def answer_for(result: FitResult, options: dict) -> tuple[Recommendation, Ensemble | None]:
-    """The recommendation, with the optimum's interval from the same draws when asked."""
-    draws = draws_or_none(result, options.get("method"))
-    if draws is None:
-        options = {**options, "level": None}
-    answer = recommend(result, **options, ensemble=draws)
-    return answer, draws
-
-
 def _recommend(result: FitResult) -> Recommendation:
-    """The recommendation `fit` and `demo` open with, on the fit's shared draws."""
-    draws = draws_or_none(result)
+    """The recommendation `fit` and `demo` open with, on the fit's shared draws: in NumPy
+    when `perfmodel._saved` evaluates the family (the same answer as JAX's, without
+    compiling the curves of every draw), else with JAX."""
+    saved = None
+    if result.family in SAVED_FAMILIES:
+        saved = from_document(result.data.source, json.loads(fit_json(result)), ensembles())
+    draws = None if saved is not None and saved.intervals == "conformal" else draws_or_none(result)
+    if saved is not None and (draws is not None or saved.intervals == "conformal"):
+        try:
+            return recommend(saved, level=0.9)
+        except KeyError:  # the Laplace draws could not be cached (PERFMODEL_NO_CACHE)
+            pass
     return recommend(result, ensemble=draws, level=None if draws is None else 0.9)
 
 
@@ -613,24 +421,7 @@ def _run_optimal(args) -> int:
         document = optimal_layout(result, **optimal_options(args))
         print_json(document) if args.json else print_optimal_layout(document)
         return 0
-    answer, draws = answer_for(result, recommend_options(args))
-    if args.interval is not None:
-        best = optimal_gpus(
-            result,
-            max_gpus=args.max_gpus,
-            objective=args.objective,
-            price_per_gpu_hour=args.price_per_gpu_hour,
-            deadline_s=args.deadline if args.objective != "time" else None,
-            multiple_of=answer.multiple_of,
-            interval=args.interval,
-            ensemble=draws,
-        )
-        answer = dataclasses.replace(answer, optimum=best)
-    if args.json:
-        print_json(optimal_document(answer, args.interval, args.method or result.intervals))
-    else:
-        _print_optimal(answer)
-    return 0
+    return answer_optimal(args, result)
 
 
 def _run_demo(args) -> int:

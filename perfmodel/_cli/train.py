@@ -28,6 +28,7 @@ from .._convergence import (
 )
 from .._errors import InputError
 from .._questions import what_if
+from .answers import TRAIN_OBJECTIVES
 from .common import format_table, number, parse_assignments, parse_list, print_json
 from .logs import add_log_options as add_log_options
 from .logs import is_time_to_train as is_time_to_train
@@ -35,7 +36,7 @@ from .logs import read_data as read_data
 from .logs import reads_logs as reads_logs
 from .logs import runs_line, training_runs
 
-OBJECTIVES = ("time-to-train", "cost-to-train")
+OBJECTIVES = TRAIN_OBJECTIVES
 
 
 # Options ------------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 """Fitting models to benchmarks: the losses, the shared problem set-up, the optimisers,
 single fits, the PMNF search, family selection and the averaged default."""
 
+from .._closed import INTERVAL_Q as INTERVAL_Q
+from .._closed import KAPPA as KAPPA
+from .._closed import LAMBDA as LAMBDA
+from .._closed import MANY_COUNTS as MANY_COUNTS
+from .._closed import MIN_DOUBLINGS as MIN_DOUBLINGS
 from .assemble import assemble as assemble
 from .assemble import identifiability as identifiability
 from .assemble import sensitivities as sensitivities
@@ -8,11 +13,6 @@ from .blend import blend_components as blend_components
 from .blend import BLEND_FAMILY as BLEND_FAMILY
 from .blend import fit_blend as fit_blend
 from .blend import fit_members as fit_members
-from .blend import INTERVAL_Q as INTERVAL_Q
-from .blend import KAPPA as KAPPA
-from .blend import LAMBDA as LAMBDA
-from .blend import MANY_COUNTS as MANY_COUNTS
-from .blend import MIN_DOUBLINGS as MIN_DOUBLINGS
 from .canonical import per_unit_of_work as per_unit_of_work
 from .canonical import SCALINGS as SCALINGS
 from .covariance import fit_quality as fit_quality

@@ -44,14 +44,6 @@ from .result import Component, FitResult
 ALPHA = 2.0  # weights (N/N_max)^ALPHA on the squared relative residuals
 FAMILY_ALPHA = {"power_law_flat": 0.0}  # the classic log-log fit
 RIDGE = 1e-8  # λ‖θ‖² on the normalised coefficients: one minimiser when columns are dependent
-KAPPA = 8.0
-LAMBDA = 20.0
-MIN_DOUBLINGS = 0.25
-MANY_COUNTS = 4
-INTERVAL_Q = {
-    "few": {0.5: 0.0128, 0.8: 0.0289, 0.9: 0.0462},
-    "many": {0.5: 0.0093, 0.8: 0.0320, 0.9: 0.0348},
-}
 BLEND_FAMILY = "blend"  # its name among fit_auto's candidates
 DESCRIPTION = "the default: a geometric blend of fitted families (docs/families.md)"
 # The columns φ(N) of each linear family and the parameters they multiply.

@@ -1,17 +1,13 @@
 """Questions asked of a fit: the recommendation, the optimum and the knee, sensitivity,
-inverse design, what-if and which measurement to take next."""
+inverse design, what-if and which measurement to take next.
 
-from .elasticity import ParameterSensitivity as ParameterSensitivity
-from .elasticity import Sensitivity as Sensitivity
-from .elasticity import sensitivity as sensitivity
-from .inverse import describe_quantity as describe_quantity
-from .inverse import require as require
-from .inverse import Requirement as Requirement
-from .inverse import TARGETS as TARGETS
-from .next import MeasurementValue as MeasurementValue
-from .next import next_measurements as next_measurements
-from .next import NextMeasurements as NextMeasurements
-from .next import QUANTITIES as QUANTITIES
+The recommendation, the optimum and the knee import no JAX (they run on the curves of
+`query.evaluator`, NumPy's for a fit file read without JAX); the other questions load
+on first use (PEP 562), so that ``perfmodel predict`` and ``optimal`` need no JAX.
+"""
+
+import importlib
+
 from .query import amdahl_bound as amdahl_bound
 from .query import check_count as check_count
 from .query import count_interval_text as count_interval_text
@@ -24,6 +20,28 @@ from .recommend import recommend as recommend
 from .recommendation import Alternative as Alternative
 from .recommendation import Recommendation as Recommendation
 from .recommendation import term_phrase as term_phrase
-from .whatif import compare_fits as compare_fits
-from .whatif import Comparison as Comparison
-from .whatif import what_if as what_if
+
+_LAZY = {
+    "ParameterSensitivity": ".elasticity",
+    "Sensitivity": ".elasticity",
+    "sensitivity": ".elasticity",
+    "describe_quantity": ".inverse",
+    "require": ".inverse",
+    "Requirement": ".inverse",
+    "TARGETS": ".inverse",
+    "MeasurementValue": ".next",
+    "next_measurements": ".next",
+    "NextMeasurements": ".next",
+    "QUANTITIES": ".next",
+    "compare_fits": ".whatif",
+    "Comparison": ".whatif",
+    "what_if": ".whatif",
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value

@@ -1,26 +1,25 @@
-"""Questions asked of a fitted model: the best GPU count and where returns diminish."""
+"""Questions asked of a fitted model: the best GPU count and where returns diminish.
+
+The searches run on the curves of `evaluator(fit)`: JAX's (`perfmodel._questions.curves`)
+for a `FitResult`, NumPy's for a fit file read without JAX (`perfmodel._saved`), so
+that both give the same answers from the same code; this module imports no JAX.
+"""
 
 import dataclasses
 import math
 
-import equinox as eqx
-import jax
 import numpy as np
 
 from .._errors import InputError
-from .._fitting import FitResult
-from .._model import ScalingModel
-from .._terms import SerialTerm
+from .._levels import check_level
+from .._saved import SavedFit
 from .._text import brief
-from .._uncertainty import check_level, Ensemble, get_ensemble
 
 OBJECTIVES = ("time", "cost")
 # The searches evaluate every GPU count up to `max_gpus` (the optimum and the knee must be
 # exact), so the limit bounds their memory: 10⁶ counts are 8 MB per curve. Beyond it a
 # GPU count is an extrapolation far outside any benchmark anyway.
 MAX_GPUS = 1_000_000
-# Samples × counts evaluated at once for intervals (about 100 MB of curves).
-_CELLS = 4_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,32 +150,6 @@ def _candidates(max_gpus, multiple_of) -> np.ndarray:
     return counts
 
 
-@eqx.filter_jit
-def _curve(model, config):
-    def marginal(cfg):
-        def speedup_at(n):
-            return model.speedup(eqx.tree_at(lambda c: c.gpus, cfg, n))
-
-        return jax.grad(speedup_at)(cfg.gpus)
-
-    times = model(config)
-    speedups = model.speedup(config)
-    marginals = jax.vmap(marginal)(config)
-    return times, speedups, marginals
-
-
-def _broadcast_config(fit: FitResult, counts: np.ndarray, overrides):
-    return fit.config(counts, **overrides).broadcast()
-
-
-@eqx.filter_jit
-def _sample_curves(varying, shared, config):
-    return jax.vmap(lambda v: _curve(eqx.combine(v, shared), config))(varying)
-
-
-_CHUNK = 250  # samples per evaluation at up to 16,000 counts; fewer beyond
-
-
 _DENSE = 1024  # up to this many counts, intervals look at every one
 
 
@@ -191,23 +164,14 @@ def sampled_counts(counts: np.ndarray) -> np.ndarray:
     return np.union1d(counts[counts <= 128], counts[picks])
 
 
-def curves_over_ensemble(fit: FitResult, config, method: str | None, draws: Ensemble | None = None):
-    """``(times, speedups, marginals, undetermined)`` of the plausible models of
-    `draws` (rows; by default `perfmodel.ensemble(fit, method)`, the draws
-    `predict_interval` uses) at every count (columns); `undetermined` is True when the
-    data leave open a parameter these curves depend on."""
-    draws = get_ensemble(fit, method, draws)
-    varying, shared = draws.models()
-    size = draws.raw.shape[0]
-    step = max(1, min(_CHUNK, _CELLS // max(1, int(config.gpus.shape[-1]))))
-    parts = []
-    with jax.enable_x64(True):
-        for start in range(0, size, step):
-            rows = np.minimum(np.arange(start, start + step), size - 1)
-            chunk = jax.tree_util.tree_map(lambda x: x[rows], varying)
-            parts.append([np.asarray(a) for a in _sample_curves(chunk, shared, config)])
-    times, speedups, marginals = (np.concatenate(p)[:size] for p in zip(*parts))
-    return times, speedups, marginals, bool(draws.undetermined(config).any())
+def evaluator(fit):
+    """The curves of `fit`: the fit itself when read without JAX (`SavedFit`), else
+    JAX's evaluation of its model (imported on first use)."""
+    if isinstance(fit, SavedFit):
+        return fit
+    from .curves import JaxCurves
+
+    return JaxCurves(fit)
 
 
 def _count_interval(values: np.ndarray, level: float) -> tuple:
@@ -235,7 +199,7 @@ def _first_best(score) -> np.ndarray:
 
 
 def optimal_gpus(
-    fit: FitResult,
+    fit,
     *,
     max_gpus: int | float = 4096,
     objective: str = "time",
@@ -244,7 +208,7 @@ def optimal_gpus(
     multiple_of: int | float = 1,
     interval: float | None = None,
     method: str | None = None,
-    ensemble: Ensemble | None = None,
+    ensemble=None,
     **overrides,
 ) -> Optimum:
     """The GPU count up to `max_gpus` that is fastest, or cheapest per unit of work.
@@ -277,9 +241,8 @@ def optimal_gpus(
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
     counts = _candidates(max_gpus, multiple_of)
-    with jax.enable_x64(True):
-        config = _broadcast_config(fit, counts, overrides)
-        times, speedups, _ = map(np.asarray, _curve(fit.model, config))
+    curves = evaluator(fit)
+    times, speedups, _ = curves.curve(counts, overrides)
     _check_finite(times, counts)
     gpu_seconds = counts * times
     best = int(_first_best(_scores(counts, times, objective, deadline_s)))
@@ -291,9 +254,7 @@ def optimal_gpus(
     spread = None
     if interval is not None:
         thin = sampled_counts(counts)
-        with jax.enable_x64(True):
-            grid = _broadcast_config(fit, thin, overrides)
-        sampled, _, _, undetermined = curves_over_ensemble(fit, grid, method, ensemble)
+        sampled, _, _, undetermined = curves.ensemble_curves(thin, overrides, method, ensemble)
         index = _first_best(_scores(thin, sampled, objective, deadline_s))
         values = np.where(index >= 0, thin[index], np.inf)
         spread = _count_interval(values, interval)
@@ -339,7 +300,7 @@ def _check_finite(times: np.ndarray, counts: np.ndarray) -> None:
 
 
 def diminishing_returns(
-    fit: FitResult,
+    fit,
     *,
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
@@ -347,7 +308,7 @@ def diminishing_returns(
     multiple_of: int | float = 1,
     interval: float | None = None,
     method: str | None = None,
-    ensemble: Ensemble | None = None,
+    ensemble=None,
     **overrides,
 ) -> DiminishingReturns:
     """The first GPU count where one more GPU adds less than `threshold` of speedup.
@@ -374,19 +335,16 @@ def diminishing_returns(
         )
     multiple_of = check_count(multiple_of, "multiple_of")
     counts = _candidates(max_gpus, multiple_of)
-    with jax.enable_x64(True):
-        config = _broadcast_config(fit, counts, overrides)
-        times, speedups, marginals = map(np.asarray, _curve(fit.model, config))
+    curves = evaluator(fit)
+    times, speedups, marginals = curves.curve(counts, overrides)
     _check_finite(times, counts)
     marginals = step_gains(counts, speedups, marginals, multiple_of)
     efficiency = speedups / counts
     spread = None
     if interval is not None:
         thin = sampled_counts(counts)
-        with jax.enable_x64(True):
-            grid = _broadcast_config(fit, thin, overrides)
-        _, sampled_speedups, sampled_marginals, undetermined = curves_over_ensemble(
-            fit, grid, method, ensemble
+        _, sampled_speedups, sampled_marginals, undetermined = curves.ensemble_curves(
+            thin, overrides, method, ensemble
         )
         sampled_marginals = step_gains(thin, sampled_speedups, sampled_marginals, multiple_of)
         index, _ = _first_crossing(
@@ -454,19 +412,10 @@ def _first_crossing(efficiency, marginals, threshold, efficiency_floor):
     return np.where(index < size, index, -1), by_marginal < by_floor
 
 
-def amdahl_bound(fit: FitResult, **overrides) -> float | None:
+def amdahl_bound(fit, **overrides) -> float | None:
     """Amdahl's bound on speedup, T(1) / t_serial; None when the model has no serial term
     (or is the default blend, whose far weights have none).
 
     Every other term is non-negative, so no GPU count beats it.
     """
-    if not isinstance(fit.model, ScalingModel):
-        # The default's Blend leaves Amdahl's law two doublings past its data: no bound.
-        return None
-    serial = [t.name for t in fit.model.terms if isinstance(t, SerialTerm)]
-    if not serial:
-        return None
-    with jax.enable_x64(True):
-        config = fit.config(np.array([1.0]), **overrides)
-        parts = fit.model.breakdown(config)
-        return float(fit.model(config)[0] / sum(parts[name][0] for name in serial))
+    return evaluator(fit).amdahl_bound(overrides)

@@ -13,20 +13,17 @@ deadline and the fastest within a budget.
 import dataclasses
 import math
 
-import jax
 import numpy as np
 
 from .._errors import InputError
-from .._fitting import FitResult
-from .._uncertainty import check_level, Ensemble, get_ensemble
+from .._levels import check_level
 from .query import (
-    _broadcast_config,
     _candidates,
     _count_interval,
     _first_crossing,
     amdahl_bound,
-    curves_over_ensemble,
     diminishing_returns,
+    evaluator,
     optimal_gpus,
     Optimum,
     sampled_counts,
@@ -35,7 +32,7 @@ from .query import (
 from .recommendation import Alternative, Recommendation, term_phrase
 
 
-def _node_size(fit: FitResult) -> int | None:
+def _node_size(fit) -> int | None:
     """GPUs per node when the fit's data give them (at the largest count measured)."""
     values = fit.data.config.get("gpus_per_node")
     if values is None:
@@ -44,13 +41,9 @@ def _node_size(fit: FitResult) -> int | None:
     return int(value) if value >= 2 else None
 
 
-def _limiting(fit: FitResult, gpus: float, overrides) -> tuple[str | None, float]:
+def _limiting(fit, gpus: float, overrides) -> tuple[str | None, float]:
     """The largest term that is not parallel compute at `gpus`, and its share."""
-    with jax.enable_x64(True):
-        config = fit.config(np.array([float(gpus)]), **overrides)
-        parts = {k: float(np.asarray(v).ravel()[0]) for k, v in fit.model.breakdown(config).items()}
-        total = float(np.asarray(fit.model(config)).ravel()[0])
-    roles = {t.name: t.role for t in fit.model.terms}
+    parts, total, roles = evaluator(fit).parts(gpus, overrides)
     growing = {k: v for k, v in parts.items() if roles.get(k, "overlap") != "compute" and v > 0}
     if not growing:
         return None, 0.0
@@ -120,7 +113,7 @@ def _alternative(kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=No
 
 
 def recommend(
-    fit: FitResult,
+    fit,
     *,
     max_gpus: int = 4096,
     multiple_of: int | None = None,
@@ -133,7 +126,7 @@ def recommend(
     objective: str = "time",
     level: float | None = 0.9,
     method: str | None = None,
-    ensemble: Ensemble | None = None,
+    ensemble=None,
     **overrides,
 ) -> Recommendation:
     """How many GPUs are worth buying, why it stops there, and the alternatives.
@@ -184,7 +177,7 @@ def recommend(
     step = int(multiple_of) if multiple_of is not None else (per_node or 1)
     if step > max_gpus:
         step = 1
-    draws = None if level is None else get_ensemble(fit, method, ensemble)
+    draws = None if level is None else evaluator(fit).get_ensemble(method, ensemble)
     shared = dict(max_gpus=max_gpus, multiple_of=step, **overrides)
     knee = diminishing_returns(
         fit, threshold=threshold, efficiency_floor=efficiency_floor, **shared
@@ -261,7 +254,7 @@ def recommend(
     )
 
 
-def _work(fit: FitResult) -> str:
+def _work(fit) -> str:
     """The unit of work of a throughput fit: ``image`` for ``images/s``."""
     unit = fit.data.unit or "work/s"
     name = unit.split("/")[0]
@@ -306,9 +299,8 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     """Confidence intervals of the speedup at `rec`, of the recommended count and of the
     knee, over the draws of the ensemble (the same draws as every other interval)."""
     counts = np.union1d(sampled_counts(counts), [float(rec)])
-    with jax.enable_x64(True):
-        config = _broadcast_config(fit, counts, overrides)
-    _, speedups, marginals, undetermined = curves_over_ensemble(fit, config, method, draws)
+    curves = evaluator(fit).ensemble_curves(counts, overrides, method, draws)
+    _, speedups, marginals, undetermined = curves
     column = int(np.searchsorted(counts, rec))
     tail = (1.0 - level) / 2.0
     at = speedups[:, column]

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from .._io import finite_or_null
+from .._jsontext import finite_or_null
 from .._text import brief, wrap
 from .query import DiminishingReturns, Optimum
 

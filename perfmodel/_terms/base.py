@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
+from .. import _closed
 from .._config import Config
 
 Role = Literal["overhead", "compute", "communication"]
@@ -99,7 +100,7 @@ class SerialTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        return jnp.exp(self.log_time) * jnp.ones_like(config.gpus)
+        return _closed.serial(jnp, jnp.exp(self.log_time), config.gpus)
 
 
 class ComputeTerm(AbstractCostTerm):
@@ -122,8 +123,7 @@ class ComputeTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        t = jnp.exp(self.log_time)
-        return t * jnp.ones_like(config.gpus) if self.weak else t / config.gpus
+        return _closed.compute(jnp, jnp.exp(self.log_time), config.gpus, self.weak)
 
 
 class HostToDeviceTerm(AbstractCostTerm):
@@ -177,4 +177,4 @@ class CoherencyTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        return jnp.exp(self.log_time) * (config.gpus - 1.0)
+        return _closed.coherency(jnp, jnp.exp(self.log_time), config.gpus)

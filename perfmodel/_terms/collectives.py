@@ -19,6 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
+from .. import _closed
 from .._config import Config
 from .._errors import InputError
 from .base import _positive, AbstractCostTerm, ParamSpec, Role
@@ -98,7 +99,7 @@ def collective_time(
 def node_split(ranks: ArrayLike, gpus_per_node: ArrayLike) -> tuple[Array, Array]:
     """``(l, m)`` of `ranks` GPUs placed on nodes of `gpus_per_node`: ``l = min(ranks, G)``
     ranks per node and ``m = max(ranks / G, 1)`` nodes."""
-    return jnp.minimum(ranks, gpus_per_node), jnp.maximum(ranks / gpus_per_node, 1.0)
+    return _closed.node_split(jnp, ranks, gpus_per_node)
 
 
 def _latency(scope: str) -> ParamSpec:

@@ -21,6 +21,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .. import _closed
 from .._config import Config
 from .base import _positive, AbstractCostTerm, ParamSpec, Role
 
@@ -84,13 +85,11 @@ class PowerLogTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        n = config.gpus
-        log2n = jnp.log2(n)
         # Integer powers of log2(N) written out, so values and gradients stay finite at
         # N = 1 where log2(N) = 0 (a float power 0**0 or 0**(j−1) would not).
-        j = self.log_exponent
-        logs = jnp.where(j == 0, 1.0, jnp.where(j == 1, log2n, log2n * log2n))
-        return jnp.exp(self.log_time) * n**self.exponent * logs
+        return _closed.power_log(
+            jnp, jnp.exp(self.log_time), self.exponent, self.log_exponent, config.gpus
+        )
 
 
 def hypotheses(

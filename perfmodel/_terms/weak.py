@@ -22,9 +22,9 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from .. import _closed
 from .._config import Config
 from .base import _positive, AbstractCostTerm, ParamSpec, Role
-from .collectives import node_split
 
 
 class WeakAllReduceTerm(AbstractCostTerm):
@@ -71,9 +71,9 @@ class WeakAllReduceTerm(AbstractCostTerm):
             raise ValueError(f"algorithm must be 'ring' or 'tree', got {self.algorithm!r}")
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        n = config.gpus
-        hops = (n - 1.0) if self.algorithm == "ring" else jnp.log2(n)
-        return self.value("latency") * hops / n + self.value("transfer") * (n - 1.0) / n**2
+        return _closed.weak_allreduce(
+            jnp, self.value("latency"), self.value("transfer"), config.gpus, self.algorithm
+        )
 
 
 class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
@@ -127,8 +127,10 @@ class WeakHierarchicalAllReduceTerm(AbstractCostTerm):
         self.name = name
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        n = config.gpus
-        local, nodes = node_split(n, config.gpus_per_node)
-        intra = self.value("transfer_intra") * (local - 1.0) / local
-        inter = self.value("transfer_inter") * (nodes - 1.0) / (nodes * local)
-        return (intra + inter) / n
+        return _closed.weak_hierarchical_allreduce(
+            jnp,
+            self.value("transfer_intra"),
+            self.value("transfer_inter"),
+            config.gpus,
+            config.gpus_per_node,
+        )

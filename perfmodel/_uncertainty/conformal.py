@@ -21,34 +21,24 @@ For questions whose answer is a GPU count (the optimum, the knee), the band is d
 an ensemble of curves ``û(N)·exp(ζ·s(N))`` with ``|ζ|`` distributed as the scores.
 """
 
-import statistics
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 import numpy as np
 
+from .. import _closed
 from .._blend import Blend
+from .._closed import quantile as quantile
+from .._closed import scores as scores
 from .._config import Config
 from .._errors import InputError
-from .._fitting import FitResult, INTERVAL_Q, KAPPA, LAMBDA, MANY_COUNTS, MIN_DOUBLINGS
+from .._fitting import FitResult, KAPPA, LAMBDA, MANY_COUNTS, MIN_DOUBLINGS
 
 
 def table(fit: FitResult) -> str:
     """Which `INTERVAL_Q` table applies: ``"few"`` (≤ 3 distinct counts) or ``"many"``."""
     return "many" if len(np.unique(fit.data.gpus)) >= MANY_COUNTS else "few"
-
-
-def quantile(level: float, which: str = "many") -> float:
-    """q_L of the normalised score at `level` from table `which` (module docstring)."""
-    q = INTERVAL_Q[which]
-    levels = [0.0, *sorted(q)]
-    values = [0.0, *(q[k] for k in sorted(q))]
-    if level <= levels[-1]:
-        return float(np.interp(level, levels, values))
-    normal = statistics.NormalDist()
-    return values[-1] * normal.inv_cdf((1 + level) / 2) / normal.inv_cdf((1 + levels[-1]) / 2)
 
 
 class Calibrated(eqx.Module):
@@ -66,8 +56,10 @@ class Calibrated(eqx.Module):
 
     def scale(self, config: Config) -> Float[Array, "..."]:
         """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r``."""
-        doublings = jnp.maximum(jnp.log2(config.gpus / self.model.largest), MIN_DOUBLINGS)
-        return doublings + KAPPA * self.model.spread(config) + LAMBDA * self.rms
+        spread = self.model.spread(config)
+        return _closed.conformal_scale(
+            jnp, config.gpus, self.model.largest, spread, self.rms, MIN_DOUBLINGS, KAPPA, LAMBDA
+        )
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         return self.model(config) * jnp.exp(self.zeta * self.scale(config))
@@ -100,12 +92,3 @@ def conformal_bounds(fit: FitResult, config: Config, level: float):
         centre = np.asarray(curve.model(config), dtype=np.float64)
         half = quantile(level, table(fit)) * np.asarray(curve.scale(config), dtype=np.float64)
     return centre * np.exp(-half), centre * np.exp(half)
-
-
-def scores(samples: int, seed: int, which: str = "many") -> np.ndarray:
-    """ζ for `samples` ensemble members: a random sign times ``q_U`` (table `which`), U
-    uniform on (0, 1), so that ``P(|ζ| ≤ q_L) = L`` at every level."""
-    rng = np.random.default_rng(seed)
-    levels = rng.uniform(0.0, 1.0, samples)
-    signs = rng.choice([-1.0, 1.0], samples)
-    return signs * np.array([quantile(float(u), which) for u in levels])

@@ -4,11 +4,11 @@ outside them, its scale estimated from the fit's own rolling-origin extrapolatio
 import math
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 import numpy as np
 
+from .. import _closed
 from .._config import Config
 from .._fitting import gauss_newton_inverse
 from .problem import log_scale, Problem
@@ -16,8 +16,7 @@ from .problem import log_scale, Problem
 
 def doublings(gpus, lo, hi):
     """Doublings of N outside the measured range [lo, hi]: 0 inside it."""
-    log_n = jnp.log2(gpus)
-    return jax.nn.relu(log_n - jnp.log2(hi)) + jax.nn.relu(jnp.log2(lo) - log_n)
+    return _closed.outside_doublings(jnp, gpus, lo, hi)
 
 
 class Drifted(eqx.Module):

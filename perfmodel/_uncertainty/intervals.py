@@ -15,11 +15,10 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
+from .._levels import KINDS
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
 from .problem import along_unknown, check_level, check_method, Problem
-
-KINDS = ("prediction", "confidence")
 
 
 def t_quantile(p: float, dof: float) -> float:

@@ -10,19 +10,8 @@ import numpy as np
 from .._config import Config
 from .._errors import InputError
 from .._fitting import as_float64, data_scale, FitResult, raw_bounds
-
-METHODS = ("laplace", "bootstrap", "conformal")
-
-
-def check_level(level: float) -> float:
-    """`level` as a float in (0, 1), or an InputError."""
-    try:
-        level = float(level)
-    except (TypeError, ValueError):
-        raise InputError(f"interval level must be a number in (0, 1), got {level!r}")
-    if not 0.0 < level < 1.0:
-        raise InputError(f"interval level must be in (0, 1), e.g. 0.9, got {level:g}")
-    return level
+from .._levels import check_level as check_level
+from .._levels import METHODS as METHODS
 
 
 def check_method(method: str) -> None:

@@ -1,0 +1,141 @@
+"""Closed forms of the single-curve families, written once against an array namespace.
+
+Each function takes `xp` (``jax.numpy`` for the Equinox terms, ``numpy`` or the dual
+numbers of `perfmodel._saved` for the JAX-free evaluation of saved fits) and physical
+parameter values, and returns seconds (per step, or per unit of work), so that every
+path evaluates the same expression. Sources of the formulas are in the docstrings of
+the terms that call them (`perfmodel._terms`), the default's blend (`perfmodel._blend`)
+and its conformal intervals (`perfmodel._uncertainty.conformal`).
+
+This module imports NumPy only, never JAX: ``perfmodel predict`` and ``optimal``
+evaluate saved fits without importing it.
+"""
+
+import statistics
+
+import numpy as np
+
+FAR_FROM, FAR_TO = 1.0, 2.0  # doublings past the largest measured count (`Blend`)
+# The blend's regimes, weights and members (`perfmodel._blend`).
+REGIMES = ("weak", "strong", "straddling")
+NEAR = {
+    "weak": {"amdahl": 0.4, "weak_data_parallel": 0.4, "power_law": 0.2},
+    "strong": {"amdahl": 0.1, "power_law": 0.4, "power_law_flat": 0.1, "usl": 0.4},
+    "straddling": {"weak_hierarchical": 0.9, "power_law_flat": 0.1},
+}
+FAR = {
+    "weak": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "strong": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
+    "straddling": {"power_law_flat": 1.0},
+}
+# Every family fitted, in this order (weak_hierarchical only when straddling); those
+# without weight in a regime still count in the spread of the intervals.
+MEMBERS = ("amdahl", "weak_data_parallel", "power_law", "power_law_flat", "usl")
+STRADDLING_MEMBERS = (*MEMBERS, "weak_hierarchical")
+# The conformal intervals of the default blend (`perfmodel._uncertainty.conformal`):
+# s(N) = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r, and the quantiles q_L of the
+# normalised held-out scores for series of few (≤ 3) or many (≥ MANY_COUNTS) counts.
+KAPPA = 8.0
+LAMBDA = 20.0
+MIN_DOUBLINGS = 0.25
+MANY_COUNTS = 4
+INTERVAL_Q = {
+    "few": {0.5: 0.0128, 0.8: 0.0289, 0.9: 0.0462},
+    "many": {0.5: 0.0093, 0.8: 0.0320, 0.9: 0.0348},
+}
+
+
+def serial(xp, time, n):
+    """Amdahl's serial part: ``t_s`` at every N."""
+    return time * xp.ones_like(n)
+
+
+def compute(xp, time, n, weak: bool):
+    """Parallel compute: ``t/N`` (strong scaling) or ``t`` (weak scaling)."""
+    return time * xp.ones_like(n) if weak else time / n
+
+
+def coherency(xp, time, n):
+    """The USL's pairwise coordination: ``t_κ·(N − 1)``."""
+    return time * (n - 1.0)
+
+
+def weak_allreduce(xp, latency, transfer, n, algorithm: str):
+    """A weak-scaled step's all-reduce per unit of work: ring
+    ``t_lat·(N−1)/N + t_bw·(N−1)/N²``; tree ``t_lat·log2(N)/N + t_bw·(N−1)/N²``."""
+    hops = (n - 1.0) if algorithm == "ring" else xp.log2(n)
+    return latency * hops / n + transfer * (n - 1.0) / n**2
+
+
+def node_split(xp, ranks, gpus_per_node):
+    """``(l, m)``: ``l = min(ranks, G)`` ranks per node, ``m = max(ranks/G, 1)`` nodes."""
+    return xp.minimum(ranks, gpus_per_node), xp.maximum(ranks / gpus_per_node, 1.0)
+
+
+def weak_hierarchical_allreduce(xp, intra, inter, n, gpus_per_node):
+    """A weak-scaled two-level all-reduce per unit of work:
+    ``t_intra·(l−1)/(l·N) + t_inter·(m−1)/(m·l·N)``."""
+    local, nodes = node_split(xp, n, gpus_per_node)
+    return (intra * (local - 1.0) / local + inter * (nodes - 1.0) / (nodes * local)) / n
+
+
+def power_log(xp, time, exponent, log_exponent, n):
+    """A PMNF term ``c·N^i·log2(N)^j``, j ∈ {0, 1, 2} written out so that values and
+    gradients stay finite at N = 1."""
+    log2n = xp.log2(n)
+    j = log_exponent
+    logs = xp.where(j == 0, 1.0, xp.where(j == 1, log2n, log2n * log2n))
+    return time * n**exponent * logs
+
+
+def far_share(xp, gpus, largest):
+    """The blend's t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1).
+
+    The ends are found by comparing N with ``largest·2^FAR_FROM`` and
+    ``largest·2^FAR_TO`` (exact for whole counts), not by clipping the logarithm: the
+    ends are GPU counts every search evaluates, and whether a vectorised log2 lands
+    on them exactly would decide dS/dN there (0, half or all of the ramp's slope).
+    """
+    ramp = (xp.log2(gpus / largest) - FAR_FROM) / (FAR_TO - FAR_FROM)
+    near = gpus <= largest * 2.0**FAR_FROM
+    far = gpus >= largest * 2.0**FAR_TO
+    return xp.where(near, 0.0, xp.where(far, 1.0, ramp))
+
+
+def outside_doublings(xp, gpus, lo, hi):
+    """Doublings of N outside the measured range [lo, hi]: ``log2(N/hi)`` above it,
+    ``log2(lo/N)`` below, 0 inside, with derivative 0 at the ends (found by comparing
+    N with them, as in `far_share`)."""
+    above = xp.where(gpus > hi, xp.log2(gpus / hi), 0.0)
+    below = xp.where(gpus < lo, xp.log2(lo / gpus), 0.0)
+    return above + below
+
+
+def conformal_scale(xp, gpus, largest, spread, rms, min_doublings, kappa, lam):
+    """s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r (conformal intervals)."""
+    return xp.maximum(xp.log2(gpus / largest), min_doublings) + kappa * spread + lam * rms
+
+
+def quantile(level: float, which: str = "many") -> float:
+    """q_L of the normalised score at `level` from table `which` (module docstring)."""
+    q = INTERVAL_Q[which]
+    levels = [0.0, *sorted(q)]
+    values = [0.0, *(q[k] for k in sorted(q))]
+    if level <= levels[-1]:
+        return float(np.interp(level, levels, values))
+    normal = statistics.NormalDist()
+    return values[-1] * normal.inv_cdf((1 + level) / 2) / normal.inv_cdf((1 + levels[-1]) / 2)
+
+
+def scores(samples: int, seed: int, which: str = "many") -> np.ndarray:
+    """ζ for `samples` ensemble members: a random sign times ``q_U`` (table `which`), U
+    uniform on (0, 1), so that ``P(|ζ| ≤ q_L) = L`` at every level."""
+    rng = np.random.default_rng(seed)
+    levels = rng.uniform(0.0, 1.0, samples)
+    signs = rng.choice([-1.0, 1.0], samples)
+    q = INTERVAL_Q[which]
+    grid = [0.0, *sorted(q)]
+    values = np.interp(levels, grid, [0.0, *(q[k] for k in sorted(q))])  # `quantile`, at once
+    tail = levels > grid[-1]
+    values[tail] = [quantile(float(u), which) for u in levels[tail]]
+    return signs * values

@@ -1,0 +1,275 @@
+"""The plausible curves of a saved fit in NumPy: the draws behind its intervals.
+
+The same members as `perfmodel._uncertainty` draws, evaluated without JAX:
+
+* conformal (the default blend): ``û(N)·exp(ζ·s(N))`` for each score ζ
+  (`perfmodel._uncertainty.conformal.Calibrated`);
+* Laplace (one family): the model linearised in its stored parameters θ around the fit,
+  ``log T = log T̂ + J(N)·δ`` with ``J = ∂log T̂/∂θ`` (`Linearized`), drifting by
+  ``drift·d(N)`` outside the measured counts (`Drifted`); the draws are those
+  `perfmodel fit` left in the cache (`SavedFit.ensembles`, the folder of
+  `perfmodel._cli.draws`), read here by the same key.
+
+Marginal speedups dS/dN come from dual numbers (`perfmodel._saved.dual`); J and its
+derivative in N from duals of duals.
+"""
+
+import dataclasses
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .. import _closed
+from . import dual
+
+CONFORMAL_SAMPLES = 4000  # `perfmodel._uncertainty.draws.LAPLACE_SAMPLES`
+_CELLS = 4_000_000  # samples × counts evaluated at once
+
+
+def _chunks(size: int, counts: int):
+    step = max(1, _CELLS // max(1, counts))
+    for start in range(0, size, step):
+        yield slice(start, min(size, start + step))
+
+
+def calibrated_curves(fit, counts, overrides, zeta):
+    """``(times, speedups, marginals, False)`` of ``T = û·exp(ζ·s(N))`` for each ζ (rows):
+    in logs, ``log T = log û + ζ·s``, ``S = exp(log T(1) − log T)`` and
+    ``dS/dN = −S·(û′/û + ζ·s′)``, written into the outputs in place (4000 draws at a
+    thousand counts in tens of milliseconds)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    centre, scale = _centre_and_scale(fit, dual.seed(counts), overrides)
+    base, base_scale = _centre_and_scale(fit, np.ones(1), overrides)
+    log_centre, slope = np.log(centre.val), centre.tan / centre.val
+    zeta = np.asarray(zeta, dtype=np.float64)
+    shape = (zeta.size, counts.size)
+    times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
+    for rows in _chunks(zeta.size, counts.size):
+        z = zeta[rows, None]
+        log_t = np.multiply(z, scale.val, out=times[rows])
+        log_t += log_centre
+        np.subtract(np.log(base) + z * base_scale, log_t, out=speedups[rows])
+        np.exp(log_t, out=log_t)
+        np.exp(speedups[rows], out=speedups[rows])
+        d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
+        d_log_t += slope
+        np.multiply(d_log_t, speedups[rows], out=d_log_t)
+        np.negative(d_log_t, out=d_log_t)
+    return times, speedups, marginals, False
+
+
+def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
+    """`predict_interval` on the conformal draws (what the command line asks): the
+    central `level` interval of ``log(û·exp(ζ·s(N)))`` over the scores ζ, per step for
+    per-GPU data (a conformal member has no measurement noise to add)."""
+    counts = np.asarray(point["gpus"], dtype=np.float64)
+    centre, scale = _centre_and_scale(fit, counts, {})
+    log_t = np.log(centre * np.exp(np.asarray(zeta, dtype=np.float64)[:, None] * scale))
+    tail = (1.0 - level) / 2.0
+    per_step = counts if fit.data.per_gpu else 1.0
+    lo = np.exp(np.quantile(log_t, tail, axis=0)) * per_step
+    hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0)) * per_step
+    return _band_document(fit, point, lo, hi)
+
+
+def _centre_and_scale(fit, n, overrides):
+    """û(N) and s(N) of a blend (`Calibrated`), duals when `n` is one."""
+    blend = fit.model
+    rms = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    config = fit.config(dual.primal(n), overrides)
+    centre = blend.seconds(n, config)
+    scale = _closed.conformal_scale(
+        dual,
+        n,
+        blend.largest,
+        blend.spread(n, config),
+        rms,
+        _closed.MIN_DOUBLINGS,
+        _closed.KAPPA,
+        _closed.LAMBDA,
+    )
+    return centre, scale
+
+
+def conformal_table(fit) -> str:
+    """``"many"`` for `MANY_COUNTS` or more distinct counts, else ``"few"``."""
+    return "many" if len(np.unique(fit.data.gpus)) >= _closed.MANY_COUNTS else "few"
+
+
+@dataclasses.dataclass(frozen=True)
+class LaplaceDraws:
+    """The Laplace draws of a single-family fit, read from the cache."""
+
+    fit: object
+    names: tuple[str, ...]
+    raw: np.ndarray
+    noise: np.ndarray
+    drift: np.ndarray
+    unknown: np.ndarray
+    gpus_range: tuple[float, float]
+    method: str = "laplace"
+
+    @classmethod
+    def read(cls, fit) -> "LaplaceDraws":
+        """The cached draws of `fit`; KeyError when none are cached."""
+        if fit.ensembles is None:
+            raise KeyError("no cache of draws")
+        path = Path(fit.ensembles) / f"{fit_key(fit, 'laplace')}.npz"
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                names = tuple(str(n) for n in stored["names"])
+                draws = cls(
+                    fit=fit,
+                    names=names,
+                    raw=np.asarray(stored["raw"], dtype=np.float64),
+                    noise=np.asarray(stored["noise"], dtype=np.float64),
+                    drift=np.asarray(stored["drift"], dtype=np.float64),
+                    unknown=np.asarray(stored["unknown"], dtype=np.float64),
+                    gpus_range=tuple(float(x) for x in stored["gpus_range"]),
+                )
+        except Exception as error:  # missing, unreadable or not an archive: draw again
+            raise KeyError(str(path)) from error
+        if set(names) != set(fit.free) or draws.raw.shape[1:] != (len(names),):
+            raise KeyError("names")
+        return draws
+
+
+def laplace_band(fit, level: float, point: dict, draws: LaplaceDraws, kind: str) -> dict:
+    """`predict_interval` on the Laplace draws: the central `level` interval of the
+    members' log time (``log T̂ + J·δ + drift·d(N)``, plus each member's measurement noise
+    for ``kind="prediction"``; a fit of the squared loss takes the JAX path), unbounded
+    where the prediction moves along a direction the data leave open."""
+    if fit.document["loss"]["kind"] == "squared":
+        raise KeyError("squared")
+    counts = np.asarray(point["gpus"], dtype=np.float64)
+    theta = np.log(np.array([fit.model.values[k] for k in draws.names], dtype=np.float64))
+    log_hat, _, jac, _ = _linearised(fit, counts, {}, draws.names)
+    lo, hi = draws.gpus_range
+    log_t = log_hat + (draws.raw - theta[None, :]) @ jac.T
+    log_t += draws.drift[:, None] * _closed.outside_doublings(np, counts, lo, hi)
+    if kind == "prediction":
+        log_t += draws.noise[:, None]
+    tail = (1.0 - level) / 2.0
+    low = np.exp(np.quantile(log_t, tail, axis=0))
+    high = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
+    open_ = _along_unknown(jac, draws.unknown)
+    low, high = np.where(open_, 0.0, low), np.where(open_, np.inf, high)
+    per_step = counts if fit.data.per_gpu else 1.0
+    return _band_document(fit, point, low * per_step, high * per_step)
+
+
+def _along_unknown(jac: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """True where log T moves along a direction the data leave open (`along_unknown`)."""
+    if unknown.size == 0:
+        return np.zeros(jac.shape[0], dtype=bool)
+    along = np.abs(jac @ unknown.T).max(axis=1)
+    return along > 1e-6 * (np.abs(jac).max(axis=1) + 1e-300)
+
+
+def _band_document(fit, point, lo, hi) -> dict:
+    """`predict_interval`'s arrays (`_interval_document`)."""
+    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
+    if fit.target == "throughput":
+        with np.errstate(divide="ignore"):
+            out["throughput"] = point["throughput"]
+            out["throughput_lo"] = 1.0 / hi
+            out["throughput_hi"] = 1.0 / lo
+    return out
+
+
+def _linearised(fit, counts, overrides, names):
+    """``(log T̂, d log T̂/dN, J, dJ/dN)`` at `counts`, J with one column per name."""
+    model = fit.model
+    zeros, ones = np.zeros_like(counts), np.ones_like(counts)
+    config = fit.config(counts, overrides)
+    n = dual.Dual(dual.Dual(counts, zeros), dual.Dual(ones, zeros))
+    columns, slopes, log_t, d_log_t = [], [], None, None
+    for name in names:
+        values = dict(model.values)
+        v = values[name]
+        values[name] = dual.Dual(dual.Dual(v, v), dual.Dual(0.0, 0.0))  # d exp(θ)/dθ
+        out = dual.log(model.seconds(n, config, values))
+        log_t, d_log_t = out.val.val, out.tan.val
+        columns.append(out.val.tan * ones)
+        slopes.append(out.tan.tan * ones)
+    if not names:
+        out = dual.log(model.seconds(dual.seed(counts), config))
+        log_t, d_log_t = out.val, out.tan
+    k = len(names)
+    jac = np.stack(columns, axis=1) if k else np.zeros((counts.size, 0))
+    djac = np.stack(slopes, axis=1) if k else np.zeros((counts.size, 0))
+    return log_t * ones, d_log_t * ones, jac, djac
+
+
+def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
+    """``(times, speedups, marginals, undetermined)`` of the linearised, drifting
+    members of `draws` (rows) at `counts` (columns)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    names = draws.names
+    theta = np.log(np.array([fit.model.values[k] for k in names], dtype=np.float64))
+    delta = draws.raw - theta[None, :]
+    log_hat, d_log_hat, jac, djac = _linearised(fit, counts, overrides, names)
+    log_1, _, jac_1, _ = _linearised(fit, np.ones(1), overrides, names)
+    lo, hi = draws.gpus_range
+    drift_d = _closed.outside_doublings(dual, dual.seed(counts), lo, hi)
+    base_d = _closed.outside_doublings(np, np.ones(1), lo, hi)
+    shape = (len(delta), counts.size)
+    times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
+    for rows in _chunks(len(delta), counts.size):
+        d, drift = delta[rows], draws.drift[rows][:, None]
+        # log T = log T̂ + J·δ + drift·d(N); S = exp(log T(1) − log T); dS/dN = −S·dlog T/dN
+        log_t = np.matmul(d, jac.T, out=times[rows])
+        log_t += log_hat
+        log_t += drift * drift_d.val
+        base = log_1 + d @ jac_1.T + drift * base_d
+        np.subtract(base, log_t, out=speedups[rows])
+        np.exp(log_t, out=log_t)
+        np.exp(speedups[rows], out=speedups[rows])
+        slope = np.matmul(d, djac.T, out=marginals[rows])
+        slope += d_log_hat
+        slope += drift * drift_d.tan
+        np.multiply(slope, speedups[rows], out=slope)
+        np.negative(slope, out=slope)
+    return times, speedups, marginals, bool(_along_unknown(jac, draws.unknown).any())
+
+
+def _g12(value: float) -> str:
+    return f"{value:.12g}"
+
+
+def fit_key(fit, method: str) -> str:
+    """`perfmodel._cli.draws.fit_key` of the fit file (a test checks they agree)."""
+    from .._files import package_version
+
+    doc = fit.document
+    spec = doc["model"]
+    options = tuple(spec.get("options", {}).items())
+    values = {k: p["value"] for k, p in doc["parameters"].items()}
+    described = {
+        "version": package_version(),
+        "method": method,
+        "family": fit.family,
+        "options": repr(options),
+        "components": repr(()),
+        "loss": doc["loss"]["kind"],
+        "target": fit.target,
+        "free": list(fit.free),
+        "fixed": {},
+        "bounds": {},
+        "parameters": {k: _g12(float(v)) for k, v in values.items()},
+        "defaults": {k: _g12(v) for k, v in sorted(fit.config_defaults.items())},
+    }
+    digest = hashlib.sha256()
+    digest.update(json.dumps(described, sort_keys=True).encode())
+    data = fit.data
+    arrays = [data.gpus, data.time_s, *(data.config[k] for k in sorted(data.config))]
+    covariance = doc["raw_covariance"]
+    if covariance is not None:
+        matrix = [[math.inf if v is None else float(v) for v in row] for row in covariance]
+        arrays.append(np.round(np.asarray(matrix, dtype=np.float64), 12))
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:32]

@@ -1,0 +1,206 @@
+"""The single-curve families and the default's blend, evaluated in NumPy from the values
+of a fit file, through the closed forms the Equinox terms use (`perfmodel._closed`).
+
+`xp` is `perfmodel._saved.dual`: given plain arrays it is NumPy, given `Dual` numbers
+it carries derivatives (in N for marginal speedups; in the stored parameters for the
+Laplace members' linearisation). A family is a tuple of `Term`; `seconds` sums them by
+role as `ScalingModel` does (overhead + compute + communication, no overlap).
+"""
+
+from collections.abc import Callable
+import dataclasses
+
+from .. import _closed
+from . import dual as xp
+
+
+@dataclasses.dataclass(frozen=True)
+class Term:
+    """One cost term: its name (the prefix of its parameters), role and closed form
+    ``formula(values, n, config)`` where `values` maps the term's parameter names."""
+
+    name: str
+    role: str
+    params: tuple[str, ...]
+    formula: Callable
+
+
+def _serial(name="serial"):
+    return Term(name, "overhead", ("time",), lambda v, n, c: _closed.serial(xp, v["time"], n))
+
+
+def _compute(weak: bool):
+    return Term(
+        "compute",
+        "compute",
+        ("time",),
+        lambda v, n, c: _closed.compute(xp, v["time"], n, weak),
+    )
+
+
+def _coherency():
+    return Term(
+        "coherency", "overhead", ("time",), lambda v, n, c: _closed.coherency(xp, v["time"], n)
+    )
+
+
+def _weak_allreduce(algorithm: str):
+    def formula(v, n, c):
+        return _closed.weak_allreduce(xp, v["latency"], v["transfer"], n, algorithm)
+
+    return Term("allreduce", "communication", ("latency", "transfer"), formula)
+
+
+def _weak_hierarchical():
+    def formula(v, n, c):
+        return _closed.weak_hierarchical_allreduce(
+            xp, v["transfer_intra"], v["transfer_inter"], n, c["gpus_per_node"]
+        )
+
+    return Term("allreduce", "communication", ("transfer_intra", "transfer_inter"), formula)
+
+
+def _power(exponent: float):
+    def formula(v, n, c):
+        return _closed.power_log(xp, v["time"], exponent, 0.0, n)
+
+    return Term("power", "compute", ("time",), formula)
+
+
+def _check(options: dict, allowed: dict) -> dict:
+    """`options` with the defaults of `allowed`; KeyError for any other option."""
+    unknown = set(options) - set(allowed)
+    if unknown:
+        raise KeyError(f"options {sorted(unknown)}")
+    return {**allowed, **options}
+
+
+def _amdahl(options):
+    o = _check(options, {"weak": False})
+    return (_serial(), _compute(bool(o["weak"])))
+
+
+def _usl(options):
+    o = _check(options, {"weak": False})
+    return (_serial(), _compute(bool(o["weak"])), _coherency())
+
+
+def _weak_data_parallel(options):
+    o = _check(options, {"algorithm": "ring", "weak": True})
+    if o["algorithm"] not in ("ring", "tree") or o["weak"] is not True:
+        raise KeyError("options")
+    return (_compute(False), _weak_allreduce(o["algorithm"]))
+
+
+def _weak_hier(options):
+    o = _check(options, {"weak": True})
+    if o["weak"] is not True:
+        raise KeyError("options")
+    return (_compute(False), _weak_hierarchical())
+
+
+def _power_law(options):
+    o = _check(options, {"exponent": -1.0})
+    return (_power(float(o["exponent"])),)
+
+
+# The families evaluated without JAX: name → terms from the preset's options (as the
+# presets of `perfmodel._presets` build them; a test checks they agree).
+FAMILIES = {
+    "amdahl": _amdahl,
+    "usl": _usl,
+    "weak_data_parallel": _weak_data_parallel,
+    "weak_hierarchical": _weak_hier,
+    "power_law": _power_law,
+}
+# What each family requires of the config (`AbstractCostTerm.requires`).
+REQUIRES = {"weak_hierarchical": ("gpus_per_node",)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """A `ScalingModel` of `terms` with parameter values `values` (``"term.param"``)."""
+
+    family: str
+    terms: tuple[Term, ...]
+    values: dict
+
+    def term_seconds(self, n, config, values=None) -> dict:
+        """Seconds of each term (`values`: other parameter values, e.g. duals)."""
+        values = self.values if values is None else values
+        return {
+            t.name: t.formula({p: values[f"{t.name}.{p}"] for p in t.params}, n, config)
+            for t in self.terms
+        }
+
+    def seconds(self, n, config, values=None):
+        """Seconds per step (or unit of work): overhead + compute + communication."""
+        parts = self.term_seconds(n, config, values)
+        zero = 0.0 * xp.ones_like(n)
+        sums = {"overhead": zero, "compute": zero, "communication": zero}
+        for term in self.terms:
+            sums[term.role] = sums[term.role] + parts[term.name]
+        return sums["overhead"] + sums["compute"] + sums["communication"]
+
+    def roles(self) -> dict:
+        return {t.name: t.role for t in self.terms}
+
+
+def family(name: str, options: dict, values: dict) -> Family:
+    """The family `name` with the preset `options` and parameter `values`."""
+    terms = FAMILIES[name](dict(options))
+    names = {f"{t.name}.{p}" for t in terms for p in t.params}
+    if names != set(values):
+        raise KeyError("parameters")
+    return Family(name, terms, dict(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class Blend:
+    """The default's blend (`perfmodel._blend.Blend`): members mixed in log space."""
+
+    members: tuple[Family, ...]
+    names: tuple[str, ...]
+    near: tuple[float, ...]
+    far: tuple[float, ...]
+    largest: float
+    regime: str
+
+    def active(self) -> list[int]:
+        return [i for i, (a, b) in enumerate(zip(self.near, self.far)) if a > 0 or b > 0]
+
+    def seconds(self, n, config):
+        """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members."""
+        t = _closed.far_share(xp, n, self.largest)
+        log_u = sum(
+            ((1.0 - t) * self.near[i] + t * self.far[i])
+            * xp.log(self.members[i].seconds(n, config))
+            for i in self.active()
+        )
+        return xp.exp(log_u)
+
+    def spread(self, n, config):
+        """D: max − min over every member of its log u."""
+        logs = [xp.log(m.seconds(n, config)) for m in self.members]
+        return xp.amax(logs) - xp.amin(logs)
+
+    def breakdown(self, n, config) -> dict:
+        """Seconds of each term name, as `Blend.breakdown` shares them out."""
+        total = self.seconds(n, config)
+        t = _closed.far_share(xp, n, self.largest)
+        parts = {}
+        for i in self.active():
+            member = self.members[i]
+            weight = (1.0 - t) * self.near[i] + t * self.far[i]
+            u = member.seconds(n, config)
+            for name, seconds in member.term_seconds(n, config).items():
+                share = weight * seconds / u * total
+                parts[name] = parts[name] + share if name in parts else share
+        return parts
+
+    def roles(self) -> dict:
+        found = {}
+        for i in self.active():
+            for term in self.members[i].terms:
+                found.setdefault(term.name, term.role)
+        return found

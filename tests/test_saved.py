@@ -1,0 +1,329 @@
+"""`perfmodel predict` and `optimal` without JAX (`perfmodel._saved`, `perfmodel._cli.quick`):
+the NumPy path answers as the JAX path does (predictions, intervals, the optimum and the
+recommendation, to 1e-9 relative, the sentences to the letter) on shipped fits and on fits
+of each family it evaluates, falls back to JAX for everything else, and imports no JAX."""
+
+import contextlib
+import io
+import json
+import math
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import perfmodel as pm
+from perfmodel import _closed
+from perfmodel._cli import app
+from perfmodel._cli.draws import draws_or_none, fit_key, shared_ensemble
+from perfmodel._presets import build
+from perfmodel._questions import optimal_gpus, recommend
+from perfmodel._questions.curves import JaxCurves
+from perfmodel._saved import read_saved
+from perfmodel._saved.curves import CONFORMAL_SAMPLES
+from perfmodel._saved.curves import fit_key as saved_fit_key
+from perfmodel._saved.fit import SCHEMA_VERSION
+from perfmodel._saved.model import FAMILIES
+from perfmodel._schema import SCHEMA_VERSION as FILE_SCHEMA
+from perfmodel._uncertainty.draws import LAPLACE_SAMPLES
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(p for p in (ROOT / "fit").glob("*.json") if p.name != "INDEX.json")
+# One of each kind of shipped fit: weak/strong regime, throughput/time, few/many counts.
+# (The default run checks one; the slow run every shipped fit.)
+SOME = [
+    pytest.param("dle_mxnet_rn50_dgx1_fp32", marks=pytest.mark.slow),
+    "dle_paddle_bert_dgxa100_seq128_mixed",
+    pytest.param("mlperf07_dgxa100_bert", marks=pytest.mark.slow),
+    pytest.param("mlperf07_dgxa100_maskrcnn", marks=pytest.mark.slow),
+]
+REL = 1e-9
+
+
+def assert_close(a, b, path=""):
+    """`a` and `b` equal in structure, numbers within `REL` (non-finite: equal)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            assert_close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)) and not isinstance(a, str):
+        assert len(a) == len(b), path
+        for x, y in zip(a, b):
+            assert_close(x, y, path)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_allclose(a, b, rtol=REL, atol=0, err_msg=path)
+    elif isinstance(a, float) and isinstance(b, float):
+        if math.isfinite(a) or math.isfinite(b):
+            assert a == pytest.approx(b, rel=REL, abs=0), path
+        else:
+            assert a == b or (math.isnan(a) and math.isnan(b)), path
+    else:
+        assert a == b, (path, a, b)
+
+
+def assert_curves(ours, theirs):
+    """Times and speedups within `REL`; marginal speedups within `REL` of the largest
+    (dS/dN far out is a small difference of larger numbers, exact to its scale)."""
+    assert_close(ours[:2], theirs[:2])
+    scale = np.max(np.abs(theirs[2]))
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=REL, atol=REL * scale)
+    assert ours[3:] == theirs[3:]
+
+
+def same_answers(path, ensembles=None):
+    """The NumPy path and the JAX path of one fit file agree (module docstring)."""
+    saved, fit = read_saved(path, ensembles), pm.load_fit(path)
+    assert saved is not None, f"{path} takes the JAX path"
+    gpus = [1, 2, 3, 8, 17, 64, 1000, 4096]
+    assert_close(saved.predict(gpus), fit.predict(gpus))
+    counts = np.arange(1.0, 300.0)
+    assert_curves(saved.curve(counts, {}), JaxCurves(fit).curve(counts, {}))
+    draws = draws_or_none(fit)
+    kinds = ["prediction"] if saved.intervals == "conformal" else ["prediction", "confidence"]
+    for kind in kinds:  # on the draws the command line passes
+        assert_close(
+            saved.predict_interval(gpus, 0.8, None, kind),
+            pm.predict_interval(fit, gpus, 0.8, kind=kind, ensemble=draws),
+        )
+    ours = saved.ensemble_curves(counts, {}, None, None)
+    theirs = JaxCurves(fit).ensemble_curves(counts, {}, None, draws)
+    assert_curves(ours, theirs)
+    for options in ({}, {"multiple_of": 8, "price_per_gpu_hour": 2.0, "deadline_s": 1e-3}):
+        a = recommend(saved, **options)
+        b = recommend(fit, **options, ensemble=draws)
+        assert a.summary() == b.summary() and a.knee.summary() == b.knee.summary()
+        assert_close(a.to_dict(), b.to_dict())
+        assert a.amdahl_bound == b.amdahl_bound or assert_close(a.amdahl_bound, b.amdahl_bound)
+    a = optimal_gpus(saved, objective="cost", interval=0.9)
+    b = optimal_gpus(fit, objective="cost", interval=0.9, ensemble=draws)
+    assert a.summary() == b.summary()
+    assert_close(vars(a), vars(b))
+
+
+@pytest.mark.parametrize("name", SOME)
+def test_shipped_fits_answer_the_same_without_jax(name):
+    same_answers(ROOT / "fit" / f"{name}.json")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_fit_answers_the_same_without_jax(path):
+    same_answers(path)
+
+
+def test_a_straddling_blend_answers_the_same(tmp_path):
+    # Counts on both sides of a 4-GPU node: the blend's two-level member takes part.
+    n = np.array([1, 2, 4, 8, 16, 32])
+    local, nodes = np.minimum(n, 4), np.maximum(n / 4, 1)
+    step = 0.1 + 0.02 * (local - 1) / local + 0.05 * (nodes - 1) / (nodes * local)
+    data = pm.from_arrays(n, throughput=n * 64 / step, gpus_per_node=[4] * 6)
+    fit = pm.fit_auto(data).best
+    assert fit.model.regime == "straddling"
+    pm.save_fit(fit, tmp_path / "f.json")
+    same_answers(tmp_path / "f.json")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache folder of draws, as `perfmodel fit` fills it."""
+    monkeypatch.delenv("PERFMODEL_NO_CACHE", raising=False)
+    monkeypatch.setenv("PERFMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    # The command line's JAX path turns JAX's compilation cache on: off again after.
+    names = [
+        "jax_compilation_cache_dir",
+        "jax_persistent_cache_min_compile_time_secs",
+        "jax_persistent_cache_min_entry_size_bytes",
+    ]
+    before = {name: getattr(jax.config, name) for name in names}
+    yield tmp_path / "cache" / "ensembles"
+    for name, value in before.items():
+        jax.config.update(name, value)
+
+
+FAMILY_DATA = {
+    "amdahl": "tf_dgx1_p100_vgg16_real",
+    "usl": "tf_dgx1_p100_vgg16_real",
+    "power_law": "tf_dgx1_p100_vgg16_real",
+    "weak_data_parallel": "dle_mxnet_rn50_dgx1_fp32",
+    "weak_hierarchical": "dle_paddle_bert_dgxa100_seq128_mixed",
+}
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        f if f in ("usl", "weak_hierarchical") else pytest.param(f, marks=pytest.mark.slow)
+        for f in sorted(FAMILY_DATA)
+    ],
+)
+def test_fits_of_each_family_answer_the_same_with_their_laplace_draws(family, cache, tmp_path):
+    fit = pm.fit(family, pm.load_dataset(FAMILY_DATA[family]))
+    path = tmp_path / "f.json"
+    pm.save_fit(fit, path)
+    loaded = pm.load_fit(path)
+    saved = read_saved(path, str(cache))
+    assert saved is not None and saved.intervals == "laplace"
+    assert saved_fit_key(saved, "laplace") == fit_key(loaded, "laplace")
+    with pytest.raises(KeyError):  # no draws cached yet: the JAX path draws them
+        saved.get_ensemble(None, None)
+    shared_ensemble(loaded)  # what `perfmodel fit` leaves in the cache
+    same_answers(path, str(cache))
+
+
+def test_the_numpy_families_build_the_presets_terms():
+    options = {"power_law": {"exponent": -0.7}, "weak_data_parallel": {"algorithm": "tree"}}
+    for name, terms in FAMILIES.items():
+        preset = build(name, **options.get(name, {}))
+        ours = terms(options.get(name, {}))
+        assert [(t.name, t.role) for t in ours] == [(t.name, t.role) for t in preset.terms]
+        assert {f"{t.name}.{p}" for t in ours for p in t.params} == set(preset.parameter_specs())
+
+
+def test_constants_shared_with_the_jax_path():
+    assert CONFORMAL_SAMPLES == LAPLACE_SAMPLES and SCHEMA_VERSION == FILE_SCHEMA
+    from perfmodel import _blend
+
+    assert _blend.NEAR is _closed.NEAR and _blend.FAR is _closed.FAR
+
+
+def run_cli(argv, quick: bool = True) -> str:
+    """What `perfmodel argv` prints; `quick` False: the JAX path for predict/optimal."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not quick:
+            patch.setattr(app, "_quick_args", lambda argv: None)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert app.main(argv) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["predict", "{fit}", "--gpus", "1,8,64,4096"], marks=pytest.mark.slow),
+        ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
+        ["optimal", "{fit}"],
+        pytest.param(
+            ["optimal", "{fit}", "--json", "--interval", "0.9", "--multiple-of", "8"],
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ["optimal", "{fit}", "--objective", "cost", "--deadline", "0.001", "--wide"],
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_the_command_line_prints_the_same_either_way(argv):
+    path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
+    argv = [a.format(fit=path) for a in argv]
+    from perfmodel._cli.quick import quick_args
+
+    assert quick_args(argv) is not None
+    ours, theirs = run_cli(argv), run_cli(argv, quick=False)
+    if "--json" in argv:
+        assert_close(json.loads(ours), json.loads(theirs))
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["predict", "{fit}", "--gpus", "1,8", "--set", "amdahl.serial.time=x2"],
+        ["predict", "{fit}", "--gpus", "1,8", "--interval", "0.9", "--kind", "confidence"],
+        ["optimal", "{fit}", "--method", "laplace"],
+        ["optimal", "{fit}", "--max-g", "64"],  # abbreviations: the full parser decides
+        ["optimal", "{fit}", "--help"],
+        ["predict", "{fit}"],
+        ["fit", "{fit}"],
+        ["optimal", "no-such-file.json"],
+    ],
+)
+def test_everything_else_takes_the_jax_path(argv):
+    from perfmodel._cli.quick import quick_args
+
+    path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
+    assert quick_args([a.format(fit=path) for a in argv]) is None
+
+
+def test_predict_and_optimal_import_no_jax(tmp_path):
+    path = ROOT / "fit" / "dle_mxnet_rn50_dgx1_fp32.json"
+    code = (
+        "import sys, contextlib, io\n"
+        "from perfmodel._cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    assert main(['predict', {str(path)!r}, '--gpus', '1,8,64']) == 0\n"
+        f"    assert main(['predict', {str(path)!r}, '--gpus', '8', '--interval', '0.9']) == 0\n"
+        f"    assert main(['optimal', {str(path)!r}]) == 0\n"
+        f"    assert main(['optimal', {str(path)!r}, '--json', '--interval', '0.8']) == 0\n"
+        "assert 'Buy' in out.getvalue(), out.getvalue()\n"
+        "loaded = {'jax', 'jaxlib', 'equinox', 'optax', 'jaxtyping', 'scipy', 'pandas'}\n"
+        "assert not loaded & set(sys.modules), loaded & set(sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PERFMODEL_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("model", [[], pytest.param(["--model", "amdahl"], marks=pytest.mark.slow)])
+def test_fit_opens_with_the_same_recommendation_from_numpy(model, cache, tmp_path, monkeypatch):
+    csv = tmp_path / "small.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n")
+    argv = ["fit", str(csv), *model]
+    ours = run_cli(argv)
+    monkeypatch.setattr("perfmodel._cli.fit.SAVED_FAMILIES", ())  # JAX's curves
+    theirs = run_cli(argv)
+    assert ours == theirs and ours.startswith("Buy ")
+
+
+def run_status(argv, quick: bool) -> tuple:
+    """``(status, stdout, stderr)`` of `perfmodel argv` on either path."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not quick:
+            patch.setattr(app, "_quick_args", lambda argv: None)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = app.main(argv)
+            except SystemExit as stop:
+                status = stop.code
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["predict", "--gpus", "0"],
+        pytest.param(
+            ["optimal", "--objective", "cost", "--deadline", "1e-12"], marks=pytest.mark.slow
+        ),
+        pytest.param(["optimal", "--budget", "10"], marks=pytest.mark.slow),
+        ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
+    ],
+)
+def test_refusals_and_options_read_the_same_either_way(options):
+    path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
+    argv = [options[0], path, *options[1:]]
+    assert run_status(argv, True) == run_status(argv, False)
+
+
+def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
+    path = tmp_path / "f.json"
+    pm.save_fit(pm.fit("usl", pm.load_dataset(FAMILY_DATA["usl"])), path)
+    shared_ensemble(pm.load_fit(path))  # what `perfmodel fit` leaves in the cache
+    from perfmodel._cli.quick import quick_args
+
+    for argv in (
+        ["predict", str(path), "--gpus", "1,8,64", "--interval", "0.9", "--kind", "confidence"],
+        ["predict", str(path), "--gpus", "1,8,64", "--interval", "0.8", "--json"],
+        ["optimal", str(path), "--interval", "0.9"],
+    ):
+        assert quick_args(argv) is not None
+        ours, theirs = run_cli(argv), run_cli(argv, quick=False)
+        if "--json" in argv:
+            assert_close(json.loads(ours), json.loads(theirs))
+        else:
+            assert ours == theirs
