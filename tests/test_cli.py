@@ -246,6 +246,20 @@ def test_optimal_answer_and_document(capsys, fit_file):
     assert document["gpus"] % 8 == 0
 
 
+def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
+    """The default's conformal interval is a prediction interval: asking for the curve's
+    confidence interval is refused in one line, not answered with the prediction band."""
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    out = tmp_path / "fit.json"
+    assert run(capsys, "fit", str(csv), "-o", str(out))[0] == 0
+    argv = ["predict", str(out), "--gpus", "64", "--interval", "0.9", "--kind", "confidence"]
+    status, printed, err = run(capsys, *argv)
+    assert status == 2 and printed == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "conformal intervals are for new measurements" in err
+
+
 def test_intervals_say_what_they_are_for(capsys, fit_file):
     argv = ["predict", str(fit_file), "--gpus", "4096", "--interval", "0.9"]
     status, out, _ = run(capsys, *argv)

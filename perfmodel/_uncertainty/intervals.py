@@ -127,12 +127,12 @@ def predict_interval(
     method = method or (ensemble.method if ensemble is not None else fit.intervals)
     point = fit.predict(gpus, **overrides)
     per_step = counts if fit.data.per_gpu else 1.0
+    if method == "conformal" and kind != "prediction":
+        raise InputError(
+            "conformal intervals are for new measurements (kind='prediction'); for the "
+            "curve's uncertainty fit one family (--model NAME) and use method='laplace'"
+        )
     if method == "conformal" and ensemble is None:
-        if kind != "prediction":
-            raise InputError(
-                "conformal intervals are for new measurements (kind='prediction'); for the "
-                "curve's uncertainty fit one family (--model NAME) and use method='laplace'"
-            )
         with jax.enable_x64(True):
             lo, hi = conformal_bounds(fit, fit.config(counts, **overrides).broadcast(), level)
         return _interval_document(fit, point, lo * per_step, hi * per_step)
