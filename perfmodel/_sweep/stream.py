@@ -43,8 +43,12 @@ _AXIS = "devices"
 _CPU_OPTIONS = {"xla_cpu_prefer_vector_width": 512}
 _ROW_LIMIT = 2**31 - 1
 # The innermost loop over a chunk (the one XLA vectorises) runs over at least this many
-# configurations: its dimensions are merged until they reach it.
-_VECTOR = 64
+# configurations: its dimensions are merged until they reach it. Merging more puts more
+# axes in that loop, and every operation that varies along one of them runs once per
+# configuration: GPT-3 175B under `hybrid` (benchmarks/sweep.py, 2 CPU cores) sweeps
+# 1.8× faster with 8 (the NIC bandwidth × GPU memory, 12 wide, inside the loop over the
+# peak FLOP/s) than with 64 (all three merged, 96 wide), `hybrid_basic` within noise.
+_VECTOR = 8
 
 
 @dataclasses.dataclass(frozen=True)
