@@ -239,3 +239,64 @@ def test_sweep_without_outer_axes_equals_brute_force():
     assert found.feasible == (code == 0).sum() >= 5
     top = [tuple(row) for row in found.top[list(axes)].to_numpy()]
     assert top == [tuple(grid[i]) for i in order[:5]]
+
+
+def test_conditions_on_whole_axes_fold_and_keys_stay_the_same():
+    # zero is swept over 0 and 1: ZeRO-3's branch (`zero >= 3` for every value a chunk
+    # holds) is folded away, and every key is that of the unfolded evaluation.
+    with jax.enable_x64(False):  # as `sweep` runs a float32 sweep
+        _check_folds()
+
+
+def _check_folds():
+    model = pm.hybrid(gpu="H100-80GB")
+    axes = {
+        "gpus": [8.0, 16.0, 64.0],
+        "compute.peak_flops": [5e14, 1e15],
+        "zero": [0.0, 1.0],
+        "tp": [1.0, 2.0, 8.0],
+        "pp": [1.0, 2.0, 4.0],
+        "microbatches": [1.0, 4.0],
+    }
+    fixed = {**FIXED, "global_batch": 64.0, "heads": 32.0, "vocab": 51200.0}
+    request = _sweep._request(
+        model,
+        axes,
+        fixed=fixed,
+        objective="time",
+        per=None,
+        top_k=3,
+        pareto=False,
+        counts=True,
+        chunk_size=None,
+        max_configs=None,
+        precision="float32",
+        devices=None,
+    )
+    _, walk, args = _sweep._run(request, False)
+    assert dict(walk.known)["zero"] == (0.0, 1.0) and "compute.peak_flops" not in dict(walk.known)
+    plain = dataclasses.replace(walk, known=())
+    plan = walk.plan
+    flops = []
+    for w in (walk, plain):
+        evaluate = _keys.evaluator(w)
+
+        def chunk(a, index, evaluate=evaluate):
+            return evaluate(a, _stream.chunk_indices(plan, index)[0], plan.shape)
+
+        cost = jax.jit(chunk).lower(args, np.int32(0)).compile().cost_analysis()
+        flops.append((cost[0] if isinstance(cost, (list, tuple)) else cost)["flops"])
+        found = [np.asarray(jax.jit(chunk)(args, np.int32(c))) for c in range(plan.chunks)]
+        if w is walk:
+            folded = found
+    for a, b in zip(folded, found):
+        # The same classes (feasible, out of memory, invalid) and, XLA fusing the smaller
+        # graph its own way, the same scores to a few float32 roundings.
+        np.testing.assert_array_equal(a < 0, b < 0)
+        np.testing.assert_array_equal(a == BIG, b == BIG)
+        ranked = a < 0
+        np.testing.assert_allclose(
+            _keys.score_of(a[ranked], "float32"), _keys.score_of(b[ranked], "float32"), rtol=1e-6
+        )
+        np.testing.assert_array_equal(a[~ranked], b[~ranked])  # memory bits, BIG
+    assert flops[0] < 0.9 * flops[1]  # the ZeRO-3 branch is gone

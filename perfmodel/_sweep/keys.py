@@ -21,7 +21,8 @@ import numpy as np
 from .._config import Config
 from .._model import AbstractScalingModel
 from .._terms import hybrid_memory, layout_checks
-from .stream import chunk_indices, outer_digits, Plan
+from .fold import folded
+from .stream import chunk_indices, dim_index, outer_digits, Plan
 
 INT_DTYPE = {"float32": "int32", "float64": "int64"}
 # Subtracted from a score's bits: 0 maps to −OFFSET, +inf to −1.
@@ -52,6 +53,9 @@ class Walk:
         samples_to_target: for the time-to-train objectives, ``(E_min·D, B_noise)``:
             the samples to the target at global batch B are ``E_min·D·(1 + B/B_noise)``
             (McCandlish et al. 2018), samples.
+        known: ``(name, values)`` of the `Config` axes a chunk spans whole (the inner
+            and block axes), whose values a chunk's evaluation knows when traced: the
+            conditions on them alone are folded (`fold.folded`).
     """
 
     plan: Plan
@@ -65,6 +69,7 @@ class Walk:
     kind: str
     precision: str
     samples_to_target: tuple[float, float] | None = None
+    known: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
 
 def set_raw(model: AbstractScalingModel, raw: Mapping[str, jax.Array]) -> AbstractScalingModel:
@@ -127,9 +132,29 @@ def evaluator(walk: Walk):
         leaves, fixed, outer_values, inner_values = args
         tables = (*outer_values, *inner_values)
         values = {n: t[i] for n, t, i in zip((*walk.outer, *walk.inner), tables, indices)}
-        return jnp.broadcast_to(keys(walk, leaves, fixed, values), shape)
+        known = known_values(walk, shape)
+        if known:
+            found = folded(lambda v: keys(walk, leaves, fixed, v), values, known)
+        else:
+            found = keys(walk, leaves, fixed, values)
+        return jnp.broadcast_to(found, shape)
 
     return evaluate
+
+
+def known_values(walk: Walk, shape) -> dict[str, np.ndarray]:
+    """The values the `walk.known` axes take in a chunk of `shape` (`Plan.shape`), as
+    broadcast by `chunk_indices`; none for other shapes."""
+    plan = walk.plan
+    if tuple(shape) != plan.shape or not walk.known:
+        return {}
+    spanned = (*walk.outer[plan.split_axis + 1 :], *walk.inner)
+    found = {}
+    with jax.ensure_compile_time_eval():
+        for name, values in walk.known:
+            index = np.asarray(dim_index(plan, 1 + spanned.index(name)))
+            found[name] = np.asarray(values, dtype=walk.precision)[index]
+    return found
 
 
 def operations(walk: Walk, args) -> dict[tuple[bool, ...], int]:

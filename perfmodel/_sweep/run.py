@@ -530,6 +530,12 @@ def _run(request: _Request, progress: bool | None):
         precision=request.precision,
         samples_to_target=request.samples_to_target,
     )
+    # The Config axes every chunk spans whole: their values are known in each chunk.
+    spanned = [*outer[len(outer) - plan.block_axes :], *inner] if plan.block_axes else inner
+    walk = dataclasses.replace(
+        walk,
+        known=tuple((n, tuple(float(x) for x in axes[n])) for n in spanned if n not in specs),
+    )
     args = (
         leaves,
         {},  # the fixed values are constants of the walk (`Walk.fixed`)

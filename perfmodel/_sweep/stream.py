@@ -43,8 +43,12 @@ _AXIS = "devices"
 _CPU_OPTIONS = {"xla_cpu_prefer_vector_width": 512}
 _ROW_LIMIT = 2**31 - 1
 # The innermost loop over a chunk (the one XLA vectorises) runs over at least this many
-# configurations: its dimensions are merged until they reach it.
-_VECTOR = 64
+# configurations: its dimensions are merged until they reach it. Merging more puts more
+# axes in that loop, and every operation that varies along one of them runs once per
+# configuration: GPT-3 175B under `hybrid` (benchmarks/sweep.py, 2 CPU cores) sweeps
+# 1.8× faster with 8 (the NIC bandwidth × GPU memory, 12 wide, inside the loop over the
+# peak FLOP/s) than with 64 (all three merged, 96 wide), `hybrid_basic` within noise.
+_VECTOR = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -228,7 +232,7 @@ def outer_digits(plan: Plan, rows: jax.Array) -> list[jax.Array]:
     return [(rows // s) % n for s, n in zip(plan.strides, plan.outer_sizes)]
 
 
-def _dim_index(plan: Plan, dim: int) -> jax.Array:
+def dim_index(plan: Plan, dim: int) -> jax.Array:
     """Position along `dims[dim]` of each entry of a chunk's block (broadcasts to it)."""
     layout, shape = plan.layout, plan.shape
     at = layout.index(dim)
@@ -255,10 +259,10 @@ def chunk_indices(plan: Plan, chunk: jax.Array) -> tuple[list[jax.Array], jax.Ar
     leading = sizes[: max(split, 0)]
     indices = [(prefix // math.prod(leading[i + 1 :])) % n for i, n in enumerate(leading)]
     size = sizes[split] if split >= 0 else 1
-    spanned = first + _dim_index(plan, 0)
+    spanned = first + dim_index(plan, 0)
     if split >= 0:
         indices.append(jnp.minimum(spanned, size - 1))
-    indices += [_dim_index(plan, d) for d in range(1, len(plan.dims))]
+    indices += [dim_index(plan, d) for d in range(1, len(plan.dims))]
     along = first + jnp.arange(plan.span, dtype=jnp.int32)
     rows = (prefix * size + along)[:, None] * plan.block
     rows = rows + jnp.arange(plan.block, dtype=jnp.int32)[None, :]

@@ -30,18 +30,19 @@ class Link(NamedTuple):
 def all_reduce(n, size, link: Link) -> Float[Array, "..."]:
     """Ring all-reduce of `size` bytes over `n` ranks, seconds (0 for one rank).
 
-    `perfmodel.collective_time`'s ``2(n−1)α + 2(n−1)/n·S/β``, with the factors of S
-    grouped (one product per configuration where only S varies in a sweep).
+    `perfmodel.collective_time`'s ``2(n−1)α + 2(n−1)/n·S/β``, the bytes ``2(n−1)/n·S``
+    first (in a sweep over layouts and links, a quantity of the layout alone), then the
+    bandwidth: one operation per configuration where the link varies.
     """
     n = jnp.asarray(n)
-    return 2.0 * (n - 1.0) * link.latency + size * (2.0 * (n - 1.0) / n / link.bandwidth)
+    return 2.0 * (n - 1.0) * link.latency + size * (2.0 * (n - 1.0) / n) / link.bandwidth
 
 
 def all_gather(n, size, link: Link) -> Float[Array, "..."]:
     """Ring all-gather (or reduce-scatter) of a `size`-byte buffer over `n` ranks, seconds:
     ``(n−1)α + (n−1)/n·S/β``, grouped as `all_reduce`."""
     n = jnp.asarray(n)
-    return (n - 1.0) * link.latency + size * ((n - 1.0) / n / link.bandwidth)
+    return (n - 1.0) * link.latency + size * ((n - 1.0) / n) / link.bandwidth
 
 
 def activation_message(config: Config) -> Float[Array, "..."]:
@@ -98,11 +99,12 @@ def p2p_time(config: Config, nvlink: Link, network: Link) -> Float[Array, "..."]
     remote = config.gpus > config.gpus_per_node  # p·t·dp GPUs
     latency = jnp.where(remote, network.latency, nvlink.latency)
     bandwidth = jnp.where(remote, network.bandwidth, nvlink.bandwidth)
-    send = size * (jnp.where(split, 1.0 / t, 1.0) / bandwidth)
     regather = (config.scatter_gather > 0.0) & (config.seq_parallel <= 0.0) & (t > 1.0)
-    one = latency + send + jnp.where(regather, all_gather(t, size, nvlink), 0.0)
-    count = 2.0 * (config.interleave * config.num_microbatches + p - 1.0)
-    return jnp.where(p > 1.0, count * one, 0.0)
+    fixed = latency + jnp.where(regather, all_gather(t, size, nvlink), 0.0)
+    count = jnp.where(p > 1.0, 2.0 * (config.interleave * config.num_microbatches + p - 1.0), 0.0)
+    # count·(fixed + send), the layout's quantities first and the bandwidth last (few
+    # operations per configuration in a sweep over both).
+    return count * fixed + count * size * jnp.where(split, 1.0 / t, 1.0) / bandwidth
 
 
 def data_parallel_time(
@@ -118,8 +120,11 @@ def data_parallel_time(
     d = config.dp
     local = jnp.minimum(d, jnp.maximum(config.gpus_per_node / config.tp, 1.0))
     intra = 2.0 * all_gather(local, size, nvlink)
-    inter = all_reduce(d / local, size / local, network)
-    return jnp.where(d > 1.0, intra + inter, 0.0)
+    # `all_reduce` of S/l over d/l, its network bandwidth last: the layout's terms (0 for
+    # one replica) then one division, few operations per configuration in a sweep.
+    n, many = d / local, d > 1.0
+    latency = jnp.where(many, intra + 2.0 * (n - 1.0) * network.latency, 0.0)
+    return latency + jnp.where(many, size / local * (2.0 * (n - 1.0) / n), 0.0) / network.bandwidth
 
 
 def zero3_time(
@@ -133,8 +138,8 @@ def zero3_time(
     dp, each half a hierarchical all-reduce [Rajbhandari et al. 2020 §5; FSDP].
     """
     rd, _ = recompute_passes(config.recompute)
-    one = data_parallel_time(config, params * 2.0, nvlink, network) / 2.0
-    return config.num_microbatches * (3.0 + rd) * one
+    count = config.num_microbatches * (3.0 + rd) / 2.0
+    return data_parallel_time(config, params * 2.0, nvlink, network) * count
 
 
 def embedding_sync_time(config: Config, network: Link) -> Float[Array, "..."]:
@@ -143,4 +148,7 @@ def embedding_sync_time(config: Config, network: Link) -> Float[Array, "..."]:
     V·h/t gradients of grad_bytes over 2 ranks on different nodes, when p > 1 [N21 §3].
     """
     size = config.vocab * config.hidden / config.tp * config.grad_bytes
-    return jnp.where(config.pp > 1.0, all_reduce(2.0, size, network), 0.0)
+    # `all_reduce` over 2 ranks, the bandwidth last (as `data_parallel_time`).
+    two = config.pp > 1.0
+    latency = jnp.where(two, 2.0 * network.latency, 0.0)
+    return latency + jnp.where(two, size, 0.0) / network.bandwidth

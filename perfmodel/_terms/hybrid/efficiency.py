@@ -48,13 +48,14 @@ def gemm_time(
 
     ``batch · max(2MNK / (peak·e), 2(MK + KN + MN) / BW_hbm)`` with e from
     `gemm_efficiency`, written without a division by e (fewer operations per
-    configuration in a sweep): ``2MNK/(peak·e) = 2·(MNK + d0·(NK + MK + MN)) /
-    (peak·e_max)``, grouped by powers of M.
+    configuration in a sweep): ``2MNK/(peak·e) = (MNK + d0·(NK + MK + MN)) ·
+    2/(peak·e_max)``, the shape's part grouped by powers of M.
     """
-    # Grouped so that only M varies per configuration in a sweep: the coefficients of M
-    # depend on the GEMM's other sides and the device alone (`Plan` sub-grids).
+    # The shape's part first, the device's rate last: in a sweep over both the layout and
+    # the peak FLOP/s, the first depends on the layout alone and the rate on the hardware
+    # alone, so each configuration costs one product (and the max), not the coefficients.
     rate = 2.0 / (device.peak_flops * device.e_max)
-    compute = M * ((N * K + device.d0 * (K + N)) * rate) + device.d0 * K * N * rate
+    compute = (M * (N * K + device.d0 * (K + N)) + device.d0 * K * N) * rate
     byte_time = 2.0 / device.hbm_bandwidth
     memory = M * ((K + N) * byte_time) + K * N * byte_time
     return batch * jnp.maximum(compute, memory)

@@ -26,10 +26,10 @@ def layer_gemm_seconds(
     """
     dense, attention = layer_gemm_times(config, device)
     rd, ra = recompute_passes(config.recompute)
-    attention_bwd = jnp.where(config.flash_attention > 0.0, 2.5, 2.0) * attention
-    backward = 2.0 * dense + attention_bwd
-    recomputed = rd * dense + ra * attention
-    window = backward + recomputed
+    attention_bwd = jnp.where(config.flash_attention > 0.0, 2.5, 2.0)
+    # backward + recomputed, each GEMM time with one coefficient (the same sums: two
+    # products per configuration in a sweep instead of four, even without recomputation).
+    window = (2.0 + rd) * dense + (attention_bwd + ra) * attention
     return dense + attention + window, window, dense
 
 

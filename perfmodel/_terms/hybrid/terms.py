@@ -119,9 +119,11 @@ class LayerGemmTerm(AbstractCostTerm):
     def __call__(self, config: Config) -> Float[Array, "..."]:
         device = self.device
         layer, _, _ = layer_gemm_seconds(config, device)
-        stage = config.layers / config.pp * layer
-        logits = 3.0 * logit_gemm_time(config, device)
-        return schedule_slots(config) * stage + config.num_microbatches * logits
+        # The layout's factors multiplied first: one product per configuration in a sweep.
+        layers_run = schedule_slots(config) * (config.layers / config.pp)
+        return layers_run * layer + (3.0 * config.num_microbatches) * logit_gemm_time(
+            config, device
+        )
 
 
 class MemoryBoundTerm(AbstractCostTerm):
@@ -190,12 +192,13 @@ class TensorCollectiveTerm(AbstractCostTerm):
         """Exposed collective seconds of one layer and micro-batch."""
         sync, overlappable = tensor_parallel_times(config, self.link)
         _, _, dense = layer_gemm_seconds(config, compute.device)
-        return sync + jnp.maximum(0.0, overlappable - 2.0 * dense)
+        # sync + max(0, overlappable − 2·dense), with the layout's sum first.
+        return jnp.maximum(sync, (sync + overlappable) - 2.0 * dense)
 
     def __call__(self, config: Config, compute: LayerGemmTerm) -> Float[Array, "..."]:
-        stage = config.layers / config.pp * self.layer_exposed(config, compute)
+        layers_run = schedule_slots(config) * (config.layers / config.pp)
         logits = config.num_microbatches * logit_all_reduce(config, self.link)
-        return schedule_slots(config) * stage + logits
+        return layers_run * self.layer_exposed(config, compute) + logits
 
 
 def stage_seconds(
@@ -208,7 +211,9 @@ def stage_seconds(
     kernel, _ = layer_kernel_seconds(config, device.hbm_bandwidth)
     exposed = tensor.layer_exposed(config, compute)
     accumulate = grad_accumulation_bytes(config, _device_params(config)) / device.hbm_bandwidth
-    return config.layers / config.pp * (layer + kernel + exposed) + accumulate
+    stage = config.layers / config.pp
+    # The layout's parts (kernels, accumulation) summed apart from the hardware's.
+    return stage * (layer + exposed) + (stage * kernel + accumulate)
 
 
 class DataParallelTerm(AbstractCostTerm):
@@ -265,11 +270,9 @@ class DataParallelTerm(AbstractCostTerm):
         allreduce = data_parallel_time(config, params * config.grad_bytes, nvlink, network)
         pipeline = schedule_slots(config) * stage_seconds(config, compute, tensor)
         zero3 = zero3_time(config, params, nvlink, network)
-        dp = jnp.where(
-            config.zero >= 3.0,
-            jnp.maximum(0.0, zero3 - pipeline),
-            jnp.maximum(0.0, allreduce - window),
-        )
+        zero3_on = config.zero >= 3.0
+        hidden = jnp.where(zero3_on, pipeline, window)
+        dp = jnp.maximum(0.0, jnp.where(zero3_on, zero3, allreduce) - hidden)
         return dp + embedding_sync_time(config, network)
 
 
