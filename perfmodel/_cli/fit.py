@@ -1,7 +1,6 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
 import dataclasses
-import json
 import sys
 
 from .._data import load_benchmarks
@@ -19,7 +18,7 @@ from .._fitting import (
     per_unit_of_work,
     Selection,
 )
-from .._io import fit_json, fit_to_dict, save_fit
+from .._io import finite_or_null, fit_to_dict, save_fit
 from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
     recommend,
@@ -403,7 +402,10 @@ def _recommend(result: FitResult) -> Recommendation:
     compiling the curves of every draw), else with JAX."""
     saved = None
     if result.family in SAVED_FAMILIES:
-        saved = from_document(result.data.source, json.loads(fit_json(result)), ensembles())
+        # The fit's own document, as its file would read back (without writing and
+        # parsing 10⁶ measurements as text).
+        document = finite_or_null(fit_to_dict(result))
+        saved = from_document(result.data.source, document, ensembles())
     draws = None if saved is not None and saved.intervals == "conformal" else draws_or_none(result)
     if saved is not None and (draws is not None or saved.intervals == "conformal"):
         try:
