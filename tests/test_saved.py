@@ -216,13 +216,15 @@ def run_cli(argv, quick: bool = True) -> str:
         ),
     ],
 )
-def test_the_command_line_prints_the_same_either_way(argv):
+def test_the_command_line_prints_the_same_either_way(argv, cache):
     path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
     argv = [a.format(fit=path) for a in argv]
     from perfmodel._cli.quick import quick_args
 
+    assert quick_args(argv) is None  # not yet checked in full by this perfmodel
+    theirs = run_cli(argv, quick=False)  # the JAX path checks the file, and marks it
     assert quick_args(argv) is not None
-    ours, theirs = run_cli(argv), run_cli(argv, quick=False)
+    ours = run_cli(argv)
     if "--json" in argv:
         assert_close(json.loads(ours), json.loads(theirs))
     else:
@@ -249,8 +251,13 @@ def test_everything_else_takes_the_jax_path(argv):
     assert quick_args([a.format(fit=path) for a in argv]) is None
 
 
-def test_predict_and_optimal_import_no_jax(tmp_path):
+def test_predict_and_optimal_import_no_jax(tmp_path, monkeypatch):
     path = ROOT / "fit" / "dle_mxnet_rn50_dgx1_fp32.json"
+    from perfmodel._cli.cache import mark_checked
+
+    monkeypatch.delenv("PERFMODEL_NO_CACHE", raising=False)
+    monkeypatch.setenv("PERFMODEL_CACHE_DIR", str(tmp_path))
+    mark_checked(path)  # as `perfmodel fit` or an earlier JAX-path load leaves it
     code = (
         "import sys, contextlib, io\n"
         "from perfmodel._cli.app import main\n"
@@ -304,10 +311,11 @@ def run_status(argv, quick: bool) -> tuple:
         ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
     ],
 )
-def test_refusals_and_options_read_the_same_either_way(options):
+def test_refusals_and_options_read_the_same_either_way(options, cache):
     path = str(ROOT / "fit" / "dle_paddle_bert_dgxa100_seq128_mixed.json")
     argv = [options[0], path, *options[1:]]
-    assert run_status(argv, True) == run_status(argv, False)
+    theirs = run_status(argv, False)  # the JAX path checks the file in full, and marks it
+    assert run_status(argv, True) == theirs
 
 
 def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
@@ -321,9 +329,36 @@ def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
         ["predict", str(path), "--gpus", "1,8,64", "--interval", "0.8", "--json"],
         ["optimal", str(path), "--interval", "0.9"],
     ):
+        theirs = run_cli(argv, quick=False)  # checks the file in full, and marks it
         assert quick_args(argv) is not None
-        ours, theirs = run_cli(argv), run_cli(argv, quick=False)
+        ours = run_cli(argv)
         if "--json" in argv:
             assert_close(json.loads(ours), json.loads(theirs))
         else:
             assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
+        (lambda d: d["model"]["options"].update(regime=7), "model.options.regime: expected"),
+        (lambda d: d["data"].update(unit=3), "data.unit: expected a string"),
+    ],
+)
+def test_an_edited_fit_file_gets_the_schemas_error(tmp_path, cache, edit, message):
+    """A file `perfmodel fit` wrote is answered without JAX; the same file edited is
+    checked in full again and refused in one line, whatever NumPy could have read."""
+    csv = tmp_path / "small.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n")
+    path = tmp_path / "fit.json"
+    run_cli(["fit", str(csv), "-o", str(path)])
+    from perfmodel._cli.quick import quick_args
+
+    assert quick_args(["predict", str(path), "--gpus", "8"]) is not None
+    document = json.loads(path.read_text())
+    edit(document)
+    path.write_text(json.dumps(document))
+    assert quick_args(["predict", str(path), "--gpus", "8"]) is None
+    status, out, err = run_status(["predict", str(path), "--gpus", "8"], quick=True)
+    assert status == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1

@@ -18,6 +18,7 @@ from .._questions import (
 )
 from .._text import wrap
 from . import common
+from .cache import mark_checked
 from .common import (
     check_outputs,
     format_table,
@@ -120,6 +121,7 @@ def register(subparsers) -> None:
 def load_with_changes(path: str, items) -> FitResult:
     """The fit at `path`, with the ``--set NAME=VALUE`` changes applied."""
     result = load_fit(path)
+    mark_checked(path)  # the schema passed these bytes: `predict`/`optimal` may skip JAX
     return what_if(result, parse_assignments(items, "--set")) if items else result
 
 

@@ -44,3 +44,49 @@ def enable_compilation_cache() -> Path | None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     return path
+
+
+# Fit files the schema passed ------------------------------------------------------------
+#
+# `predict` and `optimal` read a fit file without JAX (`perfmodel._cli.quick`) only when
+# this perfmodel's full check (`perfmodel._schema.check_document`, which builds the model
+# with JAX) has already passed the same bytes: `perfmodel fit` marks the file it writes,
+# and every JAX-path load marks the file it read. An edited file (a value, a deleted key)
+# has other bytes, so it is checked in full again, and refused with the schema's error.
+
+
+def _checked_mark(path: str | os.PathLike) -> Path | None:
+    """Where the mark of the file at `path` lives (a hash of its bytes and of the
+    perfmodel version), or None when the cache is off or the file cannot be read."""
+    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+        return None
+    import hashlib
+
+    from .._files import package_version
+
+    try:
+        with open(path, "rb") as stream:
+            content = stream.read()
+    except OSError:
+        return None
+    digest = hashlib.sha256(package_version().encode() + b"\0" + content).hexdigest()
+    return cache_dir() / "checked" / digest
+
+
+def was_checked(path: str | os.PathLike) -> bool:
+    """Whether the fit file at `path`, byte for byte, passed the full check before."""
+    mark = _checked_mark(path)
+    return mark is not None and mark.exists()
+
+
+def mark_checked(path: str | os.PathLike) -> None:
+    """Remember that the fit file at `path` passed the full check (best effort: a cache
+    that cannot be written only means the JAX path next time)."""
+    mark = _checked_mark(path)
+    if mark is None:
+        return
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        pass

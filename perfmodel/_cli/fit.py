@@ -35,6 +35,7 @@ from .answers import (
     prediction_rows,
     print_predictions,
 )
+from .cache import mark_checked
 from .collective import (
     add_collective_options,
     fit_with_collectives,
@@ -344,6 +345,7 @@ def _run_fit(args) -> int:
 
             written = write_report(result, args.report, selection=selection)
     if args.output is not None:
+        mark_checked(args.output)  # save_fit checked it against the schema
         message(f"wrote {args.output}")
     if args.report is not None:
         message("wrote " + ", ".join(written))

@@ -4,10 +4,11 @@
 with the full parser, `perfmodel._cli.answers`) and reads the fit file with
 `perfmodel._saved.read_saved`. It returns None for anything else: another command,
 ``--help``, ``--set``, layout or time-to-train options, an abbreviated or unknown
-option, a value the full parser refuses, a family or interval NumPy does not evaluate,
-Laplace draws not yet in the cache. `perfmodel._cli.app.main` then takes the JAX path,
-which answers (or refuses) in full; what both paths print is the same code
-(`answers.print_predictions`, `answers.answer_optimal`).
+option, a value the full parser refuses, a fit file this perfmodel has not yet checked
+in full (`perfmodel._cli.cache.was_checked`: a new or edited file), a family or interval
+NumPy does not evaluate, Laplace draws not yet in the cache. `perfmodel._cli.app.main`
+then takes the JAX path, which answers (or refuses) in full; what both paths print is the
+same code (`answers.print_predictions`, `answers.answer_optimal`).
 """
 
 import argparse
@@ -22,7 +23,7 @@ from .answers import (
     answer_optimal,
     print_predictions,
 )
-from .cache import cache_dir, ENV_OFF
+from .cache import cache_dir, ENV_OFF, was_checked
 
 
 class _Refused(Exception):
@@ -73,6 +74,8 @@ def quick_args(argv: Sequence[str]) -> argparse.Namespace | None:
     try:
         args = _parser().parse_args(list(argv))
     except _Refused:
+        return None
+    if not was_checked(args.fit):  # a new or edited file: the schema's full check first
         return None
     saved = read_saved(args.fit, ensembles())
     if saved is None:
