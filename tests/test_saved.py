@@ -115,6 +115,7 @@ def test_every_shipped_fit_answers_the_same_without_jax(path):
     same_answers(path)
 
 
+@pytest.mark.slow  # 13 s: a default fit with the two-level member
 def test_a_straddling_blend_answers_the_same(tmp_path):
     # Counts on both sides of a 4-GPU node: the blend's two-level member takes part.
     n = np.array([1, 2, 4, 8, 16, 32])
@@ -155,10 +156,7 @@ FAMILY_DATA = {
 
 @pytest.mark.parametrize(
     "family",
-    [
-        f if f in ("usl", "weak_hierarchical") else pytest.param(f, marks=pytest.mark.slow)
-        for f in sorted(FAMILY_DATA)
-    ],
+    [f if f == "usl" else pytest.param(f, marks=pytest.mark.slow) for f in sorted(FAMILY_DATA)],
 )
 def test_fits_of_each_family_answer_the_same_with_their_laplace_draws(family, cache, tmp_path):
     fit = pm.fit(family, pm.load_dataset(FAMILY_DATA[family]))

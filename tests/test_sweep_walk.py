@@ -241,6 +241,7 @@ def test_sweep_without_outer_axes_equals_brute_force():
     assert top == [tuple(grid[i]) for i in order[:5]]
 
 
+@pytest.mark.slow  # 14 s: two compiled walks of a hybrid space
 def test_conditions_on_whole_axes_fold_and_keys_stay_the_same():
     # zero is swept over 0 and 1: ZeRO-3's branch (`zero >= 3` for every value a chunk
     # holds) is folded away, and every key is that of the unfolded evaluation.
