@@ -6,8 +6,11 @@ times, the median, against the previous release and a SciPy fit of the same law.
 
 Every timing is the wall clock of a cold process (``python -m perfmodel ...``), pinned
 to two CPU cores (the targets are for two cores), with its own compilation cache:
-"first" runs start from an empty cache (a first-ever call), "repeated" ones from the
-cache the first left. The previous release runs from a ``git worktree`` of its commit,
+"first" runs start from an empty cache (a first-ever call), "repeated" ones (the same
+command again) from the cache the first left, which since 2026-12-01 holds the first
+call's record (`perfmodel._cli.replay`: a repeat prints and writes it without fitting),
+and "another CSV" fits a small CSV with other bytes (no record) with the first fit's
+compiled functions in the cache. The previous release runs from a ``git worktree`` of its commit,
 with its own ``PYTHONPATH``. SciPy fits Amdahl's law ``t = s + p/N`` to the same CSV with
 ``scipy.optimize.curve_fit``, in a cold process too (its fit alone is printed as well).
 
@@ -84,12 +87,20 @@ def measure(source: Path, work: Path, name: str, repeats: int) -> dict[str, list
     for label in ("--help", "import perfmodel"):
         times[label] = [timed(commands[label], env, work)[0] for _ in range(repeats)]
     for label in ("fit --model amdahl", "fit"):
-        first, again = [], []
-        for _ in range(repeats):
+        first, again, other = [], [], []
+        for i in range(repeats):
             shutil.rmtree(cache, ignore_errors=True)
             first.append(timed(commands[label], env, work)[0])
             again.append(timed(commands[label], env, work)[0])
+            # Another small CSV (new bytes: no record to replay), the compiled functions
+            # of the first fit in the cache.
+            (work / f"other-{name}.csv").write_text(CSV.replace("0.18", f"0.1{9 - i}"))
+            argv = [
+                a if a != str(csv) else str(work / f"other-{name}.csv") for a in commands[label]
+            ]
+            other.append(timed(argv, env, work)[0])
         times[f"{label} (first ever)"], times[f"{label} (repeated)"] = first, again
+        times[f"{label} (another CSV)"] = other
     # `fit` (the default) wrote the fit file last; predict and optimal read it warm.
     for label in ("predict", "optimal"):
         timed(commands[label], env, work)  # the first call after the fit compiles its own

@@ -23,6 +23,15 @@ def reference() -> str:
         "with numbers. Errors in what you give it exit with status 2 and one line; a fit "
         "the optimiser cannot make exits with status 1.",
         "",
+        "The command line keeps a cache in `$PERFMODEL_CACHE_DIR` (else "
+        "`$XDG_CACHE_HOME/perfmodel`, else `~/.cache/perfmodel`): JAX's compiled functions "
+        "(`jax/`), the draws behind each fit's intervals (`ensembles/`), the fit files whose "
+        "bytes passed the schema (`checked/`), and a record of each `fit` and `demo` call "
+        "(`answers/`). A repeat of the same call (the same arguments, folder, input bytes, "
+        "perfmodel and JAX) prints and writes what the first did, in about 0.1 s, without "
+        "fitting again; the fit file's `created` time is the repeat's own. "
+        "`PERFMODEL_NO_CACHE=1` turns all of it off; deleting the folder is always safe.",
+        "",
         "<!-- no-test -->",
         "```text",
         parser.format_help().rstrip(),

@@ -1,12 +1,12 @@
 """The real benchmark series shipped with perfmodel (`datasets/` in the repository)."""
 
 import dataclasses
-from importlib import resources
 import os
 from pathlib import Path
 
 from ._data import Benchmarks, load_benchmarks
 from ._errors import InputError
+from ._files import datasets_dir
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,14 +18,6 @@ class DatasetInfo:
     distinct_gpus: int
     quantity: str
     scaling: str
-
-
-def datasets_dir() -> Path:
-    """The folder of shipped CSVs: inside the installed wheel, else the source tree's."""
-    packaged = Path(str(resources.files("perfmodel"))) / "datasets"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "datasets"
 
 
 def list_datasets() -> list[DatasetInfo]:

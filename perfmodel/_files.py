@@ -12,6 +12,7 @@ never remove each other's.
 import contextlib
 import contextvars
 import os
+from pathlib import Path
 import re
 import tempfile
 
@@ -32,6 +33,16 @@ def package_version() -> str:
         return metadata.version("perfmodel")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+def datasets_dir() -> Path:
+    """The folder of shipped CSVs: inside the installed wheel, else the source tree's."""
+    from importlib import resources
+
+    packaged = Path(str(resources.files("perfmodel"))) / "datasets"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "datasets"
 
 
 def reason(error: OSError) -> str:

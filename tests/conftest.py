@@ -19,3 +19,20 @@ install_import_hook("perfmodel", "_typecheck.checker")
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def cli_cache(tmp_path, monkeypatch):
+    """The command line's cache turned on, in ``tmp_path/cache`` (yielded); JAX's
+    compilation-cache settings, which the command line's JAX path changes, restored."""
+    monkeypatch.delenv("PERFMODEL_NO_CACHE", raising=False)
+    monkeypatch.setenv("PERFMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    names = [
+        "jax_compilation_cache_dir",
+        "jax_persistent_cache_min_compile_time_secs",
+        "jax_persistent_cache_min_entry_size_bytes",
+    ]
+    before = {name: getattr(jax.config, name) for name in names}
+    yield tmp_path / "cache"
+    for name, value in before.items():
+        jax.config.update(name, value)

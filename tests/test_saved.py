@@ -12,7 +12,6 @@ from pathlib import Path
 import subprocess
 import sys
 
-import jax
 import numpy as np
 import pytest
 
@@ -129,20 +128,11 @@ def test_a_straddling_blend_answers_the_same(tmp_path):
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
+def cache(cli_cache, monkeypatch):
     """A cache folder of draws, as `perfmodel fit` fills it."""
-    monkeypatch.delenv("PERFMODEL_NO_CACHE", raising=False)
-    monkeypatch.setenv("PERFMODEL_CACHE_DIR", str(tmp_path / "cache"))
-    # The command line's JAX path turns JAX's compilation cache on: off again after.
-    names = [
-        "jax_compilation_cache_dir",
-        "jax_persistent_cache_min_compile_time_secs",
-        "jax_persistent_cache_min_entry_size_bytes",
-    ]
-    before = {name: getattr(jax.config, name) for name in names}
-    yield tmp_path / "cache" / "ensembles"
-    for name, value in before.items():
-        jax.config.update(name, value)
+    # Every call here runs in full: a repeated fit would otherwise replay its record.
+    monkeypatch.setattr("perfmodel._cli.replay.COMMANDS", ())
+    return cli_cache / "ensembles"
 
 
 FAMILY_DATA = {

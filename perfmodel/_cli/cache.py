@@ -16,6 +16,11 @@ ENV_OFF = "PERFMODEL_NO_CACHE"
 ENV_DIR = "PERFMODEL_CACHE_DIR"
 
 
+def cache_off() -> bool:
+    """Whether ``PERFMODEL_NO_CACHE`` turns every cache of the command line off."""
+    return os.environ.get(ENV_OFF, "").strip() not in ("", "0")
+
+
 def cache_dir() -> Path:
     """The command line's cache folder (compiled functions in ``jax/``)."""
     given = os.environ.get(ENV_DIR)
@@ -28,7 +33,7 @@ def cache_dir() -> Path:
 def enable_compilation_cache() -> Path | None:
     """Point JAX's persistent compilation cache at ``cache_dir()/jax`` (every compilation, however
     short); None when turned off or the folder cannot be made (then JAX just compiles)."""
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if cache_off():
         return None
     path = cache_dir() / "jax"
     try:
@@ -58,7 +63,7 @@ def enable_compilation_cache() -> Path | None:
 def _checked_mark(path: str | os.PathLike) -> Path | None:
     """Where the mark of the file at `path` lives (a hash of its bytes and of the
     perfmodel version), or None when the cache is off or the file cannot be read."""
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if cache_off():
         return None
     import hashlib
 

@@ -20,11 +20,11 @@ from .._errors import FitError, InputError
 from .._files import atomic_write, package_version
 from .._fitting import FitResult
 from .._uncertainty import Ensemble, ensemble
-from .cache import cache_dir, ENV_OFF
+from .cache import cache_dir, cache_off
 
 
 def _folder():
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if cache_off():
         return None
     folder = cache_dir() / "ensembles"
     try:

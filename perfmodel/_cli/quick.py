@@ -13,7 +13,6 @@ same code (`answers.print_predictions`, `answers.answer_optimal`).
 
 import argparse
 from collections.abc import Sequence
-import os
 
 from .._levels import KINDS
 from .._saved import read_saved
@@ -23,7 +22,7 @@ from .answers import (
     answer_optimal,
     print_predictions,
 )
-from .cache import cache_dir, ENV_OFF, was_checked
+from .cache import cache_dir, cache_off, was_checked
 
 
 class _Refused(Exception):
@@ -61,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def ensembles() -> str | None:
     """The folder of the cached draws (`perfmodel._cli.draws`), None when it is off."""
-    if os.environ.get(ENV_OFF, "").strip() not in ("", "0"):
+    if cache_off():
         return None
     return str(cache_dir() / "ensembles")
 
