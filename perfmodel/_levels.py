@@ -1,6 +1,9 @@
-"""The interval methods and the check of an interval's probability, without JAX (the
-searches of `perfmodel._questions.query` and the fit files read by `perfmodel._saved`
-use them too)."""
+"""What a question is asked at and how its interval reads, without JAX: the interval
+methods, the checks of an interval's probability and of GPU counts, and the columns of
+an interval on the curve. The JAX path (`perfmodel._fitting`, `perfmodel._uncertainty`,
+`perfmodel._questions`) and the fit files NumPy reads (`perfmodel._saved`) share them."""
+
+import numpy as np
 
 from ._errors import InputError
 
@@ -17,3 +20,29 @@ def check_level(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise InputError(f"interval level must be in (0, 1), e.g. 0.9, got {level:g}")
     return level
+
+
+def check_gpu_counts(gpus) -> np.ndarray:
+    """`gpus` as float64, after refusing anything that is not a finite count ≥ 1 (a
+    time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
+    try:
+        counts = np.asarray(gpus, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}") from None
+    bad = ~(np.isfinite(counts) & (counts >= 1))
+    if bad.any():
+        raise InputError(f"gpus: expected GPU counts ≥ 1, got {float(counts[bad].flat[0])!r}")
+    return counts
+
+
+def interval_columns(target: str, point: dict, lo, hi) -> dict:
+    """`predict_interval`'s columns: the point's ``gpus`` and ``time_s`` with
+    ``time_s_lo``/``time_s_hi`` (seconds), and for a throughput fit (`target`) also
+    ``throughput`` with its ``_lo``/``_hi``, the reciprocals of the time's ends."""
+    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
+    if target == "throughput":
+        with np.errstate(divide="ignore"):
+            out["throughput"] = point["throughput"]
+            out["throughput_lo"] = 1.0 / hi
+            out["throughput_hi"] = 1.0 / lo
+    return out

@@ -8,21 +8,8 @@ import numpy as np
 
 from .._config import Config
 from .._data import Benchmarks
-from .._errors import InputError
+from .._levels import check_gpu_counts
 from .._model import AbstractScalingModel, ScalingModel
-
-
-def check_gpu_counts(gpus) -> np.ndarray:
-    """`gpus` as float64, after refusing anything that is not a finite count ≥ 1 (a
-    time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
-    try:
-        counts = np.asarray(gpus, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}") from None
-    bad = ~(np.isfinite(counts) & (counts >= 1))
-    if bad.any():
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {float(counts[bad].flat[0])!r}")
-    return counts
 
 
 @dataclasses.dataclass(frozen=True)

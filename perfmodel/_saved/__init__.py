@@ -2,7 +2,6 @@
 ``optimal`` for the default blend and the common single-curve families (a test checks
 that it imports no JAX and answers as the JAX path does)."""
 
-from .fit import check_counts as check_counts
 from .fit import from_document as from_document
 from .fit import read_saved as read_saved
 from .fit import SAVED_FAMILIES as SAVED_FAMILIES

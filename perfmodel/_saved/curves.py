@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _closed
+from .._levels import interval_columns
 from . import dual
 
 CONFORMAL_SAMPLES = 4000  # `perfmodel._uncertainty.draws.LAPLACE_SAMPLES`
@@ -72,7 +73,7 @@ def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
     per_step = counts if fit.data.per_gpu else 1.0
     lo = np.exp(np.quantile(log_t, tail, axis=0)) * per_step
     hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0)) * per_step
-    return _band_document(fit, point, lo, hi)
+    return interval_columns(fit.target, point, lo, hi)
 
 
 def _centre_and_scale(fit, n, overrides):
@@ -158,7 +159,7 @@ def laplace_band(fit, level: float, point: dict, draws: LaplaceDraws, kind: str)
     open_ = _along_unknown(jac, draws.unknown)
     low, high = np.where(open_, 0.0, low), np.where(open_, np.inf, high)
     per_step = counts if fit.data.per_gpu else 1.0
-    return _band_document(fit, point, low * per_step, high * per_step)
+    return interval_columns(fit.target, point, low * per_step, high * per_step)
 
 
 def _along_unknown(jac: np.ndarray, unknown: np.ndarray) -> np.ndarray:
@@ -167,17 +168,6 @@ def _along_unknown(jac: np.ndarray, unknown: np.ndarray) -> np.ndarray:
         return np.zeros(jac.shape[0], dtype=bool)
     along = np.abs(jac @ unknown.T).max(axis=1)
     return along > 1e-6 * (np.abs(jac).max(axis=1) + 1e-300)
-
-
-def _band_document(fit, point, lo, hi) -> dict:
-    """`predict_interval`'s arrays (`_interval_document`)."""
-    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
-    if fit.target == "throughput":
-        with np.errstate(divide="ignore"):
-            out["throughput"] = point["throughput"]
-            out["throughput_lo"] = 1.0 / hi
-            out["throughput_hi"] = 1.0 / lo
-    return out
 
 
 def _linearised(fit, counts, overrides, names):

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _closed
 from .._errors import InputError
 from .._files import read_text
-from .._levels import check_level
+from .._levels import check_gpu_counts, check_level
 from . import dual
 from .curves import (
     calibrated_curves,
@@ -107,7 +107,7 @@ class SavedFit:
 
     def predict(self, gpus, **overrides) -> dict[str, np.ndarray]:
         """As `FitResult.predict`."""
-        counts = check_counts(gpus)
+        counts = check_gpu_counts(gpus)
         seconds = self.seconds(counts, overrides)
         speedup = self.seconds(np.ones_like(counts), overrides) / seconds
         out = {
@@ -191,18 +191,6 @@ class SavedFit:
         config = {k: np.asarray(v, dtype=np.float64) for k, v in self.data.config.items()}
         predicted = self.model.seconds(self.data.gpus, config)
         return np.log(self.data.as_measured(predicted) / self.data.measured)
-
-
-def check_counts(gpus) -> np.ndarray:
-    """`gpus` as float64 counts ≥ 1 (`perfmodel._fitting.check_gpu_counts`)."""
-    try:
-        counts = np.asarray(gpus, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}") from None
-    bad = ~(np.isfinite(counts) & (counts >= 1))
-    if bad.any():
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {float(counts[bad].flat[0])!r}")
-    return counts
 
 
 def _positive_values(parameters: dict) -> dict:

@@ -75,12 +75,8 @@ def _number(value, where: str) -> float:
     return float(value)
 
 
-def _count(spec, where: str) -> int:
-    """How many values an axis has, from its list or range, before any is built."""
-    if isinstance(spec, list):
-        return len(spec)
-    if not isinstance(spec, dict):
-        raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
+def _range_spec(spec: dict, where: str) -> tuple[float, float, float | None, int | None]:
+    """A range table's ``(start, stop, step, num)``, one of step and num None, checked."""
     allowed = {"start", "stop", "step", "num", "scale"}
     unknown = sorted(set(spec) - allowed)
     if unknown:
@@ -97,11 +93,25 @@ def _count(spec, where: str) -> int:
         step = _number(spec["step"], f"{where}.step")
         if step <= 0:
             raise InputError(f"{where}.step: expected a positive number, got {step:g}")
-        return math.floor((stop - start) / step * (1 + 1e-12)) + 1
+        return start, stop, step, None
     num = spec["num"]
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
         raise InputError(f"{where}.num: expected a whole number ≥ 1, got {num!r}")
-    return num
+    return start, stop, None, num
+
+
+def _step_count(start: float, stop: float, step: float) -> int:
+    return math.floor((stop - start) / step * (1 + 1e-12)) + 1
+
+
+def _count(spec, where: str) -> int:
+    """How many values an axis has, from its list or range, before any is built."""
+    if isinstance(spec, list):
+        return len(spec)
+    if not isinstance(spec, dict):
+        raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
+    start, stop, step, num = _range_spec(spec, where)
+    return num if step is None else _step_count(start, stop, step)
 
 
 def _check_size(axes_spec: dict, limit: float, yes: bool, source: str) -> None:
@@ -126,29 +136,11 @@ def _check_size(axes_spec: dict, limit: float, yes: bool, source: str) -> None:
 
 
 def _range(spec: dict, where: str) -> list[float]:
-    allowed = {"start", "stop", "step", "num", "scale"}
-    unknown = sorted(set(spec) - allowed)
-    if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key; valid: {', '.join(sorted(allowed))}")
-    for key in ("start", "stop"):
-        if key not in spec:
-            raise InputError(f"{where}: a range needs {key!r} (and step, or num)")
-    start, stop = _number(spec["start"], f"{where}.start"), _number(spec["stop"], f"{where}.stop")
-    if ("step" in spec) == ("num" in spec):
-        raise InputError(f"{where}: give exactly one of step and num")
-    if stop < start:
-        raise InputError(f"{where}: stop {stop:g} is below start {start:g}")
-    if "step" in spec:
-        step = _number(spec["step"], f"{where}.step")
-        if step <= 0:
-            raise InputError(f"{where}.step: expected a positive number, got {step:g}")
+    start, stop, step, num = _range_spec(spec, where)
+    if step is not None:
         if "scale" in spec:
             raise InputError(f"{where}.scale: only with num (a step range is linear)")
-        count = math.floor((stop - start) / step * (1 + 1e-12)) + 1
-        return [start + i * step for i in range(count)]
-    num = spec["num"]
-    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
-        raise InputError(f"{where}.num: expected a whole number ≥ 1, got {num!r}")
+        return [start + i * step for i in range(_step_count(start, stop, step))]
     scale = spec.get("scale", "linear")
     if scale == "linear":
         return np.linspace(start, stop, num).tolist()

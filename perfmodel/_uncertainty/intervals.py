@@ -15,7 +15,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
-from .._levels import KINDS
+from .._levels import interval_columns, KINDS
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
 from .problem import along_unknown, check_level, check_method, Problem
@@ -135,7 +135,7 @@ def predict_interval(
     if method == "conformal" and ensemble is None:
         with jax.enable_x64(True):
             lo, hi = conformal_bounds(fit, fit.config(counts, **overrides).broadcast(), level)
-        return _interval_document(fit, point, lo * per_step, hi * per_step)
+        return interval_columns(fit.target, point, lo * per_step, hi * per_step)
     draws = get_ensemble(fit, method, ensemble, samples, seed)
     with jax.enable_x64(True):
         problem = Problem(fit)
@@ -155,17 +155,7 @@ def predict_interval(
     lo = np.exp(np.quantile(log_t, tail, axis=0))
     hi = np.exp(np.quantile(log_t, 1.0 - tail, axis=0))
     lo, hi = np.where(open_, 0.0, lo), np.where(open_, np.inf, hi)
-    return _interval_document(fit, point, lo * per_step, hi * per_step)
-
-
-def _interval_document(fit, point, lo, hi) -> dict[str, np.ndarray]:
-    out = {"gpus": point["gpus"], "time_s": point["time_s"], "time_s_lo": lo, "time_s_hi": hi}
-    if fit.target == "throughput":
-        with np.errstate(divide="ignore"):
-            out["throughput"] = point["throughput"]
-            out["throughput_lo"] = 1.0 / hi
-            out["throughput_hi"] = 1.0 / lo
-    return out
+    return interval_columns(fit.target, point, lo * per_step, hi * per_step)
 
 
 def parameter_intervals(
