@@ -148,3 +148,7 @@ def test_a_repeat_imports_no_jax(answers, tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_command_line_asks_for_records_of_the_recorded_commands_only():
+    assert app.REPLAYED == replay.COMMANDS  # app checks its own copy before importing replay

@@ -74,6 +74,7 @@ FLAGS = {
     "top_k": "--top",
 }
 SIGPIPE_STATUS = 141
+REPLAYED = ("fit", "demo")  # the commands `replay` answers again (its COMMANDS)
 
 
 def flag(name: str) -> str:
@@ -121,10 +122,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `perfmodel` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    from . import replay
-
     # A repeated `fit` or `demo` prints and writes what its recorded run did (`replay`).
-    key = replay.call_key(argv)
+    key = replay = None
+    if argv and argv[0] in REPLAYED:
+        from . import replay
+
+        key = replay.call_key(argv)
     try:
         status = None if key is None else replay.answer(key)
         if status is not None:
@@ -142,11 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     common.TABLE_WIDTH = None if args.wide else common.WIDTH
     try:
-        with replay.recording(argv, key) as record:
+        if key is None:
             status = int(args.run(args) or 0)
             sys.stdout.flush()  # a closed pipe shows here, not at exit
-        if record is not None:
-            record.keep(args, status)
+            return status
+        with replay.recording(argv, key) as record:
+            status = int(args.run(args) or 0)
+            sys.stdout.flush()
+        record.keep(args, status)
         return status
     except BrokenPipeError:
         _silence_stdout()

@@ -224,12 +224,8 @@ def _merged(chunks: list[tuple[int, str]]) -> list[list]:
 
 
 @contextlib.contextmanager
-def recording(argv: list[str], key: str | None):
-    """Keep what the block prints (a `Recording` of the call `key`; None when no record
-    is kept, `key` None)."""
-    if key is None:
-        yield None
-        return
+def recording(argv: list[str], key: str):
+    """Keep what the block prints: a `Recording` of the call `key` (`call_key`)."""
     record = Recording(argv, key)
     saved = sys.stdout, sys.stderr
     sys.stdout = _Tee(sys.stdout, 1, record.chunks)
