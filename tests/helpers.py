@@ -1,8 +1,21 @@
 """Reference cases with known answers, written in plain NumPy, and shared test fixtures."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 import perfmodel as pm
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """The script ``benchmarks/<name>.py`` as a module (not on the import path)."""
+    spec = importlib.util.spec_from_file_location(f"_benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def amdahl_speedup(serial_fraction, n):

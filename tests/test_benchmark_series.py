@@ -1,8 +1,8 @@
 """The series `benchmarks/accuracy.py` and `calibration.py` run on with ``--csv``."""
 
-import importlib.util
 from pathlib import Path
 
+from helpers import load_benchmark
 import pytest
 
 import perfmodel as pm
@@ -13,10 +13,7 @@ EXTERNAL = ROOT / "benchmarks" / "external"
 
 @pytest.fixture(scope="module")
 def series_module():
-    spec = importlib.util.spec_from_file_location("_series", ROOT / "benchmarks" / "_series.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("_series")
 
 
 def test_a_folder_gives_one_series_per_file_and_a_series_column_one_per_name(

@@ -1,6 +1,7 @@
 """The critical-batch model of steps to a target (`perfmodel._convergence`): closed forms,
 limits, the time-optimal batch, the fit and the planning answers."""
 
+from helpers import load_benchmark
 import jax
 import jax.numpy as jnp
 from jax.test_util import check_grads
@@ -266,13 +267,7 @@ def test_time_to_train_interval_joins_the_two_in_quadrature():
 
 
 def test_time_to_train_of_the_largest_mlperf_ssd_scale_from_the_smaller_ones():
-    import importlib.util
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("ttt", root / "benchmarks" / "time_to_train.py")
-    ttt = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ttt)
+    ttt = load_benchmark("time_to_train")
     (name, data, work), *_ = [s for s in ttt.series() if s[0] == "mlperf07_dgxa100_ssd"]
     train, test = ttt.holdout_split(data, "largest")
     _, point, lo, hi = ttt.critical_batch_linear_step(train, test, ttt._work_of(train, work, data))

@@ -2,20 +2,13 @@
 model, feasibility included, in both axis orders (the benchmark's baselines must compute
 the same thing to be compared)."""
 
-import importlib.util
-from pathlib import Path
-
+from helpers import load_benchmark
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def sweep_benchmark():
-    spec = importlib.util.spec_from_file_location("_sweep_bench", ROOT / "benchmarks" / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("sweep")
 
 
 @pytest.mark.parametrize("order", ["hardware-first", "layout-first"])
