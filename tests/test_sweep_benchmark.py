@@ -11,6 +11,7 @@ def sweep_benchmark():
     return load_benchmark("sweep")
 
 
+@pytest.mark.slow  # compiles the hybrid model: ~6 s
 @pytest.mark.parametrize("order", ["hardware-first", "layout-first"])
 def test_the_mirrors_match_perfmodel_on_feasible_and_infeasible_layouts(sweep_benchmark, order):
     axes = sweep_benchmark.space(1e6, order=order)

@@ -26,6 +26,7 @@ from .problem import (
     to_numpy_leaves,
 )
 from .result import convergence, FitResult
+from .twin import free_names, sensitivities_at
 
 
 @eqx.filter_jit
@@ -40,7 +41,14 @@ def _sensitivities(params, static, config):
 
 
 def sensitivities(params, static, config) -> tuple[np.ndarray, np.ndarray]:
-    """NumPy ``(T̂, ∂T̂/∂θ)`` at `config`: ``(g,)`` and ``(g, k)`` (call inside x64)."""
+    """NumPy ``(T̂, ∂T̂/∂θ)`` at `config`: ``(g,)`` and ``(g, k)`` (call inside x64);
+    in NumPy for the models with a twin (`twin`), else through JAX."""
+    model = eqx.combine(params, static)
+    names = free_names(params, model)
+    if names is not None:
+        found = sensitivities_at(model, config, flat_names(model, names))
+        if found is not None:
+            return found
     predicted, jac = _sensitivities(params, static, config)
     return np.asarray(predicted, dtype=np.float64), np.asarray(jac, dtype=np.float64)
 
@@ -128,7 +136,9 @@ def flat_names(model: AbstractScalingModel, free) -> tuple[str, ...]:
     for i, name in enumerate(free):
         marked = eqx.tree_at(model.leaf_getter(name), marked, np.float64(i))
     params, _ = eqx.partition(marked, model.raw_leaf_mask(set(free)))
-    return tuple(free[int(i)] for i in np.asarray(ravel_pytree(params)[0]))
+    # `ravel_pytree`'s order is that of the leaves (read here without a JAX operation).
+    leaves = [np.ravel(np.asarray(x)) for x in jax.tree_util.tree_leaves(params)]
+    return tuple(free[int(i)] for i in (np.concatenate(leaves) if leaves else ()))
 
 
 def data_notes(data: Benchmarks, predicted_q: np.ndarray) -> list[str]:

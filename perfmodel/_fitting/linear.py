@@ -13,7 +13,8 @@ non-negative least-squares problem (Lawson & Hanson, *Solving Least Squares Prob
 the ``"log"`` loss and the squared loss on throughput. Every iterate is the exact
 optimum of its linearisation, so the answer is the global optimum of a convex problem
 (relative, squared time) or a stationary point checked by its KKT conditions (log).
-No JIT compilation is needed: a small CSV fits in milliseconds.
+No JIT compilation is needed: a small CSV fits in milliseconds, and the families with a
+NumPy twin (`twin`) are evaluated without JAX.
 """
 
 import dataclasses
@@ -25,6 +26,7 @@ import numpy as np
 
 from .._model import AbstractScalingModel, ScalingModel
 from .problem import as_float64
+from .twin import seconds_at
 
 # λ of the ridge λ·Σ_j (c_j·g_j/s)², s the data's time scale and c_j 1 for a time (its
 # column is dimensionless) or max|Φ_j| for a rate: one minimiser even when columns are
@@ -90,13 +92,16 @@ def linear_form(model: AbstractScalingModel, config, free: list[str]) -> Linear 
     k = len(free)
     checks = np.random.default_rng(0).uniform(0.5, 2.0, (2, k))
     rows = np.concatenate([np.zeros((1, k)), np.eye(k), checks])
-    with jax.enable_x64(True), np.errstate(divide="ignore"):
-        seconds = np.asarray(
-            _evaluate(
-                as_float64(model), tuple(free), jnp.asarray(inverse), jnp.asarray(rows), config
-            ),
-            dtype=np.float64,
-        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = seconds_at(model, config, free, np.where(inverse, 1.0 / rows, rows))
+    if seconds is None:  # no NumPy twin: the model through JAX
+        with jax.enable_x64(True), np.errstate(divide="ignore"):
+            seconds = np.asarray(
+                _evaluate(
+                    as_float64(model), tuple(free), jnp.asarray(inverse), jnp.asarray(rows), config
+                ),
+                dtype=np.float64,
+            )
     offset, design = seconds[0], (seconds[1 : k + 1] - seconds[0]).T
     if not (np.all(np.isfinite(design)) and np.all(np.isfinite(offset))):
         return None

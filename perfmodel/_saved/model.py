@@ -113,6 +113,22 @@ FAMILIES = {
     "weak_hierarchical": _weak_hier,
     "power_law": _power_law,
 }
+
+
+def _pmnf(options):
+    """PMNF at given exponents ``c0 + c·N^i·log2(N)^j`` (the fit passes the searched
+    ones as options)."""
+    o = _check(options, {"exponent": -1.0, "log_exponent": 0})
+    exponent, log_exponent = float(o["exponent"]), int(o["log_exponent"])
+
+    def formula(v, n, c):
+        return _closed.power_log(xp, v["time"], exponent, log_exponent, n)
+
+    return (_serial("constant"), Term("scaling", "compute", ("time",), formula))
+
+
+# What a fit also evaluates in NumPy (`perfmodel._fitting.twin`), beyond the fit files.
+FIT_FAMILIES = {**FAMILIES, "pmnf": _pmnf}
 # What each family requires of the config (`AbstractCostTerm.requires`).
 REQUIRES = {"weak_hierarchical": ("gpus_per_node",)}
 
@@ -146,9 +162,10 @@ class Family:
         return {t.name: t.role for t in self.terms}
 
 
-def family(name: str, options: dict, values: dict) -> Family:
-    """The family `name` with the preset `options` and parameter `values`."""
-    terms = FAMILIES[name](dict(options))
+def family(name: str, options: dict, values: dict, families: dict = FAMILIES) -> Family:
+    """The family `name` of `families` with the preset `options` and parameter `values`
+    (KeyError for another name, option or parameter set)."""
+    terms = families[name](dict(options))
     names = {f"{t.name}.{p}" for t in terms for p in t.params}
     if names != set(values):
         raise KeyError("parameters")
