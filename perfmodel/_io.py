@@ -114,11 +114,13 @@ def fit_json(fit: FitResult, extra: dict | None = None) -> str:
     return text
 
 
-def save_fit(fit: FitResult, path: str | os.PathLike, extra: dict | None = None) -> None:
-    """Write `fit` to `path` as strict JSON, atomically; `extra` adds top-level keys."""
+def save_fit(fit: FitResult, path: str | os.PathLike, extra: dict | None = None) -> str:
+    """Write `fit` to `path` as strict JSON, atomically; `extra` adds top-level keys.
+    Returns the text written."""
     text = fit_json(fit, extra)
     with atomic_write(path) as stream:
         stream.write(text)
+    return text
 
 
 def _constant(name: str) -> float:

@@ -152,3 +152,36 @@ def test_a_repeat_imports_no_jax(answers, tmp_path):
 
 def test_the_command_line_asks_for_records_of_the_recorded_commands_only():
     assert app.REPLAYED == replay.COMMANDS  # app checks its own copy before importing replay
+
+
+def test_pipes_and_devices_are_not_recorded(answers, tmp_path):
+    os.mkfifo(tmp_path / "pipe.csv")
+    assert replay.call_key(["fit", "pipe.csv", "--model", "amdahl"]) is None
+    assert replay.call_key(["fit", "/dev/null", "--model", "amdahl"]) is None
+
+
+def test_the_record_holds_what_the_run_wrote(answers, tmp_path, monkeypatch):
+    from perfmodel._cli import fit as fit_command
+
+    marked = fit_command.mark_checked
+
+    def replaced(path):  # another process writes the same -o before the record is kept
+        marked(path)
+        Path(path).write_text('{"another": "fit"}')
+
+    monkeypatch.setattr(fit_command, "mark_checked", replaced)
+    first = run(ARGV)
+    assert first[0] == 0
+    monkeypatch.setattr(fit_command, "mark_checked", marked)
+    no_fit(monkeypatch)
+    assert run(ARGV) == first
+    assert without_created(tmp_path / "fit.json")["format"] == "perfmodel.fit"
+
+
+def test_a_repeat_refuses_an_output_that_became_an_input(answers, tmp_path):
+    assert run(ARGV)[0] == 0
+    (tmp_path / "fit.json").unlink()
+    os.link(tmp_path / "bench.csv", tmp_path / "fit.json")  # -o is now the CSV itself
+    status, _, err = run(ARGV)
+    assert status == 2 and "fit.json" in err
+    assert (tmp_path / "bench.csv").read_text() == CSV

@@ -118,3 +118,9 @@ def test_other_models_have_no_twin():
     assert twin.numpy_model(overlapped) is None
     assert twin.numpy_model(custom) is None  # family "custom"
     assert twin.numpy_model(build("hybrid_basic")) is None
+    # A hand-built model that borrows a family's name (its compute term is weak; the
+    # preset's is not) has no twin: the twin would evaluate the preset.
+    borrowed = pm.ScalingModel(
+        terms=(pm.SerialTerm(0.1), pm.ComputeTerm(1.0, weak=True)), family="amdahl"
+    )
+    assert twin.numpy_model(borrowed) is None

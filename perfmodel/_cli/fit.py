@@ -339,7 +339,7 @@ def _run_fit(args) -> int:
     answer = _layout_answer(result) if layouts else _recommend(result)
     with all_or_nothing():  # the fit and its report, or neither
         if args.output is not None:
-            save_fit(result, args.output, extra)
+            args.written_fit = save_fit(result, args.output, extra)  # for `replay`
         if args.report is not None:
             from .._show import write_report
 

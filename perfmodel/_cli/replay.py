@@ -13,9 +13,11 @@ environment, this machine, every file of the perfmodel package and of the shippe
 datasets, and the installed JAX, jaxlib, NumPy, Equinox, Optax, jaxtyping and pandas. It
 also names the bytes (SHA-256) of every input file among the arguments, and is used only
 while each still matches: an edited CSV is fitted again. No record is kept of a call that
-failed, wrote a report (``--report``), read standard input, named a folder, or printed
-more than `MAX_RECORD` characters. Records live in ``answers/`` of the command line's
-cache (`perfmodel._cli.cache`); ``PERFMODEL_NO_CACHE=1`` turns them off with the rest.
+failed, wrote a report (``--report``), read standard input, named a folder, a pipe or a
+device, or printed more than `MAX_RECORD` characters. A repeat refuses, as the full run
+would, an ``-o`` that has become an input (and then runs in full, which says so).
+Records live in ``answers/`` of the command line's cache (`perfmodel._cli.cache`);
+``PERFMODEL_NO_CACHE=1`` turns them off with the rest.
 """
 
 import contextlib
@@ -75,12 +77,14 @@ def _code_digest(digest) -> None:
 
 def call_key(argv: list[str]) -> str | None:
     """The hash a record of this call is filed under, or None when none is kept (the
-    cache is off, another command, ``--help``, standard input, a folder argument)."""
+    cache is off, another command, ``--help``, standard input, an argument that names a
+    folder, a pipe or a device)."""
     if cache_off() or not argv or argv[0] not in COMMANDS:
         return None
     if any(a in ("-", "-h", "--help") or a.startswith("--report") for a in argv):
         return None
-    if any(os.path.isdir(token) for token in _path_tokens(argv)):
+    # A folder, a pipe (``/dev/stdin``, ``<(...)``), a device: bytes a record cannot hash.
+    if any(os.path.exists(t) and not os.path.isfile(t) for t in _path_tokens(argv)):
         return None
     digest = hashlib.sha256(f"perfmodel answers {_FORMAT}\0".encode())
     described = {
@@ -138,9 +142,10 @@ def answer(key: str) -> int | None:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     restamped = f'"created": "{now}"'
     if output is not None:
-        from .._files import atomic_write
+        from .._files import atomic_write, check_output
 
         try:
+            check_output(output, inputs=list(inputs), what="-o")  # as the full run would
             with atomic_write(output) as stream:
                 stream.write(_CREATED.sub(restamped, document, count=1))
         except Exception:  # the full run reports why it cannot write
@@ -154,13 +159,16 @@ def answer(key: str) -> int | None:
 
 
 class _Tee:
-    """A text stream that writes through to `stream` and keeps what was written."""
+    """A text stream that writes through to `stream` and keeps what was written in
+    `record` (up to `MAX_RECORD` characters)."""
 
-    def __init__(self, stream, number: int, chunks: list):
-        self._stream, self._number, self._chunks = stream, number, chunks
+    def __init__(self, stream, number: int, record: "Recording"):
+        self._stream, self._number, self._record = stream, number, record
 
     def write(self, text: str) -> int:
-        self._chunks.append((self._number, text))
+        self._record.size += len(text)
+        if self._record.size <= MAX_RECORD:
+            self._record.chunks.append((self._number, text))
         return self._stream.write(text)
 
     def __getattr__(self, name):
@@ -171,7 +179,7 @@ class Recording:
     """What a run printed; `keep` files it as the call's record."""
 
     def __init__(self, argv: list[str], key: str):
-        self.argv, self.key, self.chunks = argv, key, []
+        self.argv, self.key, self.chunks, self.size = argv, key, [], 0
         # The inputs' bytes before the run (the output, existing from an earlier run, is
         # left out in `keep`).
         self.inputs = {
@@ -181,19 +189,14 @@ class Recording:
     def keep(self, args, status: int) -> None:
         """File the record of a run that ended with `status` and `args` (best effort)."""
         output = getattr(args, "output", None)
-        if status != 0 or getattr(args, "report", None) is not None:
+        if status != 0 or getattr(args, "report", None) is not None or self.size > MAX_RECORD:
             return
         inputs = {p: h for p, h in self.inputs.items() if p != output and h is not None}
-        document = None
-        if output is not None:
-            try:
-                document = Path(output).read_text(encoding="utf-8")
-            except (OSError, ValueError):
-                return
-        chunks = _merged(self.chunks)
-        size = sum(len(t) for _, t in chunks) + len(document or "")
-        if size > MAX_RECORD:
+        # The text this run wrote (not the file read back: another run may have replaced it).
+        document = getattr(args, "written_fit", None)
+        if output is not None and (document is None or len(document) + self.size > MAX_RECORD):
             return
+        chunks = _merged(self.chunks)
         record = {
             "format": _FORMAT,
             "argv": self.argv,
@@ -217,10 +220,10 @@ def _merged(chunks: list[tuple[int, str]]) -> list[list]:
     merged: list[list] = []
     for number, text in chunks:
         if merged and merged[-1][0] == number:
-            merged[-1][1] += text
+            merged[-1][1].append(text)
         else:
-            merged.append([number, text])
-    return merged
+            merged.append([number, [text]])
+    return [[number, "".join(texts)] for number, texts in merged]
 
 
 @contextlib.contextmanager
@@ -228,8 +231,8 @@ def recording(argv: list[str], key: str):
     """Keep what the block prints: a `Recording` of the call `key` (`call_key`)."""
     record = Recording(argv, key)
     saved = sys.stdout, sys.stderr
-    sys.stdout = _Tee(sys.stdout, 1, record.chunks)
-    sys.stderr = _Tee(sys.stderr, 2, record.chunks)
+    sys.stdout = _Tee(sys.stdout, 1, record)
+    sys.stderr = _Tee(sys.stderr, 2, record)
     try:
         yield record
     finally:

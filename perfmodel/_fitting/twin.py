@@ -14,13 +14,16 @@ agree, derivatives included.
 """
 
 import dataclasses
+import functools
 import math
 
 import jax
 import numpy as np
 
 from .._blend import Blend
+from .._errors import InputError
 from .._model import ScalingModel
+from .._presets import build
 from .._saved import Blend as NumpyBlend
 from .._saved import Dual, family, FIT_FAMILIES, REQUIRES
 
@@ -69,9 +72,26 @@ def numpy_model(model):
         twin = family(model.family, _options(model), values, FIT_FAMILIES)
     except (KeyError, TypeError, ValueError):
         return None
-    if twin.roles() != {t.name: t.role for t in model.terms}:
+    if twin.roles() != {t.name: t.role for t in model.terms} or not _is_preset(model):
         return None
     return twin
+
+
+def _is_preset(model: ScalingModel) -> bool:
+    """Whether `model` has the structure of its family's preset (the same term classes
+    and static fields: a hand-built model that only borrows a family's name has no
+    twin)."""
+    try:
+        reference = _preset_structure(model.family, model.options)
+    except (InputError, TypeError, ValueError):
+        return False
+    return jax.tree_util.tree_structure(model.terms) == reference
+
+
+@functools.lru_cache(maxsize=64)
+def _preset_structure(family_name: str, options: tuple):
+    """The tree structure of the preset's terms: classes, names and static fields."""
+    return jax.tree_util.tree_structure(build(family_name, **dict(options)).terms)
 
 
 def _families(twin) -> tuple:
