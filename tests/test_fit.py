@@ -165,3 +165,37 @@ def test_usl_squared_loss_reproduces_r_usl_package_on_specsdm91():
     assert usl["kappa"] == pytest.approx(0.0001044, rel=5e-4)  # published to 4 digits
     assert usl["gamma"] == pytest.approx(89.9952330, rel=5e-5)
     assert usl["peak_n"] == pytest.approx(96.52, rel=5e-4)
+
+
+def test_huber_is_optaxs_huber_loss_values_and_gradients():
+    import jax.numpy as jnp
+    import optax
+
+    from perfmodel._fitting import huber
+
+    with jax.enable_x64(True):
+        x = jnp.linspace(-0.3, 0.3, 601)
+        ours, theirs = huber(x, 0.05), optax.huber_loss(x, delta=0.05)
+        assert float(jnp.max(jnp.abs(ours - theirs))) == 0.0
+        grad = jax.grad(lambda r: huber(r, 0.05).sum())(x)
+        expected = jax.grad(lambda r: optax.huber_loss(r, delta=0.05).sum())(x)
+        assert float(jnp.max(jnp.abs(grad - expected))) == 0.0
+
+
+def test_an_exact_fit_imports_no_optax():
+    import os
+    from pathlib import Path
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, perfmodel as pm, numpy as np\n"
+        "gpus, time_s = np.array([1.0, 2, 4, 8]), np.array([1.0, 0.53, 0.29, 0.18])\n"
+        "data = pm.Benchmarks(source='x.csv', gpus=gpus, time_s=time_s)\n"
+        "pm.fit_auto(data)\n"
+        "assert 'optax' not in sys.modules\n"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr

@@ -21,12 +21,12 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 import numpy as np
-import optax
 
 from .._errors import InputError
 from .._fitting import (
     convergence,
     fit_quality,
+    huber,
     HUBER_DELTA,
     laplace_covariance,
     LOSSES,
@@ -61,7 +61,7 @@ def point_loss(predicted, measured, kind: str, scale) -> Float[Array, " n"]:
         return ((predicted - measured) / scale) ** 2
     residual = jnp.log(predicted) - jnp.log(measured)
     if kind == "huber":
-        return optax.huber_loss(residual, delta=HUBER_DELTA)
+        return huber(residual, HUBER_DELTA)
     return residual**2
 
 

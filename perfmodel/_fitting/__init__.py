@@ -21,6 +21,7 @@ from .covariance import laplace_covariance as laplace_covariance
 from .covariance import unconstrained as unconstrained
 from .exact import fit_at as fit_at
 from .groups import reduce_batch as reduce_batch
+from .loss import huber as huber
 from .loss import HUBER_DELTA as HUBER_DELTA
 from .loss import log_squared_error as log_squared_error
 from .loss import LOSSES as LOSSES
