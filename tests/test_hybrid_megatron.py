@@ -243,6 +243,7 @@ def test_pipeline_bubble_splits_out_of_the_slot_terms():
     assert float(pipeline_bubble(model, plain)) == pytest.approx(3 * bubble, rel=1e-9)
 
 
+@pytest.mark.slow  # finite differences of the hybrid model: ~6 s
 def test_gradients_are_finite_and_match_finite_differences():
     model = pm.hybrid()
     cfg = dict(tp=jnp.array([1.0, 8.0]), pp=jnp.array([1.0, 4.0]), layers=32, hidden=4096)
@@ -265,6 +266,7 @@ def test_gradients_are_finite_and_match_finite_differences():
     )
 
 
+@pytest.mark.slow  # a loop of hybrid evaluations: ~6 s
 def test_jit_and_vmap_agree_with_a_loop(bench, rng):
     cfg = _random_settings(bench, rng, 16)
     config = bench.library_config(cfg).broadcast()

@@ -171,6 +171,7 @@ def test_chunked_equals_unchunked(model, result):
     assert (small.valid, small.feasible) == (result.valid, result.feasible)
 
 
+@pytest.mark.slow  # compiles the sweep again in float32: ~13 s
 def test_float32_agrees_with_float64(model, result):
     fast = pm.sweep(model, AXES, fixed=FIXED, top_k=TOP, progress=False)
     assert fast.precision == "float32"
@@ -295,6 +296,7 @@ precision = "float64"
 """
 
 
+@pytest.mark.slow  # a CLI sweep of the shared space: ~12 s
 def test_cli_round_trip_equals_python(tmp_path, capsys, result):
     path = _space(tmp_path, SPACE)
     out = tmp_path / "result.json"
