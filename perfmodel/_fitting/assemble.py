@@ -26,7 +26,7 @@ from .problem import (
     to_numpy_leaves,
 )
 from .result import convergence, FitResult
-from .twin import free_names, sensitivities_at
+from .twin import free_names, numpy_model, sensitivities_at
 
 
 @eqx.filter_jit
@@ -44,11 +44,10 @@ def sensitivities(params, static, config) -> tuple[np.ndarray, np.ndarray]:
     """NumPy ``(T̂, ∂T̂/∂θ)`` at `config`: ``(g,)`` and ``(g, k)`` (call inside x64);
     in NumPy for the models with a twin (`twin`), else through JAX."""
     model = eqx.combine(params, static)
-    names = free_names(params, model)
-    if names is not None:
-        found = sensitivities_at(model, config, flat_names(model, names))
-        if found is not None:
-            return found
+    if numpy_model(model) is not None:  # the names' order only for a model with a twin
+        names = free_names(params, model)
+        if names is not None:
+            return sensitivities_at(model, config, flat_names(model, names))
     predicted, jac = _sensitivities(params, static, config)
     return np.asarray(predicted, dtype=np.float64), np.asarray(jac, dtype=np.float64)
 
