@@ -51,3 +51,16 @@ def test_the_external_check_series_load_with_their_sources(series_module):
         assert data.target == "throughput" and len(set(data.gpus)) >= 4, name
         source = name.split("_")[1]  # dle, csc, servergear
         assert f"`{source}_" in sources, name
+
+
+@pytest.mark.parametrize("folder, count", [("fresh", 18), ("unseen", 26)])
+def test_the_later_check_sets_load_and_each_table_is_in_its_sources(series_module, folder, count):
+    where = ROOT / "benchmarks" / folder
+    found = series_module.csv_series([str(where)])
+    assert len(found) == count
+    sources = (where / "SOURCES.md").read_text()
+    for name, load in found:
+        data = load()
+        assert data.target == "throughput" and len(set(data.gpus)) >= 4, name
+        source = "_".join(name.split("_")[2:4])  # pyt_ncf, tf1_biobert, ec2_k80, ...
+        assert f"`{source}_" in sources, name

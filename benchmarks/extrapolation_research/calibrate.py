@@ -175,7 +175,7 @@ def main(argv=None) -> int:
     per_level = {
         level: evaluate(pts, reference_scale, reference_bucket, level)[1] for level in ref.LEVELS
     }
-    order = sorted(per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_")), g))
+    order = sorted(per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_", "unseen_")), g))
     for group in order:
         set_ = next(q["set"] for q in pts if q["group"] == group)
         cells = " | ".join(f"{per_level[level][group][0]:.2f}" for level in ref.LEVELS)
@@ -186,6 +186,7 @@ def main(argv=None) -> int:
         ("shipped GPU scaling (in-sample)", lambda q: calibrates(q)),
         ("external (check)", lambda q: q["set"] == "external"),
         ("fresh (check)", lambda q: q["set"] == "fresh"),
+        ("unseen (check)", lambda q: q["set"] == "unseen"),
     ):
         sub = [q for q in pts if members(q)]
         cells = []
