@@ -13,6 +13,10 @@ protocol: median + mean + 20 × share far worse than Amdahl's law; FAR as shippe
    NCF and QuartzNet tables), against the strong rule as shipped and the weak weights.
 3. The reference default on the unseen series with and without their `global_batch`
    (``scaling`` as stated, or not stated).
+4. Feature-conditioned weights (stacking by what the training counts show): the series
+   of part 1 binned by the slope of log u against log N (over the last two training
+   counts, "last"; first to last, "all"; their difference, "curv"), split at quantiles
+   into 2 or 3 bins, NEAR["weak"] learned per bin and scored left out by group.
 """
 
 import sys
@@ -70,6 +74,56 @@ def relearn(problem_sets, sets, keep, shipped: dict) -> None:
             print(f"| {s} | {k} | {int(mine.sum())} | " + " | ".join(cells) + " |")
 
 
+def slope(p: dict, kind: str) -> float:
+    """d log u / d log N of the training counts: "last" two, "all" (first to last) or
+    "curv" (last minus all); −1 is perfect weak scaling."""
+    n = np.unique(p["n"])
+    lu = np.array([np.mean(np.log(p["u"][p["n"] == m])) for m in n])
+    last = (lu[-1] - lu[-2]) / (np.log(n[-1]) - np.log(n[-2]))
+    whole = (lu[-1] - lu[0]) / (np.log(n[-1]) - np.log(n[0]))
+    return {"last": last, "all": whole, "curv": last - whole}[kind]
+
+
+def binned(problem_sets, sets, keep, kind: str, bins: int) -> str:
+    """Pooled left-out-by-group scores of NEAR["weak"] learned per slope bin, one line
+    per set and protocol with at least 10 series, against round 2."""
+    grid = lw.simplex(5)
+    pooled = {
+        prot: [p for s in sets for p in problem_sets.get((s, prot, "throughput"), []) if keep(p)]
+        for prot in h.PROTOCOLS
+    }
+    values = np.concatenate([[slope(p, kind) for p in v] for v in pooled.values()])
+    edges = np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1])
+    errs = {k: lw.err_matrix(v, lambda p: grid, lambda p: FAR) for k, v in pooled.items()}
+    amd = {k: lw.amdahl_of(v) for k, v in pooled.items()}
+    where = {k: np.searchsorted(edges, [slope(p, kind) for p in v]) for k, v in pooled.items()}
+    group = {k: np.array([p["group"] for p in v]) for k, v in pooled.items()}
+    r2 = int(np.argmin(np.abs(grid - ROUND2).sum(axis=1)))
+    left = {k: np.full(len(v), np.nan) for k, v in pooled.items()}
+    for g in sorted({p["group"] for v in pooled.values() for p in v}):
+        for b in range(bins):
+            total = 0.0
+            for k in pooled:
+                m = (group[k] != g) & (where[k] == b)
+                if m.any():
+                    total = total + lw.score(errs[k][:, m], amd[k][m])
+            i = int(np.argmin(total))
+            for k in pooled:
+                m = (group[k] == g) & (where[k] == b)
+                left[k][m] = errs[k][i, m]
+    lines = []
+    for s in [*sets, "all"]:
+        for k, v in pooled.items():
+            m = np.array([s == "all" or p["set"] == s for p in v])
+            if m.sum() >= 10:
+                a = amd[k][m]
+                lines.append(
+                    f"    {s:8s} {k:8s} {int(m.sum()):3d}: round 2 {lw.fmt(errs[k][r2, m], a)}; "
+                    f"binned {lw.fmt(left[k][m], a)}"
+                )
+    return f"  {kind}, {bins} bins (edges {np.round(edges, 2).tolist()}):\n" + "\n".join(lines)
+
+
 def main(sets=h.SETS) -> None:
     problem_sets = lw.prepared_problems()
     print("1. NEAR['weak'], series neither stated strong nor straddling:")
@@ -101,6 +155,10 @@ def main(sets=h.SETS) -> None:
             )
             cells.append(f"{label} {lw.fmt(e, amdahl)}")
         print(f"  {key[1]:8s} {key[2]:10s}: " + "; ".join(cells))
+    print("4. NEAR['weak'] per bin of the training slope, left out by group:")
+    for kind in ("last", "all", "curv"):
+        for bins in (2, 3):
+            print(binned(problem_sets, sets, weak, kind, bins))
 
 
 if __name__ == "__main__":
