@@ -17,6 +17,9 @@ protocol: median + mean + 20 × share far worse than Amdahl's law; FAR as shippe
    of part 1 binned by the slope of log u against log N (over the last two training
    counts, "last"; first to last, "all"; their difference, "curv"), split at quantiles
    into 2 or 3 bins, NEAR["weak"] learned per bin and scored left out by group.
+5. A training-fit gate: in every regime, a family whose RMS error in log u on the
+   training counts exceeds max(k × the best family's, τ) gets no weight (the others
+   renormalised), one count ahead (and shipped `half`, `largest2`), both presentations.
 """
 
 import sys
@@ -124,6 +127,23 @@ def binned(problem_sets, sets, keep, kind: str, bins: int) -> str:
     return f"  {kind}, {bins} bins (edges {np.round(edges, 2).tolist()}):\n" + "\n".join(lines)
 
 
+def gated_log_u(p: dict, k: float, tau: float, which: int = 1) -> np.ndarray:
+    """The reference's mixture of problem `p` without the families that miss its
+    training counts by more than max(k × the best family's RMS, τ) in log u."""
+    ref = fm.ref
+    near, far = ref.NEAR[fm.regime(p)], ref.FAR[fm.regime(p)]
+    names = list(dict.fromkeys([*near, *far]))
+    observed = np.log(p["u"])
+    rms = {f: np.sqrt(np.mean((p["fam"][fm.REFERENCE[f]][0] - observed) ** 2)) for f in names}
+    kept = {f: r <= max(k * min(rms.values()), tau) for f, r in rms.items()}
+
+    def gate(w: dict) -> dict:
+        total = sum(x for f, x in w.items() if kept[f])
+        return {f: x / total if kept[f] else 0.0 for f, x in w.items()} if total > 0 else w
+
+    return fm.mixture(p, gate(near), gate(far), which)
+
+
 def main(sets=h.SETS) -> None:
     problem_sets = lw.prepared_problems()
     print("1. NEAR['weak'], series neither stated strong nor straddling:")
@@ -159,6 +179,18 @@ def main(sets=h.SETS) -> None:
     for kind in ("last", "all", "curv"):
         for bins in (2, 3):
             print(binned(problem_sets, sets, weak, kind, bins))
+    print("5. Training-fit gate (median / mean (far worse than Amdahl)):")
+    runs = [k for k in problem_sets if k[1] == "largest" or k[0] == "shipped"]
+    print("| k, τ | " + " | ".join(f"{s} {p} {q}" for s, p, q in runs) + " |")
+    print("|" + " --- |" * (len(runs) + 1))
+    for k, tau in ((np.inf, np.inf), (3, 0.01), (3, 0.03), (10, 0.01), (10, 0.03), (10, 0.05)):
+        cells = []
+        for key in runs:
+            probs = problem_sets[key]
+            e = np.array([fm.mape(p, gated_log_u(p, k, tau)) for p in probs])
+            cells.append(lw.fmt(e, lw.amdahl_of(probs)).replace("far ", ""))
+        label = "none (round 2)" if k == np.inf else f"{k}, {tau}"
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
