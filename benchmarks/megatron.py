@@ -30,6 +30,12 @@ few seconds)::
     python benchmarks/megatron.py
     python benchmarks/megatron.py --calibrate T1_1.7B,T5_1T_full
     python benchmarks/megatron.py --csv my_runs.csv --calibrate RUN_A
+    python benchmarks/megatron.py --csv datasets/megatron_published_runs.csv \
+        benchmarks/megatron_unseen_runs.csv   # Table 5's calibration, other runs predicted
+
+``--csv`` takes several files: their rows are read as one table (each file needs the
+columns of `REQUIRED_COLUMNS`), so the calibration rows can come from one file and the
+rows predicted from another.
 """
 
 import argparse
@@ -51,6 +57,21 @@ import perfmodel as pm  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(HERE, "..", "datasets", "megatron_published_runs.csv")
+REQUIRED_COLUMNS = (
+    "id",
+    "dataset",
+    "hidden",
+    "heads",
+    "layers",
+    "seq_len",
+    "vocab",
+    "tp",
+    "pp",
+    "gpus",
+    "global_batch",
+    "measured",
+    "value",
+)
 # The two cheapest published runs with distinct shapes: Table 5's 22B on 8 GPUs (pp = 1,
 # h/t = 768, pins d0) and 175B on 64 GPUs (interleaved pp = 8, h/t = 1536). Everything else
 # (32–3072 GPUs, and Table 1's 2021 software) is predicted.
@@ -496,8 +517,34 @@ def identifiability(rows: list) -> dict:
     return dict(condition_number=float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf)
 
 
+def read_runs(csv_paths) -> pd.DataFrame:
+    """The rows of every CSV in `csv_paths` (one path or several) as one table; each file
+    must have `REQUIRED_COLUMNS`, and row ids must not repeat."""
+    frames = []
+    for path in _paths(csv_paths):
+        frame = pd.read_csv(path)
+        missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+        if missing:
+            raise SystemExit(f"{path}: missing column(s) {', '.join(missing)}")
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    repeated = sorted(set(frame["id"][frame["id"].duplicated()]))
+    if repeated:
+        raise SystemExit(f"--csv: row id(s) {', '.join(map(str, repeated))} appear twice")
+    return frame
+
+
+def _paths(csv_paths) -> list:
+    return [csv_paths] if isinstance(csv_paths, (str, os.PathLike)) else list(csv_paths)
+
+
+def _names(csv_paths) -> str:
+    """The CSV path(s), relative to the working folder, comma-separated."""
+    return ",".join(os.path.relpath(p) for p in _paths(csv_paths))
+
+
 def run(
-    csv_path: str,
+    csv_path,
     calibrate: tuple[str, ...],
     quiet: bool = False,
     recompute_search: str = "stack",
@@ -506,31 +553,10 @@ def run(
     """Every row of `csv_path` predicted by `model` (see the module docstring)."""
     if model not in MODELS:
         raise SystemExit(f"--model: expected one of {', '.join(MODELS)}, got {model!r}")
-    frame = pd.read_csv(csv_path)
-    missing = [
-        c
-        for c in (
-            "id",
-            "dataset",
-            "hidden",
-            "heads",
-            "layers",
-            "seq_len",
-            "vocab",
-            "tp",
-            "pp",
-            "gpus",
-            "global_batch",
-            "measured",
-            "value",
-        )
-        if c not in frame.columns
-    ]
-    if missing:
-        raise SystemExit(f"{csv_path}: missing column(s) {', '.join(missing)}")
+    frame = read_runs(csv_path)
     unknown = [i for i in calibrate if i not in set(frame["id"])]
     if unknown:
-        raise SystemExit(f"--calibrate: no row with id {', '.join(unknown)} in {csv_path}")
+        raise SystemExit(f"--calibrate: no row with id {', '.join(unknown)} in {_names(csv_path)}")
     prior = dict(ref.PRIOR_EFFICIENCY)
     rows = []
     for _, row in frame.iterrows():
@@ -687,7 +713,7 @@ def run(
             ),
         )
     result = dict(
-        csv=os.path.relpath(csv_path),
+        csv=_names(csv_path),
         model="perfmodel.hybrid" if model == "library" else "benchmarks/_megatron_reference.py",
         calibration=list(calibrate),
         efficiency=eff,
@@ -747,11 +773,11 @@ RUN_COLUMNS = (
 )
 
 
-def write_runs(csv_path: str, out: str) -> None:
+def write_runs(csv_path, out: str) -> None:
     """The timing rows of `csv_path` as a `perfmodel fit` CSV (one column per `Config`
     field the hybrid family reads, iteration seconds in ``time_s``, the published set in
     ``series``); `benchmarks/megatron_runs.csv` is this of the default CSV."""
-    frame = pd.read_csv(csv_path)
+    frame = read_runs(csv_path)
     names = {v: k for k, v in ref.RECOMPUTE_CODES.items()}
     rows = []
     for _, row in frame[frame["measured"].isin(TIME_MEASURES)].iterrows():
@@ -770,7 +796,13 @@ def write_runs(csv_path: str, out: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--csv", default=DEFAULT_CSV, help="runs CSV (default: the published set)")
+    parser.add_argument(
+        "--csv",
+        nargs="+",
+        default=[DEFAULT_CSV],
+        metavar="PATH",
+        help="runs CSV(s), read as one table (default: the published set)",
+    )
     parser.add_argument(
         "--calibrate",
         default=",".join(DEFAULT_CALIBRATION),
@@ -802,8 +834,9 @@ def main() -> None:
     calibrate = tuple(i for i in args.calibrate.split(",") if i)
     if len(calibrate) > 2:
         raise SystemExit("--calibrate: at most two rows")
-    if args.csv == DEFAULT_CSV and not os.path.exists(DEFAULT_CSV):
-        raise SystemExit(f"{DEFAULT_CSV} not found")
+    absent = [p for p in args.csv if not os.path.exists(p)]
+    if absent:
+        raise SystemExit(f"--csv: {', '.join(absent)} not found")
     result = run(args.csv, calibrate, recompute_search=args.recompute_search, model=args.model)
     print(json.dumps(_finite(result)))
 

@@ -323,3 +323,32 @@ def test_layout_status_names_the_failed_check(fields, reason):
     code = int(pm.layout_status(pm.Config(**(base | fields))))
     assert reason in pm.REASONS[code]
     assert int(pm.layout_status(pm.Config(**base))) == 0
+
+
+def test_several_runs_csvs_read_as_one_table(bench, tmp_path):
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    frame.iloc[:2].to_csv(first, index=False)
+    frame.iloc[2:5].to_csv(second, index=False)
+    both = bench.read_runs([str(first), str(second)])
+    assert list(both["id"]) == list(frame["id"].iloc[:5])
+    with pytest.raises(SystemExit, match="T1_1.7B.*appear twice"):
+        bench.read_runs([str(first), str(first)])
+    frame.iloc[:2].drop(columns=["vocab"]).to_csv(second, index=False)
+    with pytest.raises(SystemExit, match=r"b\.csv: missing column\(s\) vocab"):
+        bench.read_runs([str(first), str(second)])
+
+
+def test_the_unseen_mtnlg_runs_agree_with_narayanan_eq3():
+    """The three MT-NLG 530B runs (`benchmarks/megatron_unseen_runs.csv`): the published
+    TFLOP/s per GPU is eq. 3's FLOPs over GPUs × iteration time (within rounding)."""
+    runs = pd.read_csv(BENCH / "megatron_unseen_runs.csv")
+    b, s, h, layers, v = (
+        runs[c].astype(float) for c in ("global_batch", "seq_len", "hidden", "layers", "vocab")
+    )
+    flops = 96 * b * s * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h))
+    np.testing.assert_allclose(flops, runs["hw_flops_per_iter"], rtol=1e-6)
+    tflops = flops / (runs["gpus"] * runs["iter_time_s"]) / 1e12
+    published = runs["agg_pflops"] * 1e3 / runs["gpus"]  # 126, 121, 113: three figures
+    np.testing.assert_allclose(tflops, published, rtol=1e-2)
+    assert list(runs["gpus"]) == list(8 * 35 * runs["dp"])
