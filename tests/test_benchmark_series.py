@@ -53,7 +53,7 @@ def test_the_external_check_series_load_with_their_sources(series_module):
         assert f"`{source}_" in sources, name
 
 
-@pytest.mark.parametrize("folder, count", [("fresh", 18), ("unseen", 26)])
+@pytest.mark.parametrize("folder, count", [("fresh", 18), ("unseen", 26), ("blind", 68)])
 def test_the_later_check_sets_load_and_each_table_is_in_its_sources(series_module, folder, count):
     where = ROOT / "benchmarks" / folder
     found = series_module.csv_series([str(where)])

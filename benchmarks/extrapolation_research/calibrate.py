@@ -175,7 +175,9 @@ def main(argv=None) -> int:
     per_level = {
         level: evaluate(pts, reference_scale, reference_bucket, level)[1] for level in ref.LEVELS
     }
-    order = sorted(per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_", "unseen_")), g))
+    order = sorted(
+        per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_", "unseen_", "blind_")), g)
+    )
     for group in order:
         set_ = next(q["set"] for q in pts if q["group"] == group)
         cells = " | ".join(f"{per_level[level][group][0]:.2f}" for level in ref.LEVELS)
@@ -187,6 +189,7 @@ def main(argv=None) -> int:
         ("external (check)", lambda q: q["set"] == "external"),
         ("fresh (check)", lambda q: q["set"] == "fresh"),
         ("unseen (check)", lambda q: q["set"] == "unseen"),
+        ("blind (check)", lambda q: q["set"] == "blind"),
     ):
         sub = [q for q in pts if members(q)]
         cells = []

@@ -1,9 +1,9 @@
-"""The corpus as plain NumPy: every shipped, external, fresh and unseen series.
+"""The corpus as plain NumPy: every shipped, external, fresh, unseen and blind series.
 
 ``python benchmarks/extrapolation_research/corpus.py`` dumps ``out/corpus.pkl`` (loaded
 with perfmodel's loaders, so validation and units are the library's) and prints the
 number of series per set and source group; `load()` reads it back as a list of dicts
-``name, set ("shipped"/"external"/"fresh"/"unseen"), group (source group), target, gpus, y
+``name, set ("shipped"/"external"/"fresh"/"unseen"/"blind"), group (source group), target, gpus, y
 (measured), u (perfmodel's time_s), gpus_per_node, global_batch``.
 """
 
@@ -21,11 +21,13 @@ OUT = HERE / "out" / "corpus.pkl"
 def source_group(name: str) -> str:
     """Leave-one-source-out groups: the publisher and, for DeepLearningExamples, the
     framework (tables of one framework share code, hardware and authors)."""
-    prefix = next((p for p in ("ext_", "fresh_", "unseen_") if name.startswith(p)), "")
+    prefix = next((p for p in ("ext_", "fresh_", "unseen_", "blind_") if name.startswith(p)), "")
     parts = name.removeprefix(prefix).split("_")
     if parts[0] == "dle":
         framework = {"pyt": "pytorch", "pytorch": "pytorch"}.get(parts[1], parts[1])
         return prefix + "dle_" + framework
+    if parts[0] == "dlperf":
+        return prefix + "dlperf_" + parts[1]  # one group per framework
     if parts[0] == "tf":
         return prefix + "tf_" + parts[1]  # tf_dgx1, tf_gce, fresh_tf_ec2, fresh_tf_ec2dist
     return prefix + parts[0]
@@ -38,7 +40,12 @@ def dump():
     series = []
     for info in pm.list_datasets():
         series.append(("shipped", info.name, pm.load_dataset(info.name)))
-    for kind, folder in (("external", "external"), ("fresh", "fresh"), ("unseen", "unseen")):
+    for kind, folder in (
+        ("external", "external"),
+        ("fresh", "fresh"),
+        ("unseen", "unseen"),
+        ("blind", "blind"),
+    ):
         for file in sorted((ROOT / "benchmarks" / folder).glob("*.csv")):
             series.append((kind, file.stem, pm.load_benchmarks(file)))
     rows = []

@@ -32,7 +32,7 @@ from corpus import load  # noqa: E402
 MIN_TRAIN = {"half": 4, "largest": 3, "largest2": 3}
 PROTOCOLS = ("half", "largest", "largest2")
 PRESENTATIONS = ("throughput", "time")
-SETS = ("shipped", "external", "fresh", "unseen")
+SETS = ("shipped", "external", "fresh", "unseen", "blind")
 FAR_WORSE, FAR_FLOOR = 2.0, 1.0
 BASELINES = {"amdahl (scipy)": bl.fit_amdahl, "usl (scipy)": bl.fit_usl, **bl.BASELINES}
 CACHE = HERE / "out" / "baselines.pkl"
@@ -158,7 +158,13 @@ def baseline_errors(problem_sets: dict, refresh: bool = False) -> dict:
 
 
 def _result_file(set_: str, protocol: str) -> Path:
-    short = {"shipped": "shipped", "external": "ext", "fresh": "fresh", "unseen": "unseen"}[set_]
+    short = {
+        "shipped": "shipped",
+        "external": "ext",
+        "fresh": "fresh",
+        "unseen": "unseen",
+        "blind": "blind",
+    }[set_]
     return RESULTS / f"acc_{short}_{protocol}.md"
 
 
