@@ -180,3 +180,21 @@ def test_ensemble_reads_well(real_fit):
     text = repr(draws)
     assert "\n" not in text and len(text) < 400 and text.startswith("<Ensemble: 4000 laplace")
     assert "model-form drift outside 1–8 GPUs" in draws.summary()
+
+
+def test_past_one_node_from_one_node_is_flagged():
+    """Measured within one node of 8, a recommendation past it says the network between
+    nodes is extrapolated; measured across two nodes, it does not."""
+    time = [1.0, 0.52, 0.27, 0.145]
+    one_node = pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], time, gpus_per_node=[8] * 4))
+    rec = pm.recommend(one_node, level=None)
+    assert rec.gpus > 8 and rec.network_unmeasured
+    assert "past one node, unmeasured" in rec.summary(None)
+    assert rec.to_dict()["network_unmeasured"] is True
+    two_nodes = pm.fit(
+        "amdahl", pm.from_arrays([1, 2, 4, 8, 16], [*time, 0.08], gpus_per_node=[8] * 5)
+    )
+    rec = pm.recommend(two_nodes, level=None)
+    assert not rec.network_unmeasured and "unmeasured" not in rec.summary(None)
+    unknown_node = pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], time))
+    assert not pm.recommend(unknown_node, level=None).network_unmeasured

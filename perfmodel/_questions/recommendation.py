@@ -81,6 +81,12 @@ class Recommendation:
         unit: what one step is: ``"step"``, or the unit of work of a throughput fit.
         measured_up_to: the largest GPU count in the fit's data; a recommendation past
             it is an extrapolation and the sentence says so.
+
+    A recommendation past one node from measurements within one node
+    (`network_unmeasured`) gets a line of its own: nothing measured says what the
+    network between nodes costs. On the 68 tables of `benchmarks/blind` predicted from
+    one node, two and four nodes were missed by 8–17% (median) by every method tried
+    (`benchmarks/RESULTS.md`, "Blind check").
     """
 
     gpus: int
@@ -126,9 +132,24 @@ class Recommendation:
             f"{self.speedup:.3g}×{band}, efficiency {self.efficiency:.0%}; {self.reason}."
         )
 
+    @property
+    def network_unmeasured(self) -> bool:
+        """True when the count is past one node and no measurement is: the node size is
+        known, every measured count fits in one node, and `gpus` does not."""
+        node = self.gpus_per_node
+        return bool(node and 0 < self.measured_up_to <= node < self.gpus)
+
     def lines(self) -> list[str]:
-        """The sentence, the interval of the count, then one line per alternative."""
+        """The sentence, the interval of the count, the across-nodes warning where it
+        applies, then one line per alternative."""
         out = [self.sentence]
+        if self.network_unmeasured:
+            out.append(
+                f"  past one node, unmeasured: every measurement fits in one node of "
+                f"{self.gpus_per_node}, so the network between nodes is extrapolated; "
+                f"measure 2 nodes before trusting counts past {self.gpus_per_node} "
+                "(`perfmodel next` says which)"
+            )
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval
             out.append(
@@ -172,6 +193,7 @@ class Recommendation:
                 "interval": interval,
                 "unit": self.unit,
                 "measured_up_to": self.measured_up_to,
+                "network_unmeasured": self.network_unmeasured,
                 "assumptions": dict(self.assumptions),
                 "alternatives": [
                     {k: v for k, v in dataclasses.asdict(a).items()} for a in self.alternatives
