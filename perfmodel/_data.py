@@ -486,9 +486,15 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         raise InputError(f"{source}: no data rows")
     if "gpus" not in frame.columns:
         found = ", ".join(frame.columns)
+        separator = next((s for s in (";", "\t", "|") if any(s in c for c in frame.columns)), "")
+        hint = (
+            f" (the header holds {separator!r}: columns are separated by commas)"
+            if separator
+            else ""
+        )
         raise InputError(
             f"{source}: missing column 'gpus' (or name it with {{arg:gpus_column}}); "
-            f"columns found: {found}"
+            f"columns found: {found}{hint}"
         )
     measured = _measured_column(frame, source)
     gpus = _numeric(frame, "gpus", source, integer=True)

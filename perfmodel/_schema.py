@@ -299,6 +299,7 @@ def check_document(document, source: str):
     c.string(document["precision"], "precision", PRECISIONS)
     specs = model.parameter_specs()
     fixed = _check_parameters(c, document["parameters"], specs, family)
+    _check_component_copies(c, components, document["parameters"])
     free = _check_free(c, document["free"], specs, fixed, family)
     _check_bounds(c, document["bounds"], specs)
     _check_covariance(c, document["raw_covariance"], len(free))
@@ -317,6 +318,24 @@ def check_document(document, source: str):
             c.fail(f"config_defaults.{name}", what, value)
     _check_data(c, c.mapping(document["data"], "data"))
     return model
+
+
+def _check_component_copies(c: _Checker, components, parameters) -> None:
+    """A blend's members repeat their parameters (``model.components[i].parameters``);
+    the answers are computed from the top-level ``parameters.<member>.<name>.value``, so
+    a copy that disagrees with it (a hand edit of the wrong one) is refused, naming both."""
+    for i, component in enumerate(components):
+        member = component.get("name", component["family"])
+        for name, value in component["parameters"].items():
+            top = parameters.get(f"{member}.{name}")
+            if not isinstance(top, dict) or not isinstance(top.get("value"), (int, float)):
+                continue
+            if not math.isclose(float(value), float(top["value"]), rel_tol=1e-9, abs_tol=0.0):
+                raise InputError(
+                    f"{c.source}: model.components[{i}].parameters.{name}: {value!r} differs "
+                    f"from parameters.{member}.{name}.value ({top['value']!r}), which the "
+                    "answers use; edit that one, or make the two agree"
+                )
 
 
 def _check_component(c: _Checker, component, where: str) -> None:

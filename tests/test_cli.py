@@ -287,3 +287,15 @@ def test_whatif_says_when_returns_never_diminish(capsys, tmp_path):
     status, out, _ = run(capsys, "whatif", str(fit), "--set", "compute.time=x2", "--max-gpus", "64")
     assert status == 0
     assert "not reached → not reached" not in out and "(none reached)" not in out
+
+
+def test_fit_takes_a_shipped_datasets_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no datasets/ folder here
+    out = tmp_path / "fit.json"
+    status, printed, err = run(
+        capsys, "fit", "tf_dgx1_p100_resnet50_real", "--model", "amdahl", "-o", str(out)
+    )
+    assert status == 0 and err.startswith("wrote ") and printed.startswith("Buy ")
+    assert json.loads(out.read_text())["data"]["source"].endswith("tf_dgx1_p100_resnet50_real.csv")
+    status, printed, err = run(capsys, "fit", "no_such_dataset")
+    assert status == 2 and "no_such_dataset: no such file" in err

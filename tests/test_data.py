@@ -74,7 +74,9 @@ def test_series_selection(tmp_path):
         ),
         ("gpus,time_s\n", r"header but no data rows"),
         ("", r"empty file"),
-        ("n,time_s\n1,1\n", r"missing column 'gpus'.*columns found: n, time_s"),
+        ("n,time_s\n1,1\n", r"missing column 'gpus'.*columns found: n, time_s$"),
+        ("gpus;time_s\n1;1\n", r"columns found: gpus;time_s \(the header holds ';'"),
+        ("gpus\ttime_s\n1\t1\n", r"the header holds '\\t': columns are separated by commas"),
         ("gpus,speed\n1,1\n", r"missing a time or throughput column"),
         ("gpus,time_s,throughput\n1,1,1\n", r"several measured columns"),
         (

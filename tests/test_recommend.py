@@ -198,3 +198,9 @@ def test_past_one_node_from_one_node_is_flagged():
     assert not rec.network_unmeasured and "unmeasured" not in rec.summary(None)
     unknown_node = pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], time))
     assert not pm.recommend(unknown_node, level=None).network_unmeasured
+
+
+def test_an_open_ended_count_interval_names_the_end_of_the_search(amdahl):
+    rec = dataclasses.replace(pm.recommend(amdahl, level=None), level=0.9, gpus_interval=(7, None))
+    line = rec.lines()[1]
+    assert line.endswith(f"interval 7 to more than {rec.searched} (the end of the search) GPUs")

@@ -185,3 +185,13 @@ def test_a_repeat_refuses_an_output_that_became_an_input(answers, tmp_path):
     status, _, err = run(ARGV)
     assert status == 2 and "fit.json" in err
     assert (tmp_path / "bench.csv").read_text() == CSV
+
+
+def test_a_shipped_dataset_named_by_fit_is_an_input_of_the_record():
+    """`fit NAME` reads the shipped CSV: its bytes are checked like any input file's."""
+    from perfmodel._files import datasets_dir
+
+    recording = replay.Recording(["perfmodel", "fit", "tf_dgx1_p100_resnet50_real"], "key")
+    expected = str(datasets_dir() / "tf_dgx1_p100_resnet50_real.csv")
+    assert set(recording.inputs) == {expected} and recording.inputs[expected]
+    assert replay.Recording(["perfmodel", "fit", "not_a_dataset"], "key").inputs == {}

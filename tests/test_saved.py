@@ -326,12 +326,19 @@ def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
             assert ours == theirs
 
 
+def _double_a_member_copy(document):
+    """Edit the blend member's copy of a parameter instead of the value the answers use."""
+    copies = document["model"]["components"][0]["parameters"]
+    copies["serial.time"] = 2 * copies["serial.time"]
+
+
 @pytest.mark.parametrize(
     "edit, message",
     [
         (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
         (lambda d: d["model"]["options"].update(regime=7), "model.options.regime: expected"),
         (lambda d: d["data"].update(unit=3), "data.unit: expected a string"),
+        (_double_a_member_copy, "differs from parameters.amdahl.serial.time.value"),
     ],
 )
 def test_an_edited_fit_file_gets_the_schemas_error(tmp_path, cache, edit, message):

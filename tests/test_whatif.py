@@ -121,7 +121,10 @@ def test_compare_usl_optimum_moves_with_coherency():
         ({"serial.time": "inf"}, "finite"),
         ({"serial.time": -1}, "positive"),
         ({"serial.time": "x0"}, "positive"),
-        ({"gpus_per_node": -2}, "≥ 0"),
+        ({"gpus_per_node": -2}, "gpus_per_node: expected a positive value"),
+        ({"gpus_per_node": 0}, "gpus_per_node: expected a positive value"),
+        ({"global_batch": 0}, "global_batch: expected a positive value"),
+        ({"zero": -1}, "zero: expected a value ≥ 0"),
         ({"gpus": 8}, "gpus="),
     ],
 )

@@ -1,6 +1,7 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
 import dataclasses
+import os
 import sys
 
 from .._data import load_benchmarks
@@ -71,7 +72,11 @@ DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
-    p.add_argument("csv", help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput")
+    p.add_argument(
+        "csv",
+        help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput, or the name of a "
+        "shipped dataset (`perfmodel datasets`)",
+    )
     train.add_log_options(p)
     p.add_argument("-o", "--output", help="write the fit here as JSON")
     _add_fit_options(p)
@@ -310,7 +315,19 @@ def _load_csv(args):
     )
 
 
+def shipped_or_path(text: str) -> str:
+    """`text` as given when it names a file or folder (or looks like a path); else the
+    shipped dataset of that name, when there is one (``fit tf_dgx1_p100_resnet50_real``)."""
+    if os.path.exists(text) or os.sep in text or text == "-":
+        return text
+    try:
+        return str(dataset_path(text))
+    except InputError:
+        return text
+
+
 def _run_fit(args) -> int:
+    args.csv = shipped_or_path(args.csv)
     if train.is_time_to_train(args):
         return train.run_fit(args, fit_options(args))
     inputs = input_paths(args.csv, args.with_collective, args.collective_fit)

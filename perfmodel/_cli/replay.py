@@ -31,6 +31,7 @@ import platform
 import re
 import sys
 
+from .._files import datasets_dir
 from .cache import cache_dir, cache_off, mark_checked
 
 COMMANDS = ("fit", "demo")
@@ -110,6 +111,17 @@ def _path_tokens(argv: list[str]) -> list[str]:
     return tokens
 
 
+def _input_file(token: str) -> str | None:
+    """The file an argument reads: itself, or the shipped dataset it names (``fit``
+    accepts a dataset's name); None when it names neither."""
+    if os.path.isfile(token):
+        return token
+    if token.startswith("-") or os.sep in token:
+        return None
+    shipped = datasets_dir() / f"{token.removesuffix('.csv')}.csv"
+    return str(shipped) if shipped.is_file() else None
+
+
 def _file_hash(path: str) -> str | None:
     """The SHA-256 of the file's bytes, or None when it cannot be read."""
     digest = hashlib.sha256()
@@ -183,7 +195,7 @@ class Recording:
         # The inputs' bytes before the run (the output, existing from an earlier run, is
         # left out in `keep`).
         self.inputs = {
-            token: _file_hash(token) for token in _path_tokens(argv) if os.path.isfile(token)
+            path: _file_hash(path) for path in map(_input_file, _path_tokens(argv)) if path
         }
 
     def keep(self, args, status: int) -> None:

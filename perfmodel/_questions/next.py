@@ -403,7 +403,8 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
     if not math.isfinite(sd0) and not np.any(np.isfinite(after)):
         raise InputError(
             f"the data cannot determine {description} (its variance is unbounded) and no "
-            "single candidate fixes that; fix a parameter with {arg:fix} or measure more counts"
+            "single candidate fixes that; fix a parameter when fitting ({arg:fix}, then ask "
+            "again) or measure more counts"
         )
     if fit.raw_covariance is None:
         note = "; ".join(

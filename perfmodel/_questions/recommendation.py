@@ -152,9 +152,10 @@ class Recommendation:
             )
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval
+            upper = f"more than {self.searched} (the end of the search)" if hi is None else hi
             out.append(
                 f"  the count worth buying: {self.level:.0%} confidence interval {lo} to "
-                f"{'beyond the search' if hi is None else hi} GPUs"
+                f"{upper} GPUs"
             )
         out += [f"  {a.sentence}" for a in self.alternatives]
         return out

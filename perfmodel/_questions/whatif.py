@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from .._blend import Blend
-from .._config import Config, CONFIG_FIELDS
+from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
 from .._text import brief
@@ -48,8 +48,11 @@ def _check_range(name: str, value: float, kind: str) -> float:
         # The overlap is stored as a logit: keep it finite at exactly 0 or 1.
         return min(max(value, 1e-12), 1.0 - 1e-12)
     if kind == "config":
-        if value < 0:
-            raise InputError(f"set {name}: expected a value ≥ 0, got {value:g}")
+        if name in NONNEGATIVE_FIELDS:  # codes, and fields where 0 means "not given"
+            if value < 0:
+                raise InputError(f"set {name}: expected a value ≥ 0, got {value:g}")
+        elif value <= 0:  # as a CSV column of the same name is checked
+            raise InputError(f"set {name}: expected a positive value, got {value:g}")
         return value
     if value <= 0:
         raise InputError(f"set {name}: expected a positive value, got {value:g}")
