@@ -61,6 +61,11 @@ def format_table(
     body = [[cell(row.get(c)) for c in columns] for row in rows]
     text = [not all(_numeric(r[i]) for r in body) for i in range(len(columns))]
     widest = [max((len(r[i]) for r in body), default=0) for i in range(len(columns))]
+    # A text column wraps between words, never inside one (a name must stay copyable).
+    narrowest = [
+        max(_MIN_TEXT, *(len(word) for r in body for word in r[i].split())) if text[i] else 0
+        for i in range(len(columns))
+    ]
     # Each column is as wide as its widest cell or its longest header word.
     widths = [
         max(w, *(len(word) for word in _header_lines(c, 1)), 1) for c, w in zip(columns, widest)
@@ -76,11 +81,11 @@ def format_table(
             spare -= grow
         # Then wrap the widest text columns until the table fits.
         while spare < 0:
-            candidates = [i for i in range(len(columns)) if text[i] and widths[i] > _MIN_TEXT]
+            candidates = [i for i in range(len(columns)) if text[i] and widths[i] > narrowest[i]]
             if not candidates:
                 break
             i = max(candidates, key=lambda j: widths[j])
-            cut = min(-spare, widths[i] - _MIN_TEXT)
+            cut = min(-spare, widths[i] - narrowest[i])
             widths[i] -= cut
             spare += cut
     kept = len(columns)
@@ -104,7 +109,7 @@ def _render(columns, widths, body, text) -> list[str]:
     lines.append("  ".join("-" * w for w in widths))
     for row in body:
         wrapped = [
-            textwrap.wrap(v, w) or [""] if is_text and len(v) > w else [v]
+            textwrap.wrap(v, w, break_long_words=False) or [""] if is_text and len(v) > w else [v]
             for v, w, is_text in zip(row, widths, text)
         ]
         for k in range(max(len(c) for c in wrapped)):

@@ -49,9 +49,14 @@ def test_fit_prints_table_and_writes_json(fit_file):
     }
 
 
+# Times the default blend fits within 4% (on `CSV`, whose time levels off by 32 GPUs, the
+# blend misses by 13% and warns so: tests/test_blend_fallback.py).
+BLEND_CSV = "gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.18\n16,0.125\n1,1.01\n8,0.183\n"
+
+
 def test_fit_auto_json(capsys, tmp_path):
     csv = tmp_path / "bench.csv"
-    csv.write_text(CSV)
+    csv.write_text(BLEND_CSV)
     status, out, _ = run(capsys, "fit", str(csv), "--json")
     assert status == 0
     document = json.loads(out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
@@ -250,7 +255,7 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     """The default's conformal interval is a prediction interval: asking for the curve's
     confidence interval is refused in one line, not answered with the prediction band."""
     csv = tmp_path / "bench.csv"
-    csv.write_text(CSV)
+    csv.write_text(BLEND_CSV)
     out = tmp_path / "fit.json"
     assert run(capsys, "fit", str(csv), "-o", str(out))[0] == 0
     argv = ["predict", str(out), "--gpus", "64", "--interval", "0.9", "--kind", "confidence"]
