@@ -262,14 +262,29 @@ def load_benchmarks(
 _EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header
 
 
+def _not_utf8(content: bytes, source: str) -> str:
+    """The line and byte where `content` stops being UTF-8 (pandas decodes in chunks, so
+    its own error's position is not the file's)."""
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = content[: error.start].count(b"\n") + 1
+        byte = content[error.start : error.start + 1].hex()
+        return (
+            f"{source}: line {line}: byte 0x{byte} is not UTF-8 text; save the file as UTF-8 "
+            "(or plain ASCII)"
+        )
+    return f"{source}: not readable as UTF-8 text"
+
+
 def _header(content: bytes, source: str) -> list[str]:
     """The column names of the first line, stripped; repeated names are refused (pandas
     would rename the second ``time_s.1`` and fit the first one silently)."""
     first = content.split(b"\n", 1)[0].rstrip(b"\r")
     try:
         text = first.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{source}: not readable as CSV text ({error})") from None
+    except UnicodeDecodeError:
+        raise InputError(_not_utf8(content, source)) from None
     if not text.strip():
         raise InputError(f"{source}: the first line is empty, expected a header line")
     names = [name.strip() for name in next(csv.reader([text], skipinitialspace=True))]
@@ -315,7 +330,9 @@ def _read_csv(source: str) -> pd.DataFrame:
         frame = pd.DataFrame(columns=[*names, _EXTRA])
     except pd.errors.ParserError as error:
         raise InputError(_parser_message(str(error), len(names), source)) from None
-    except (UnicodeDecodeError, ValueError) as error:
+    except UnicodeDecodeError:
+        raise InputError(_not_utf8(content, source)) from None
+    except ValueError as error:
         first = str(error).strip().splitlines()[0]
         raise InputError(f"{source}: not readable as CSV text ({first})") from None
     lines = np.arange(len(frame)) + 2

@@ -92,6 +92,14 @@ def test_bad_csv_names_file_row_and_column(tmp_path, text, pattern):
         pm.load_benchmarks(path)
 
 
+def test_a_byte_that_is_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "bench.csv"
+    rows = "".join(f"{n},{1 / n}\n" for n in range(1, 20000))
+    path.write_bytes(b"gpus,time_s\n" + rows.encode() + b"20000,0.5\xe9\n")
+    with pytest.raises(pm.InputError, match=r"bench.csv: line 20001: byte 0xe9 is not UTF-8"):
+        pm.load_benchmarks(path)
+
+
 def test_binary_file_is_refused(tmp_path):
     path = tmp_path / "bench.csv"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\x00")

@@ -204,3 +204,17 @@ def test_an_open_ended_count_interval_names_the_end_of_the_search(amdahl):
     rec = dataclasses.replace(pm.recommend(amdahl, level=None), level=0.9, gpus_interval=(7, None))
     line = rec.lines()[1]
     assert line.endswith(f"interval 7 to more than {rec.searched} (the end of the search) GPUs")
+
+
+def test_a_count_below_the_measured_ones_says_it_is_extrapolated():
+    """Measured from 16 GPUs on: the cheapest count, 1 GPU, is the model's curve only."""
+    data = pm.from_arrays([16, 32, 64, 128], [1.0, 0.52, 0.28, 0.16])
+    rec = pm.recommend(pm.fit("amdahl", data), level=None)
+    assert rec.measured_from == 16 and rec.to_dict()["measured_from"] == 16
+    cheapest = next(a for a in rec.alternatives if a.kind == "cheapest")
+    assert cheapest.gpus == 1
+    assert cheapest.sentence.endswith("(extrapolated: no count below 16 GPUs was measured)")
+    measured = pm.recommend(
+        pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], [1.0, 0.52, 0.28, 0.16])), level=None
+    )
+    assert not any("no count below" in a.sentence for a in measured.alternatives)

@@ -229,6 +229,8 @@ def recommend(
                 fit, budget_per_hour, price_per_gpu_hour, money, shared, cost_unit, unit, per_gpu_s
             )
         )
+    lowest = int(np.min(fit.data.gpus))
+    alternatives = [_below_the_data(a, lowest) for a in alternatives]
     return Recommendation(
         gpus=rec,
         time_s=float(point["time_s"][0]),
@@ -251,7 +253,17 @@ def recommend(
         assumptions=assumptions,
         unit=unit,
         measured_up_to=int(np.max(fit.data.gpus)),
+        measured_from=lowest,
     )
+
+
+def _below_the_data(alternative: Alternative, lowest: int) -> Alternative:
+    """`alternative` with its sentence saying so when its count is below every measured
+    one (speedups there rest on the model's curve, not on a measurement)."""
+    if alternative.gpus is None or alternative.gpus >= lowest:
+        return alternative
+    note = f" (extrapolated: no count below {lowest} GPUs was measured)"
+    return dataclasses.replace(alternative, sentence=alternative.sentence + note)
 
 
 def _work(fit) -> str:

@@ -81,6 +81,8 @@ class Recommendation:
         unit: what one step is: ``"step"``, or the unit of work of a throughput fit.
         measured_up_to: the largest GPU count in the fit's data; a recommendation past
             it is an extrapolation and the sentence says so.
+        measured_from: the smallest; a count below it (the speedup's own 1-GPU
+            reference included, when 1 GPU was not measured) is an extrapolation too.
 
     A recommendation past one node from measurements within one node
     (`network_unmeasured`) gets a line of its own: nothing measured says what the
@@ -110,6 +112,7 @@ class Recommendation:
     assumptions: dict[str, object]
     unit: str = "step"
     measured_up_to: int = 0
+    measured_from: int = 0
 
     @property
     def sentence(self) -> str:
@@ -122,6 +125,8 @@ class Recommendation:
                 nodes = f" ({int(count)} node{plural} of {self.gpus_per_node})"
         if self.measured_up_to and self.gpus > self.measured_up_to:
             nodes += f" (extrapolated: at most {self.measured_up_to} GPUs were measured)"
+        elif self.measured_from and self.gpus < self.measured_from:
+            nodes += f" (extrapolated: no count below {self.measured_from} GPUs was measured)"
         band = ""
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
@@ -194,6 +199,7 @@ class Recommendation:
                 "interval": interval,
                 "unit": self.unit,
                 "measured_up_to": self.measured_up_to,
+                "measured_from": self.measured_from,
                 "network_unmeasured": self.network_unmeasured,
                 "assumptions": dict(self.assumptions),
                 "alternatives": [
