@@ -28,7 +28,7 @@ MARGIN = {"bic": 2.0, "aicc": 2.0, "loo": 0.0}
 # family (issue #9: report how well what is returned fits the data it was given). The
 # blend stays the answer: its (N/N_max)² weights trade the smallest counts for the
 # largest, and answering with the closer family instead extrapolated worse on every
-# series where this happens (2 shipped, 7 of `benchmarks/blind`: RESULTS.md).
+# series where this happens (2 shipped, 5 of `benchmarks/blind`: RESULTS.md).
 BLEND_MISS_PERCENT = 10.0
 BLEND_MISS_RATIO = 3.0
 
