@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ._data import Benchmarks, load_benchmarks
 from ._errors import InputError
-from ._files import datasets_dir
+from ._files import datasets_dir, shipped_csv
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,8 +34,8 @@ def list_datasets() -> list[DatasetInfo]:
 
 def dataset_path(name: str) -> Path:
     """Path of the shipped CSV `name` (with or without ``.csv``)."""
-    path = datasets_dir() / f"{name.removesuffix('.csv')}.csv"
-    if not path.is_file():
+    path = shipped_csv(name)
+    if path is None:
         known = [info.name for info in list_datasets()]
         close = [k for k in known if name.split("_")[0] in k][:8] or known[:8]
         raise InputError(

@@ -45,6 +45,13 @@ def datasets_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "datasets"
 
 
+def shipped_csv(name: str) -> Path | None:
+    """The shipped CSV called `name` (with or without ``.csv``), or None when there is
+    none (no path search: `name` is a dataset's name, not a path)."""
+    path = datasets_dir() / f"{name.removesuffix('.csv')}.csv"
+    return path if path.is_file() else None
+
+
 def reason(error: OSError) -> str:
     """The operating system's words for `error` (``Permission denied``)."""
     return error.strerror or str(error)

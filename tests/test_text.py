@@ -57,3 +57,14 @@ def test_seconds_and_spans():
     assert seconds(0.288e-6) == "288 ns" and seconds(3.1e-3) == "3.1 ms"
     assert seconds(float("inf")) == "unbounded"
     assert span(1.0, None, str) == "1.0–unbounded"
+
+
+def test_a_text_column_wraps_between_words_never_inside_a_name():
+    """A dataset's or parameter's name stays whole on one line (it is copied into the
+    next command); the words beside it wrap instead, even where the name is the widest."""
+    name = "tf_dgx1_p100_inceptionv3_synthetic_with_a_long_tail"
+    rows = [{"name": name, "rows": 4, "quantity": "throughput (images per second)"}] * 2
+    text = format_table(rows, width=70)
+    lines = text.splitlines()
+    assert sum(name in line for line in lines) == 2, text
+    assert all(len(line) <= 70 for line in lines), text

@@ -7,7 +7,7 @@ import sys
 from .._data import load_benchmarks
 from .._datasets import dataset_path, dataset_unit, list_datasets, load_dataset
 from .._errors import InputError
-from .._files import all_or_nothing
+from .._files import all_or_nothing, shipped_csv
 from .._fitting import (
     CRITERIA,
     DEFAULT_CRITERION,
@@ -320,10 +320,8 @@ def shipped_or_path(text: str) -> str:
     shipped dataset of that name, when there is one (``fit tf_dgx1_p100_resnet50_real``)."""
     if os.path.exists(text) or os.sep in text or text == "-":
         return text
-    try:
-        return str(dataset_path(text))
-    except InputError:
-        return text
+    shipped = shipped_csv(text)
+    return text if shipped is None else str(shipped)
 
 
 def _run_fit(args) -> int:

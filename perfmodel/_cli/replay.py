@@ -31,7 +31,7 @@ import platform
 import re
 import sys
 
-from .._files import datasets_dir
+from .._files import shipped_csv
 from .cache import cache_dir, cache_off, mark_checked
 
 COMMANDS = ("fit", "demo")
@@ -118,8 +118,8 @@ def _input_file(token: str) -> str | None:
         return token
     if token.startswith("-") or os.sep in token:
         return None
-    shipped = datasets_dir() / f"{token.removesuffix('.csv')}.csv"
-    return str(shipped) if shipped.is_file() else None
+    shipped = shipped_csv(token)
+    return None if shipped is None else str(shipped)
 
 
 def _file_hash(path: str) -> str | None:
