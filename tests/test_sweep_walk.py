@@ -215,6 +215,7 @@ def test_operations_follow_the_axes_each_quantity_depends_on():
     assert along(0) == 0  # the span of a grid without outer axes: one value
 
 
+@pytest.mark.slow  # 11 s; test_stream_equals_brute_force[no outer axes] covers the walk
 def test_sweep_without_outer_axes_equals_brute_force():
     # Nothing per axis and no Pareto front: every axis is inner, the grid one row.
     model = pm.hybrid_basic(**OPTIONS)
