@@ -30,6 +30,9 @@ _UNIT_WORDS = {
 }
 _NO_UNIT = object()
 THROUGHPUT_COLUMN = "throughput"
+# Seconds in the time a throughput counts its work per ("scripts/hour": 3600).
+PER_TIME = {"s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0}
+PER_TIME |= {"h": 3600.0, "hr": 3600.0, "hour": 3600.0, "day": 86400.0}
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
 _INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")
@@ -203,13 +206,15 @@ def load_benchmarks(
     Time columns are ``time_s``, ``time_ms`` or ``time_us``, or any column given as
     `time_column`: in `time_unit` (``"s"``, ``"ms"`` or ``"us"``) when given, else in the
     unit its name ends in (``Time_ms``, ``step time (us)``), else seconds; a name and a
-    `time_unit` that disagree are refused. ``throughput`` is work per second. What was
-    assumed is in `Benchmarks.read_as` (``"read Time_ms as milliseconds, from its
-    name"``), which fits print. Columns named like
+    `time_unit` that disagree are refused. ``throughput`` is work per second unless
+    `throughput_unit` says otherwise. What was assumed is in `Benchmarks.read_as`
+    (``"read Time_ms as milliseconds, from its name"``), which fits print. Columns named like
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
-    Repeated measurements are kept. `throughput_unit` names the work per second a
-    throughput is counted in (``"images/s"``), for labels and reports. A
+    Repeated measurements are kept. `throughput_unit` names the work a
+    throughput is counted in (``"images/s"``, ``"scripts/hour"``): a throughput per
+    minute, hour or day is read as work per second (``÷ 60``, ``÷ 3600``, ``÷ 86400``)
+    and labelled so (``"scripts/s"``). A
     ``batch_per_gpu`` column, or a ``global_batch`` that grows as the GPU count, states
     weak scaling; a ``global_batch`` equal at every count states strong scaling
     (`Benchmarks.scaling`); `scaling` (``"weak"`` or ``"strong"``) says it instead.
@@ -243,9 +248,11 @@ def load_benchmarks(
         frame = frame.drop(columns=[c for c in renames.values() if c in frame.columns])
         frame = frame.rename(columns=renames)
     frame = _select_series(frame, series, source)
+    seconds, per_second = throughput_seconds(throughput_unit, source)
     data = _validate(frame, source)
     if data.target == "throughput":
-        data = dataclasses.replace(data, unit=throughput_unit)
+        # Work per `seconds` seconds: seconds per unit of work are seconds/value.
+        data = dataclasses.replace(data, time_s=data.time_s * seconds, unit=per_second)
     if scaling is not None:
         if scaling not in ("weak", "strong"):
             raise InputError(f"scaling must be 'weak' or 'strong', got {scaling!r}")
@@ -253,10 +260,31 @@ def load_benchmarks(
     if not read_as:
         column = _measured_column(frame, source)
         if column == THROUGHPUT_COLUMN:
-            read_as = f"read {throughput_column or column} as {data.unit}"
+            read_as = f"read {throughput_column or column} as {throughput_unit}"
+            if seconds != 1.0:
+                read_as += f", ÷ {seconds:g} for {per_second}"
         else:
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
     return dataclasses.replace(data, read_as=read_as)
+
+
+def throughput_seconds(unit: str, source: str) -> tuple[float, str]:
+    """The seconds a throughput unit counts its work per, and the unit per second:
+    ``"scripts/hour"`` → ``(3600.0, "scripts/s")``, ``"images/s"`` → ``(1.0, "images/s")``.
+
+    Raises:
+        InputError: a unit that is not work per ``s``, ``min``, ``h`` or ``day``.
+    """
+    work, slash, per = unit.rpartition("/")
+    key = per.strip().lower()
+    if key not in PER_TIME and key.endswith("s"):
+        key = key[:-1]  # "hours", "secs"
+    if not slash or not work.strip() or key not in PER_TIME:
+        raise InputError(
+            f"{source}: throughput unit {unit!r}: expected work per time, e.g. images/s, "
+            "tokens/min or scripts/hour"
+        )
+    return PER_TIME[key], f"{work.strip()}/s"
 
 
 _EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header

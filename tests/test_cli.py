@@ -100,6 +100,19 @@ def test_throughput_fit_predicts_throughput(capsys, tmp_path):
     assert rows[1]["throughput"] == pytest.approx(600, rel=0.05)
 
 
+def test_a_throughput_per_hour_answers_as_the_same_throughput_per_second(capsys, tmp_path):
+    per_hour, per_second = tmp_path / "h.csv", tmp_path / "s.csv"
+    per_hour.write_text("gpus,throughput\n1,3600\n2,6840\n4,12600\n8,21600\n")
+    per_second.write_text("gpus,throughput\n1,1\n2,1.9\n4,3.5\n8,6\n")
+    _, hourly, _ = run(capsys, "fit", str(per_hour), "--throughput-unit", "images/hour")
+    _, secondly, _ = run(capsys, "fit", str(per_second), "--throughput-unit", "images/s")
+    assert "read throughput as images/hour, ÷ 3600 for images/s" in hourly
+    # The same answer, GPU-hours per image included: the per-hour numbers were not read
+    # as per second.
+    assert hourly.split("\n\n")[0] == secondly.split("\n\n")[0]
+    assert "GPU-hours per image" in hourly
+
+
 @pytest.mark.parametrize(
     "csv_text, argv, message",
     [
@@ -114,6 +127,11 @@ def test_throughput_fit_predicts_throughput(capsys, tmp_path):
             "unknown model 'nope'",
         ),
         ("gpus,time_s\n1,1\n2,0.6\n4,0.4\n", ["--fix", "x=1"], "no parameter 'x'"),
+        (
+            "gpus,throughput\n1,1\n2,1.9\n4,3.5\n",
+            ["--throughput-unit", "images"],
+            "throughput unit 'images': expected work per time",
+        ),
         (
             "gpus,time_s\n1,1\n2,0.6\n4,0.4\n",
             ["--fix", "serial.time"],

@@ -27,6 +27,39 @@ def test_throughput_becomes_seconds_per_unit_of_work(tmp_path):
     np.testing.assert_allclose(data.measured, [200, 700])
 
 
+@pytest.mark.parametrize(
+    "unit, seconds, per_second",
+    [
+        ("images/s", 1, "images/s"),
+        ("tokens/min", 60, "tokens/s"),
+        ("scripts/hour", 3600, "scripts/s"),
+        ("jobs/Hours", 3600, "jobs/s"),
+        ("runs/day", 86400, "runs/s"),
+    ],
+)
+def test_a_throughput_per_minute_hour_or_day_is_read_per_second(
+    tmp_path, unit, seconds, per_second
+):
+    data = pm.load_benchmarks(
+        write(tmp_path, "gpus,throughput\n1,200\n4,700\n"), throughput_unit=unit
+    )
+    np.testing.assert_allclose(data.time_s, [seconds / 200, seconds / 700])
+    np.testing.assert_allclose(data.measured, [200 / seconds, 700 / seconds])
+    assert data.unit == per_second and data.read_as.startswith(f"read throughput as {unit}")
+
+
+@pytest.mark.parametrize("unit", ["images", "/s", "images/fortnight", ""])
+def test_a_throughput_unit_that_is_not_work_per_time_is_refused(tmp_path, unit):
+    path = write(tmp_path, "gpus,throughput\n1,200\n4,700\n")
+    with pytest.raises(pm.InputError, match=r"bench.csv: throughput unit .*expected work per time"):
+        pm.load_benchmarks(path, throughput_unit=unit)
+
+
+def test_a_shipped_throughput_per_hour_is_read_per_second():
+    data = pm.load_dataset("usl_specsdm91")  # SPEC SDM91: scripts per hour
+    assert data.unit == "scripts/s" and data.time_s[0] == pytest.approx(3600 / 64.9)
+
+
 def test_column_mapping(tmp_path):
     path = write(tmp_path, "nodes_x,imgs,other\n1,10,x\n2,19,y\n")
     data = pm.load_benchmarks(path, gpus_column="nodes_x", throughput_column="imgs")

@@ -195,7 +195,13 @@ def _add_fit_options(p) -> None:
         help="unit of --time-column (default: the unit its name ends in, as in Time_ms, "
         "else s); a name and a unit that disagree are refused",
     )
-    p.add_argument("--throughput-column", help="name of the throughput column (work/s)")
+    p.add_argument("--throughput-column", help="name of the throughput column")
+    p.add_argument(
+        "--throughput-unit",
+        metavar="WORK/TIME",
+        help="what the throughput counts, per s, min, h or day (images/s, scripts/hour: "
+        "read as per second); default: a shipped dataset's unit, else work/s",
+    )
     p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
     p.add_argument(
         "--starts",
@@ -310,7 +316,7 @@ def _load_csv(args):
         time_column=args.time_column,
         time_unit=args.time_unit,
         throughput_column=args.throughput_column,
-        throughput_unit=dataset_unit(args.csv),
+        throughput_unit=args.throughput_unit or dataset_unit(args.csv),
         series=args.series,
     )
 
