@@ -11,6 +11,8 @@ between, so the curve is continuous in N. The regimes and the weights are those 
 fits the members.
 """
 
+import dataclasses
+
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
@@ -25,6 +27,13 @@ from ._closed import STRADDLING_MEMBERS as STRADDLING_MEMBERS
 from ._config import Config
 from ._model import AbstractScalingModel, ScalingModel
 from ._terms import AbstractCostTerm, ParamSpec
+
+
+def _described(member: str, spec: ParamSpec) -> ParamSpec:
+    if not member.startswith("power_law"):
+        return spec
+    weights = "equal weights" if member == "power_law_flat" else "weights (N/N_max)²"
+    return dataclasses.replace(spec, description=f"c of the power law c·N^e, fitted with {weights}")
 
 
 def member_names(regime: str) -> tuple[str, ...]:
@@ -140,9 +149,10 @@ class Blend(AbstractScalingModel):
     # Parameters by name ------------------------------------------------------------
 
     def parameter_specs(self) -> dict[str, ParamSpec]:
-        """Every member's parameters as ``"<member>.<term>.<param>"`` → its spec."""
+        """Every member's parameters as ``"<member>.<term>.<param>"`` → its spec (the
+        power laws' coefficients described as such, not as a PMNF term's)."""
         return {
-            f"{n}.{k}": spec
+            f"{n}.{k}": _described(n, spec)
             for n, m in zip(self.names, self.members)
             for k, spec in m.parameter_specs().items()
         }

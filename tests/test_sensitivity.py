@@ -172,3 +172,48 @@ def test_cli_explain_refuses_an_older_schema(capsys, dp_file, tmp_path):
     old.write_text(json.dumps(document))
     assert main(["explain", str(old), "--gpus", "8"]) == 2
     assert "schema version 0" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def blend_fit():
+    # Four counts of a data-parallel table whose all-reduce transfer term the exact fit
+    # sets to 0: one undetermined parameter, and members without weight at 64 GPUs.
+    return pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
+
+
+def test_a_blend_says_what_its_power_term_is_and_which_parameters_it_cannot_tell(blend_fit):
+    report = pm.sensitivity(blend_fit, 64)
+    (transfer,) = [p for p in report.parameters if p.undetermined]
+    assert transfer.name == "weak_data_parallel.allreduce.transfer"
+    assert report.parameters[-1] is transfer  # ranked last, whatever its elasticity
+    (note,) = report.notes
+    exponent = dict(blend_fit.model.options)["power_exponent"]
+    assert note.startswith("power: the share of the blend's two power laws") and (
+        f"{exponent:.3g}" in note
+    )
+    sentences = report.sentences()
+    idle = [p for p in report.parameters if not p.undetermined and abs(p.change.time_change) < 5e-4]
+    assert len(idle) >= 2 and sum("change nothing measurable" in s for s in sentences) == 1
+    assert all(p.name in sentences[-2] for p in idle)
+    assert sentences[-1].startswith(f"{transfer.name} is undetermined")
+    assert len(sentences) == len(report.parameters) - len(idle) - 1 + 2
+    assert (
+        "c of the power law"
+        in blend_fit.model.parameter_specs()["power_law.power.time"].description
+    )
+
+
+def test_cli_explain_and_report_show_no_value_for_an_undetermined_parameter(
+    blend_fit, tmp_path, capsys
+):
+    path = tmp_path / "blend.json"
+    pm.save_fit(blend_fit, path)
+    assert main(["explain", str(path), "--gpus", "64"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "allreduce.transfer " in line)
+    assert row.split()[1:] == ["—", "s", "undetermined"]
+    assert "power: the share of the blend's two power laws" in out
+    assert main(["report", str(path), "-o", str(tmp_path / "r.md")]) == 0
+    text = (tmp_path / "r.md").read_text()
+    assert "| weak_data_parallel.allreduce.transfer | — | undetermined: the data show" in text
+    assert "e-1" not in text.split("## What would move it")[1].split("##")[0]

@@ -172,6 +172,8 @@ def _print_explain(report) -> None:
     ]
     rows.append({"term": "total", "seconds": report.time_s, "share": "100.0%"})
     print(format_table(rows))
+    for note in report.notes:
+        print(note)
     if report.limiting is not None:
         share = report.breakdown[report.limiting] / report.time_s
         print(f"largest term besides parallel compute: {report.limiting} ({share:.1%})")
@@ -190,6 +192,8 @@ def _print_explain(report) -> None:
             "time after": p.change.time_s,
             "change": f"{p.change.time_change:+.1%}",
         }
+        if not p.undetermined
+        else {"parameter": p.name, "value": "—", "unit": p.unit, "elasticity": "undetermined"}
         for p in report.parameters
     ]
     print(format_table(rows))

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._errors import InputError
-from .._fitting import FitResult
+from .._fitting import FitResult, undetermined
 from .._model import AbstractScalingModel
 from .._terms import ParamSpec
 from .._text import brief, format_table
@@ -97,6 +97,8 @@ class ParameterSensitivity:
         elasticity: ``d log T(N) / d log θ`` (for the overlap fraction too).
         speedup_elasticity: ``d log S(N) / d log θ`` (the same for efficiency).
         change: the exact effect of `Change.label` applied to this parameter.
+        undetermined: True when the data show no such term (`FitResult` warnings): its
+            value is a placeholder and what its change buys says nothing.
     """
 
     name: str
@@ -107,6 +109,7 @@ class ParameterSensitivity:
     elasticity: float
     speedup_elasticity: float
     change: Change
+    undetermined: bool = False
 
     def __repr__(self) -> str:
         return (
@@ -125,7 +128,10 @@ class Sensitivity:
         time_s, speedup, efficiency: the fitted model at N.
         breakdown: seconds per term at N (``"overlap"`` ≤ 0 when the model overlaps).
         limiting: the largest term that is not parallel compute, or None.
-        parameters: one entry per parameter, largest ``|elasticity|`` first.
+        parameters: one entry per parameter, largest ``|elasticity|`` first, the
+            undetermined ones last.
+        notes: what a term of the breakdown is when its name does not say it (the power
+            laws of the default blend).
     """
 
     gpus: float
@@ -136,10 +142,31 @@ class Sensitivity:
     breakdown: dict[str, float]
     limiting: str | None
     parameters: tuple[ParameterSensitivity, ...]
+    notes: tuple[str, ...] = ()
 
     def sentences(self) -> list[str]:
-        """One readable line per parameter, in ranked order."""
-        return [describe_change(p, self.time_s, self.speedup, self.target) for p in self.parameters]
+        """One readable line per parameter, in ranked order; the parameters whose change
+        moves nothing measurable share one line, and so do the undetermined ones."""
+        idle = [p for p in self.parameters if _idle(p)]
+        open_ = [p.name for p in self.parameters if p.undetermined]
+        lines = [
+            describe_change(p, self.time_s, self.speedup, self.target)
+            for p in self.parameters
+            if not (_idle(p) or p.undetermined)
+        ]
+        if len(idle) == 1:
+            lines.append(describe_change(idle[0], self.time_s, self.speedup, self.target))
+        elif idle:
+            names = ", ".join(f"{p.change.label} {p.name}" for p in idle)
+            lines.append(f"change nothing measurable at {self.gpus:g} GPUs (< 0.05%): {names}")
+        if open_:
+            verb = "is" if len(open_) == 1 else "are"
+            lines.append(
+                f"{', '.join(open_)} {verb} undetermined: the data show no such term, so "
+                "what a change would buy cannot be read from this fit (fix a known value "
+                "with --set NAME=VALUE to ask)"
+            )
+        return lines
 
     def __repr__(self) -> str:
         limit = "" if self.limiting is None else f"largest other term {self.limiting}"
@@ -161,8 +188,12 @@ class Sensitivity:
             f"at {self.gpus:g} GPUs: {format_seconds(self.time_s)}, speedup "
             f"{self.speedup:.3g}×, efficiency {self.efficiency:.1%}"
         )
-        lines = [head, format_table(rows, width=width), "what would move it:"]
+        lines = [head, format_table(rows, width=width), *self.notes, "what would move it:"]
         return "\n".join(lines + [f"  {s}" for s in self.sentences()])
+
+
+def _idle(p: ParameterSensitivity) -> bool:
+    return not p.undetermined and abs(p.change.time_change) < 5e-4
 
 
 def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, target: str) -> str:
@@ -262,7 +293,9 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
                     change,
                 )
             )
-    entries.sort(key=lambda p: -abs(p.elasticity))
+    open_ = set(undetermined(fit))
+    entries = [dataclasses.replace(p, undetermined=p.name in open_) for p in entries]
+    entries.sort(key=lambda p: (p.undetermined, -abs(p.elasticity)))
     roles = {term.name: term.role for term in model.terms}
     others = {k: v for k, v in breakdown.items() if roles.get(k, "compute") != "compute"}
     limiting = max(others, key=others.get) if others else None
@@ -275,4 +308,17 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         breakdown=breakdown,
         limiting=limiting,
         parameters=tuple(entries),
+        notes=_notes(model, breakdown),
+    )
+
+
+def _notes(model: AbstractScalingModel, breakdown: dict[str, float]) -> tuple[str, ...]:
+    """What the ``power`` term of the default blend is: its power laws' share."""
+    if model.family != "blend" or "power" not in breakdown:
+        return ()
+    options = dict(model.options)
+    exponents = f"{options['power_exponent']:.3g} and {options['flat_exponent']:.3g}"
+    return (
+        f"power: the share of the blend's two power laws c·N^e (e = {exponents}, fitted), "
+        "which do not split the time into physical terms",
     )

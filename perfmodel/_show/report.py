@@ -16,7 +16,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
-from .._fitting import FitResult, Selection
+from .._fitting import FitResult, Selection, undetermined
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
 
 REPORT_FORMATS = ("html", "md")
@@ -75,11 +75,14 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
         intervals = parameter_intervals(fit, level)
     except InputError:
         intervals = {}
+    open_ = set(undetermined(fit))
     rows = []
     for name, value in fit.parameters().items():
         spec = specs[name]
         if name in fit.fixed:
             interval = "fixed"
+        elif name in open_:
+            interval = "undetermined: the data show no such term"
         elif name not in intervals:
             interval = "no residual to estimate it from"
         else:
@@ -91,7 +94,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
         rows.append(
             {
                 "parameter": name,
-                "value": _si(value, spec.unit),
+                "value": "—" if name in open_ else _si(value, spec.unit),
                 f"{level:.0%} interval": interval,
                 "meaning": spec.description,
             }
@@ -179,6 +182,9 @@ def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
     throughput = fit.target == "throughput"
     rows = []
     for p in s.parameters:
+        if p.undetermined:
+            rows.append({"parameter": p.name, "value": "—", "effect": "undetermined"})
+            continue
         change = p.change
         effect = (
             f"throughput {1.0 / (1.0 + change.time_change) - 1.0:+.1%}"
@@ -199,6 +205,7 @@ def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
         f"At {n} GPUs the largest term besides compute is {s.limiting}. " if s.limiting else ""
     )
     note = limiting + "Each parameter improved 2× alone, the model evaluated exactly."
+    note = " ".join((*(f"{n}." for n in s.notes), note))
     return _Table(f"What would move it: sensitivities at {n} GPUs ({where})", rows, note)
 
 
