@@ -489,7 +489,7 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
     where = f"{source} row {position + 1} (line {_lines(frame)[position]}), column {column!r}"
     if cell == "":
         raise InputError(f"{where}: empty cell, expected a number")
-    if not np.isfinite(value):
+    if not np.isfinite(value) and not names:
         raise InputError(f"{where}: expected a finite number, got {cell!r}")
     if column in CODED_FIELDS and value not in CODED_FIELDS[column]:
         codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[column])

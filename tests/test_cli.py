@@ -150,6 +150,11 @@ def test_bad_input_exits_2_and_writes_nothing(capsys, tmp_path, csv_text, argv, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.csv"]
 
 
+def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
+    status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--tp", "8")
+    assert status == 2 and "--tp: layouts are for hybrid fits" in err
+
+
 def test_bad_gpu_list(capsys, fit_file):
     status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "1,0.5")
     assert status == 2 and "whole numbers" in err

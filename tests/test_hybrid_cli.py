@@ -80,7 +80,8 @@ def test_fit_refuses_weak_scaling_and_missing_shapes(two_runs, tmp_path, capsys)
     bad = tmp_path / "bad.csv"
     pd.read_csv(two_runs).assign(recompute="most").to_csv(bad, index=False)
     assert main(["fit", str(bad), "--model", "hybrid"]) == 2
-    assert "column 'recompute': expected a finite number" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "column 'recompute': expected one of 0, 1, 2 or none, selective, full, got 'most'" in err
 
 
 def test_predict_at_layouts_against_the_measured_reference(fitted, capsys):
@@ -158,3 +159,75 @@ def test_sweep_warns_about_workload_fields_left_at_their_defaults(tmp_path, caps
     for alternative in document["alternatives"]:
         slower = alternative["step_time_s"] / best["step_time_s"] - 1.0
         assert alternative["slower_pct"] == pytest.approx(100 * slower, rel=1e-4)
+
+
+def test_a_measured_run_with_an_invalid_layout_is_refused_with_its_line(two_runs, tmp_path, capsys):
+    runs = pd.read_csv(two_runs)
+    runs.loc[1, "pp"] = 7  # 8 × 7 does not divide the 64 GPUs, nor 7 the 96 layers
+    bad = tmp_path / "pp7.csv"
+    runs.to_csv(bad, index=False)
+    assert main(["fit", str(bad), "--model", "hybrid"]) == 2
+    err = capsys.readouterr().err
+    assert "pp7.csv line 3: this run's layout is not valid (tp·pp does not divide gpus)" in err
+    # A misspelt layout column leaves the runs at the default: said, with the field meant.
+    typo = tmp_path / "typo.csv"
+    pd.read_csv(two_runs).rename(columns={"microbatch_size": "micro_batch_size"}).to_csv(
+        typo, index=False
+    )
+    assert main(["fit", str(typo), "--model", "hybrid"]) == 2
+    err = capsys.readouterr().err
+    assert "column 'micro_batch_size' is not a field perfmodel reads: ignored (did you mean" in err
+    assert "'microbatch_size'?)" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plot", "-o", "x.png"],
+        ["report", "-o", "x.md"],
+        ["explain", "--gpus", "8"],
+        ["next", "--candidates", "128,256"],
+    ],
+)
+def test_gpu_count_curves_of_a_hybrid_fit_are_refused(fitted, tmp_path, capsys, argv):
+    command, *rest = argv
+    rest = [str(tmp_path / r) if r.startswith("x.") else r for r in rest]
+    assert main([command, str(fitted), *rest]) == 2
+    err = capsys.readouterr().err
+    assert f"{command}: a hybrid (Megatron-LM layout) fit answers per layout" in err
+    assert "perfmodel optimal" in err and not list(tmp_path.iterdir())
+
+
+def test_predict_reads_the_runs_csv_itself_as_layouts(fitted, two_runs, capsys):
+    assert main(["predict", str(fitted), "--layouts", str(two_runs), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    measured = pd.read_csv(two_runs)["time_s"].to_numpy()
+    # The fit is calibrated on these two runs: the predictions are the measurements.
+    assert [r["time_s"] for r in rows] == pytest.approx(measured, rel=1e-3)
+
+
+def test_optimal_says_when_no_larger_count_has_a_valid_layout(fitted, capsys):
+    # 105 layers: pp must divide 105, so 512 GPUs (8·64) has no valid layout of tp 8.
+    argv = ["optimal", str(fitted), "--max-gpus", "512", "--set", "layers=105"]
+    argv += ["--set", "hidden=20480", "--set", "heads=128", "--set", "global_batch=280"]
+    assert main([*argv, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["searched_up_to"] == 512 and not document["at_search_limit"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    if document["largest_valid"]:
+        assert "the largest count with a valid layout that fits, searched up to 512" in out
+    assert "the search limit" not in out
+
+
+def test_time_to_train_layout_alternatives_rank_as_step_times():
+    import perfmodel as pm
+
+    fixed = dict(layers=32, hidden=4096, heads=32, seq_len=2048, vocab=51200, gpus=64.0)
+    fixed |= dict(global_batch=256, gpus_per_node=8, gpu_memory_bytes=72e9)
+    axes = {"tp": [2, 4, 8], "pp": [1, 2, 4]}
+    model = pm.hybrid()
+    best = pm.sweep(model, axes, fixed=fixed, pareto=False, progress=False).top.iloc[0]
+    by_time = pm.layout_alternatives(model, axes, best, fixed=fixed, objective="time")
+    by_ttt = pm.layout_alternatives(model, axes, best, fixed=fixed, objective="time_to_train")
+    pd.testing.assert_frame_equal(by_time, by_ttt)

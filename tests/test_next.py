@@ -184,8 +184,16 @@ def test_without_degrees_of_freedom_ranks_by_relative_narrowing(amdahl_fit):
     for m in answer.ranking:
         (j,) = log_jacobian(s, c, np.array([float(m.gpus)]))
         ratio = 1 - (g @ a_inv @ j) ** 2 / ((1 + j @ a_inv @ j) * (g @ a_inv @ g))
-        assert m.shrink == pytest.approx(1 - math.sqrt(ratio), rel=1e-6)
+        assert 1 - m.sd_after / m.sd_before == pytest.approx(1 - math.sqrt(ratio), rel=1e-6)
+        if m.interval_after is not None:
+            # The shrink said is that of the intervals printed (drift part included).
+            (lo0, hi0), (lo1, hi1) = answer.interval, m.interval_after
+            width = math.log(hi1 / lo1) / math.log(hi0 / lo0)
+            assert m.shrink == pytest.approx(1 - width, abs=0.01)  # the centre clips a side
     assert answer.ranking[0].gpus == 64
+    assert [m.shrink for m in answer.ranking] == sorted(
+        (m.shrink for m in answer.ranking), reverse=True
+    )
 
 
 @pytest.mark.parametrize(

@@ -424,6 +424,37 @@ def test_read_log_feeds_a_fit():
     assert result.predict([8])["time_s"][0] == pytest.approx(612.8, rel=0.2)
 
 
+def test_logs_of_one_global_batch_state_strong_scaling_as_a_csv_does(tmp_path, capsys):
+    # The same step times as logs of a fixed global batch and as a CSV with its
+    # global_batch column: the same regime, the same answer.
+    from perfmodel._cli import main
+
+    paths = []
+    for g in (1, 2, 4, 8):
+        rows = [f"0,{s * 50},{(0.1 + 0.8 / g) * (2 if s == 1 else 1):.4f},{g}" for s in range(1, 7)]
+        path = tmp_path / f"metrics_{g}.csv"
+        path.write_text("epoch,step,step_time,world_size\n" + "\n".join(rows) + "\n")
+        paths.append(str(path))
+    data = read_log(paths[0], global_batch=256)
+    assert data.scaling is None  # one GPU count: nothing to tell
+    assert main(["fit", *paths, "--global-batch", "256"]) == 0
+    from_logs = capsys.readouterr().out
+    table = tmp_path / "a.csv"
+    table.write_text("gpus,time_s,global_batch\n1,0.9,256\n2,0.5,256\n4,0.3,256\n8,0.2,256\n")
+    assert main(["fit", str(table)]) == 0
+    from_csv = capsys.readouterr().out
+    assert "(strong regime)" in from_logs and "(strong regime)" in from_csv
+    assert from_logs.splitlines()[0] == from_csv.splitlines()[0]
+
+
+def test_a_missing_option_is_named_as_the_command_line_flag(tmp_path, capsys):
+    from perfmodel._cli import main
+
+    path = write(tmp_path, "step,step_time\n1,0.5\n2,0.5\n", "m.csv")
+    assert main(["fit", str(path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("no GPU count in the log; pass --gpus")
+
+
 # Runs trained to a target (`read_training_runs`) ------------------------------------
 
 

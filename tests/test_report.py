@@ -189,3 +189,17 @@ def test_write_report_rejects_unknown_format(tmp_path, fit_file):
     with pytest.raises(pm.InputError, match="unknown report format 'pdf'"):
         pm.write_report(pm.load_fit(fit_file), tmp_path / "r.pdf")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_folder_of_logs_names_the_report(fit_file):
+    import dataclasses
+
+    from perfmodel._show.report import _title
+
+    fit = pm.load_fit(fit_file)
+    for source, title in [
+        ("runs/ssd/ (seconds per step)", "Scaling report: ssd (seconds per step)"),
+        ("data/bench.csv", "Scaling report: bench.csv"),
+    ]:
+        named = dataclasses.replace(fit, data=dataclasses.replace(fit.data, source=source))
+        assert _title(named) == title

@@ -135,6 +135,9 @@ def _header(result: FitResult) -> str:
 
 def _run_explain(args) -> int:
     result = load_with_changes(args.fit, args.set)
+    from .layout import refuse_layout_fit
+
+    refuse_layout_fit(result, "explain")
     reports = [
         sensitivity(result, n, factor=args.factor)
         for n in parse_list(args.gpus, "--gpus", cast=int)
@@ -217,6 +220,9 @@ def _target(args) -> tuple[str, float]:
 
 def _run_require(args) -> int:
     result = load_with_changes(args.fit, args.set)
+    from .layout import refuse_layout_fit
+
+    refuse_layout_fit(result, "require")
     if args.param == "gpus" and args.gpus is not None:
         raise InputError("--gpus is the unknown with --param gpus; leave it out")
     if args.param != "gpus" and args.gpus is None:
@@ -292,6 +298,9 @@ def _run_whatif(args) -> int:
 
 def _run_next(args) -> int:
     result = load_fit(args.fit)
+    from .layout import refuse_layout_fit
+
+    refuse_layout_fit(result, "next")
     answer = next_measurements(
         result,
         parse_list(args.candidates, "--candidates", cast=int),

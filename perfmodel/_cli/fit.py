@@ -339,6 +339,11 @@ def _run_fit(args) -> int:
     check_outputs({"-o": args.output, **reports}, inputs)
     if args.report is not None:
         check_report_path(args.report)
+        if args.model == "hybrid":
+            raise InputError(
+                "--report: a hybrid fit answers per layout, which the report's GPU-count "
+                "curves cannot show; fit without --report, then perfmodel optimal FIT"
+            )
     data = train.read_data(args) if train.reads_logs(args) else _load_csv(args)
     extra = {}
     if uses_collectives(args):

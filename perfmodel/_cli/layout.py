@@ -13,6 +13,7 @@
 
 import csv
 import dataclasses
+import difflib
 import math
 
 import jax
@@ -44,6 +45,7 @@ LAYOUT_OPTIONS: dict[str, str] = {
     "seq_parallel": "--seq-parallel",
     "zero": "--zero",
 }
+MEASURED_COLUMNS = frozenset(("time_s", "time_ms", "time_us", "throughput", "series"))
 # Parameters the runs may determine, most identifiable first; the rest stay fixed.
 CANDIDATES = (
     "compute.e_max",
@@ -172,7 +174,10 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
                     f"{data.source}: model 'hybrid' needs {field!r} in the data (a CSV "
                     f"column): its {term.name} term depends on it"
                 )
+    ignored = [_ignored(column) for column in ignored_columns(data)]
+    _check_measured_layouts(data, ignored)
     free, fixed, notes = parameter_plan(model.with_parameters(fix), data, fix)
+    notes += ignored
     bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **options.pop("bounds", {})}
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
@@ -183,6 +188,54 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
             + ", ".join({"heads": "hidden/128", "vocab": "0 (no output layer)"}[n] for n in missing)
         )
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+def refuse_layout_fit(result: FitResult, command: str) -> None:
+    """An InputError for `command`s that vary the GPU count alone (`plot`, `report`,
+    `explain`, `require`, `next`) on a `hybrid` fit: at the fit's one layout most counts are not
+    valid (1 GPU for a tp 8 × pp 8 run), so their speedups would compare invalid layouts."""
+    if hybrid_kind(result.model) == "hybrid":
+        raise InputError(
+            f"{command}: a hybrid (Megatron-LM layout) fit answers per layout, and "
+            f"{command} varies the GPU count alone at one layout, invalid at most counts; "
+            "use perfmodel predict FIT --tp/--pp/... or --layouts CSV, perfmodel optimal "
+            "FIT (a layout search) or perfmodel sweep"
+        )
+
+
+def ignored_columns(data) -> list[str]:
+    """Columns of the runs CSV that no `Config` field reads: a misspelt
+    ``micro_batch_size`` leaves every run at the default micro-batch size."""
+    try:
+        with open(data.source, newline="", encoding="utf-8") as stream:
+            header = next(csv.reader(stream), [])
+    except (OSError, UnicodeDecodeError):
+        return []
+    known = {*CONFIG_FIELDS, "gpus", "time_s", "time_ms", "time_us", "throughput", "series"}
+    names = [c.strip() for c in header if c.strip()]
+    return [c for c in names if c not in known and f"read {c} as" not in data.read_as]
+
+
+def _ignored(column: str) -> str:
+    close = difflib.get_close_matches(column, CONFIG_FIELDS, n=1, cutoff=0.7)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"column {column!r} is not a field perfmodel reads: ignored{hint}"
+
+
+def _check_measured_layouts(data, ignored: list[str]) -> None:
+    """A measured run whose layout Megatron-LM could not run (`layout_status`: tp·pp not
+    dividing the GPUs, pp not dividing the layers, …) is a typo, refused with its line
+    and the `ignored` columns that may explain it."""
+    with jax.enable_x64(True):
+        codes = np.asarray(layout_status(Config(gpus=data.gpus, **data.config), "hybrid"))
+    bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(
+            f"{data.source} line {int(data.lines[i])}: this run's layout is not valid "
+            f"({REASONS[int(codes[i])]}); a measured run has a layout that can run"
+            + "".join(f"; {note}" for note in ignored)
+        )
 
 
 # Layouts ---------------------------------------------------------------------------------
@@ -224,7 +277,9 @@ def _read_layouts(path: str) -> dict[str, np.ndarray]:
         raise InputError(f"--layouts {path}: not a CSV ({error})")
     if not rows:
         raise InputError(f"--layouts {path}: no rows")
-    columns = [c.strip() for c in rows[0]]
+    # A runs CSV (`fit --model hybrid`'s input) reads as its layouts: the measured column
+    # is left out, so predictions can be set beside the measurements.
+    columns = [c.strip() for c in rows[0] if c.strip() not in MEASURED_COLUMNS]
     unknown = [c for c in columns if c not in CONFIG_FIELDS]
     if unknown:
         raise InputError(
@@ -236,6 +291,8 @@ def _read_layouts(path: str) -> dict[str, np.ndarray]:
     out = {c: [] for c in columns}
     for i, row in enumerate(rows, start=1):
         for key, text in row.items():
+            if key.strip() in MEASURED_COLUMNS:
+                continue
             where = f"--layouts {path} row {i} (line {i + 1}), column {key.strip()!r}"
             if text is None or not str(text).strip():
                 raise InputError(f"{where}: empty cell, expected a number")
@@ -301,7 +358,7 @@ def reference_time(result: FitResult, layouts: dict | None = None) -> dict[str, 
             raise InputError("no measured run of this workload and no valid layout to compare with")
         i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
         reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
-        what = "the valid layout on the fewest GPUs given (no measured run of this workload)"
+        what = "the valid layout on the fewest GPUs (no measured run of this workload)"
     if reference is None:
         raise InputError("no measured run of this workload to compare with")
     one = {k: np.asarray([v]) for k, v in reference.items()}
@@ -452,8 +509,10 @@ def optimal_layout(
         "cost_per_step": float(best["cost_per_step"]) if price_per_gpu_hour is not None else None,
         "objective": objective,
         "reference": reference,
-        "searched_up_to": int(gpus[-1]),
-        "at_search_limit": bool(int(best["gpus"]) == int(gpus[-1])),
+        "searched_up_to": int(axes["gpus"][-1]),
+        "at_search_limit": bool(int(best["gpus"]) == int(axes["gpus"][-1])),
+        # The best count is the largest with a valid layout, below the search limit.
+        "largest_valid": bool(int(best["gpus"]) == int(gpus[-1]) < int(axes["gpus"][-1])),
         "diminishing_returns": {
             "gpus": None if knee is None else int(gpus[knee]),
             "criterion": criterion,
@@ -475,8 +534,16 @@ def _finite(x) -> float | None:
 
 
 def run_predict(args, result: FitResult, print_json, format_table) -> bool:
-    """``predict`` of a hybrid fit (layouts, `layout_rows`); False for other fits."""
+    """``predict`` of a hybrid fit (layouts, `layout_rows`); False for other fits, which
+    refuse layout options rather than ignore them."""
     if hybrid_kind(result.model) == "":
+        given = [flag for field, flag in LAYOUT_OPTIONS.items() if getattr(args, field, None)]
+        given += ["--layouts"] if getattr(args, "layouts", None) else []
+        if given:
+            raise InputError(
+                f"{given[0]}: layouts are for hybrid fits; this {result.family} fit predicts "
+                "by GPU count alone (--gpus)"
+            )
         return False
     layouts = layouts_from_args(args)
     if layouts is None:
@@ -497,6 +564,11 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
 def print_optimal_layout(document: dict) -> None:
     ref = document["reference"]
     limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
+    if document.get("largest_valid"):
+        limit = (
+            f" (the largest count with a valid layout that fits, searched up to "
+            f"{document['searched_up_to']})"
+        )
     print(
         f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}, "
         f"{describe_layout(document['layout'])}"

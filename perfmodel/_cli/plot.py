@@ -92,6 +92,9 @@ def _run_plot(args) -> int:
     check_outputs({"-o": args.output}, [args.fit])
     _check_output(args.output, FORMATS, "image")
     result = load_fit(args.fit)
+    from .layout import refuse_layout_fit
+
+    refuse_layout_fit(result, "plot")
     c = curves(result, **figure_options(args))
     save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
     message(f"wrote {args.output}")
@@ -109,6 +112,9 @@ def _run_report(args) -> int:
     check_outputs(report_outputs(args.output, "-o"), [args.fit])
     check_report_path(args.output)
     result = load_fit(args.fit)
+    from .layout import refuse_layout_fit
+
+    refuse_layout_fit(result, "report")
     with all_or_nothing():  # a Markdown report and its figure, or neither
         written = write_report(
             result, args.output, selection=stored_selection(args.fit), **figure_options(args)

@@ -45,9 +45,12 @@ class MeasurementValue:
 
     Attributes:
         gpus: the candidate GPU count.
-        sd_before, sd_after: standard deviation of log q now and after the measurement.
-        shrink: ``1 − sd_after / sd_before``, the fraction of the interval's width (in
-            log) the measurement removes.
+        sd_before, sd_after: standard deviation of log q now and after the measurement
+            (the parameters' part).
+        shrink: the fraction of the interval's width (in log) the measurement removes:
+            of `interval_after` against the interval now where there is one (its drift
+            part shrinks too, by the doublings the count brings inside), else
+            ``1 − sd_after / sd_before``; the ranking is by it.
         interval_after: the confidence interval expected after it (None when q stays
             undetermined).
         measured: True when the data already hold this count (it would be a repeat).
@@ -382,16 +385,23 @@ class _Band:
             measured,
         )
 
-    def after(self, estimate: float, ratio: float, gpus: float) -> tuple[float, float] | None:
-        """The interval expected after measuring `gpus`: the parameter part narrowed by
-        `ratio` (sd after / sd before), the drift by the doublings left outside."""
+    def factor(self, ratio: float, gpus: float) -> float | None:
+        """How much the interval's log-width shrinks by measuring `gpus` (after/before):
+        the parameter part by `ratio` (sd after / sd before), the drift by the doublings
+        left outside the measured counts; None without an interval."""
         if self.interval is None or not math.isfinite(ratio):
             return None
-        lo, hi = self.interval
         before = _doublings(self.at, *self.measured)
         left = _doublings(self.at, min(self.measured[0], gpus), max(self.measured[1], gpus))
         drift = (left / before) ** 2 if before > 0 else 1.0
-        factor = math.sqrt(self.parameter_share * ratio**2 + (1.0 - self.parameter_share) * drift)
+        return math.sqrt(self.parameter_share * ratio**2 + (1.0 - self.parameter_share) * drift)
+
+    def after(self, estimate: float, ratio: float, gpus: float) -> tuple[float, float] | None:
+        """The interval expected after measuring `gpus` (`factor`)."""
+        factor = self.factor(ratio, gpus)
+        if factor is None:
+            return None
+        lo, hi = self.interval
         below = max(math.log(estimate / lo), 0.0) * factor
         above = max(math.log(hi / estimate), 0.0) * factor
         return (estimate * math.exp(-below), estimate * math.exp(above))
@@ -425,6 +435,8 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
         sd1 = math.sqrt(var)
         shrink = 1.0 - sd1 / sd0 if math.isfinite(sd0) else (1.0 if math.isfinite(sd1) else 0.0)
         later = None if now is None else band.after(estimate, sd1 / sd0, float(n))
+        if later is not None:  # the interval printed: its parameter and drift parts
+            shrink = 1.0 - band.factor(sd1 / sd0, float(n))
         repeat = " (a repeat of a measured count)" if n in measured else ""
         if now is not None and later is not None:
             reason = (
@@ -436,7 +448,9 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
         else:
             reason = f"measuring {int(n)} GPUs{repeat} narrows {description} by {shrink:.0%}"
         ranking.append(MeasurementValue(int(n), sd0, sd1, shrink, later, n in measured, reason))
-    ranking.sort(key=lambda m: (m.sd_after, m.gpus))
+    # Most narrowing first: of the printed interval where there is one, so the order
+    # follows the intervals each line shows.
+    ranking.sort(key=lambda m: (-m.shrink, m.sd_after, m.gpus))
     return NextMeasurements(
         quantity=picked,
         description=description,

@@ -119,7 +119,7 @@ def read_megatron(
             batch = _positive(fields[BATCH], BATCH, where)
         elif batch is None:
             raise InputError(
-                f"{where}: iteration line without '{BATCH}: <number>'; pass global_batch="
+                f"{where}: iteration line without '{BATCH}: <number>'; pass {{arg:global_batch}}"
             )
         consumed = _positive(fields[CONSUMED], CONSUMED, where) if CONSUMED in fields else None
         iteration = int(match.group(1))

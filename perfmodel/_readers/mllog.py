@@ -127,7 +127,7 @@ def _gpus(first: dict, source: str, gpus, gpus_per_node) -> tuple[int | None, fl
         raise InputError(
             f"{source} line {line}: submission_platform: expected '<nodes>x<system>' "
             f"(e.g. '32xNVIDIA DGX A100') to count nodes, got {json.dumps(value)}; "
-            "pass gpus= instead"
+            "pass {arg:gpus} instead"
         )
     nodes, system = int(match.group(1)), match.group(2)
     if gpus_per_node is None:

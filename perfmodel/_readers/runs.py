@@ -47,7 +47,7 @@ def _from_summaries(runs: list[RunSummary], source: str, work: str | None) -> Tr
     if "global_batch" not in data.config:
         raise InputError(
             f"{runs[0].source}: no global_batch_size in the log; time to train needs each "
-            "run's global batch (pass global_batch= if it is the same for every run)"
+            "run's global batch (pass {arg:global_batch} if it is the same for every run)"
         )
     samples = [run.samples for run in runs]
     epochs = [run.epochs for run in runs]

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._data import Benchmarks
+from .._data import Benchmarks, stated_scaling
 from .._errors import InputError
 
 WARMUP_FACTOR = 1.2  # "auto": a leading interval slower than this × the steady median
@@ -137,11 +137,11 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
         where = f"{run.source} line {run.line}" if run.line else run.source
         if run.gpus is None:
             hint = (
-                " (or gpus_per_node=: the log gives the node count)"
+                " (or {arg:gpus_per_node}: the log gives the node count)"
                 if run.format == "mllog"
                 else ""
             )
-            raise InputError(f"{where}: no GPU count in the log; pass gpus={hint}")
+            raise InputError(f"{where}: no GPU count in the log; pass {{arg:gpus}}{hint}")
         value = _value(run, quantity)
         if value is None or not math.isfinite(value) or value <= 0:
             raise InputError(f"{where}: the log gives no {quantity.replace('_', ' ')} for this run")
@@ -159,7 +159,7 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
             lack = runs[given.index(False)]
             raise InputError(
                 f"{lack.source}: no {name} for this run, while {have.source} gives "
-                f"{name} = {values[given.index(True)]:g}; pass {name}= to give it for all"
+                f"{name} = {values[given.index(True)]:g}; pass {{arg:{name}}} to give it for all"
             )
         config[name] = np.asarray(values, dtype=float)
     return Benchmarks(
@@ -169,4 +169,7 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
         target="time",
         config=config,
         lines=np.asarray([run.line for run in runs]),
+        scaling=stated_scaling(
+            np.asarray([run.gpus for run in runs], dtype=float), config.get("global_batch")
+        ),
     )

@@ -299,7 +299,9 @@ def _md_table(table: _Table) -> str:
 
 
 def _title(fit: FitResult) -> str:
-    return f"Scaling report: {os.path.basename(fit.data.source)}"
+    # A folder of logs read as "logs/ (seconds per step)" names itself, not "".
+    path, sep, what = fit.data.source.partition(" (")
+    return f"Scaling report: {os.path.basename(os.path.normpath(path))}{sep}{what}"
 
 
 def _footer() -> str:

@@ -43,7 +43,8 @@ def layout_alternatives(
         axes: the space's axes; the layout axes (`LAYOUT_FIELDS`) with more than one
             value are searched again, the others held at `best`'s values.
         best: the winning configuration (a row of `SweepResult.top`).
-        fixed, objective, precision: as in `sweep`.
+        fixed, objective, precision: as in `sweep` (the time-to-train objectives rank
+            layouts at one GPU count and batch as their step time or cost does).
 
     Returns:
         One row per distinct alternative: ``axis`` (the layout axes it is the best
@@ -52,6 +53,9 @@ def layout_alternatives(
         higher its score is, %), sorted by ``slower_pct``.
     """
     layout = {n: v for n, v in axes.items() if n in LAYOUT_FIELDS and len(np.atleast_1d(v)) > 1}
+    # The GPU count and the global batch are held at `best`'s: every layout takes the same
+    # steps to the target, so time (cost) to train ranks them as step time (cost) does.
+    objective = {"time_to_train": "time", "cost_to_train": "cost"}.get(objective, objective)
     if not layout:
         return pd.DataFrame(columns=["axis", "best_value", "step_time_s", "slower_pct"])
     held = {n: float(best[n]) for n in axes if n not in layout}
