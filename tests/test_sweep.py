@@ -436,3 +436,14 @@ def test_sweep_of_the_default_blend_equals_its_predictions():
     np.testing.assert_allclose(
         best["step_time_s"], fit.predict([best["gpus"]])["time_s"][0], rtol=1e-9
     )
+
+
+def test_a_hybrid_space_with_legacy_options_says_which_model_it_runs(tmp_path):
+    from perfmodel._sweep.space import load_space
+
+    legacy = SPACE.replace('family = "hybrid_basic"', 'family = "hybrid"')
+    space = load_space(_space(tmp_path, legacy))
+    assert space.model.family == "hybrid_basic"
+    (note,) = space.notes
+    assert note.startswith("model.options flops: options of hybrid_basic (the legacy model")
+    assert not load_space(_space(tmp_path, SPACE, "basic.toml")).notes  # said outright

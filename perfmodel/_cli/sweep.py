@@ -285,6 +285,8 @@ def _run_sweep(args) -> int:
     check_outputs({"-o": args.output}, [args.space])
     reporter = _join_cluster(args)
     space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
+    for note in space.notes:
+        print(f"warning: {space.source}: {note}", file=sys.stderr)
     check_outputs({"-o": args.output}, space.inputs)  # the fit its model came from too
     options = train.sweep_options(args.space, _options(space, args), args.convergence)
     try:

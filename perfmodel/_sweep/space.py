@@ -29,6 +29,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import read_bytes
 from .._io import load_fit
+from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._schema import check_options
 from .run import WHOLE_FIELDS
 
@@ -65,6 +66,7 @@ class Space:
     fixed: dict[str, float]
     options: dict[str, object]
     inputs: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _number(value, where: str) -> float:
@@ -215,6 +217,7 @@ def _limit(options: dict, max_configs: float | None) -> float:
 
 def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
     spec = _table(document, "model", source)
+    notes = []
     unknown = sorted(set(spec) - {"family", "options", "fit"})
     if unknown:
         raise InputError(f"model.{unknown[0]}: unknown key; valid: family, options, fit")
@@ -232,6 +235,13 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         if not isinstance(family, str):
             raise InputError(f"model.family: expected a family name, got {family!r}")
         model = check_options(family, spec.get("options", {}))
+        if family == "hybrid" and hybrid_kind(model) == "hybrid_basic":
+            basic = sorted(BASIC_ONLY_OPTIONS & set(spec.get("options", {})))
+            notes.append(
+                f"model.options {', '.join(basic)}: options of hybrid_basic (the legacy model, "
+                "without Megatron-LM terms), which this space runs; drop them for the Megatron-LM hybrid, or write "
+                'family = "hybrid_basic"'
+            )
     fixed = {
         name: _number(value, f"fixed.{name}")
         for name, value in _table(document, "fixed", source).items()
@@ -254,4 +264,4 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     if not all(isinstance(p, str) for p in per):
         raise InputError(f"sweep.per: expected a list of axis names, got {per!r}")
     inputs = (source, fit_path) if "fit" in spec else (source,)
-    return Space(source, model, axes, fixed, dict(options), inputs)
+    return Space(source, model, axes, fixed, dict(options), inputs, tuple(notes))
