@@ -238,9 +238,9 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         if family == "hybrid" and hybrid_kind(model) == "hybrid_basic":
             basic = sorted(BASIC_ONLY_OPTIONS & set(spec.get("options", {})))
             notes.append(
-                f"model.options {', '.join(basic)}: options of hybrid_basic (the legacy model, "
-                "without Megatron-LM terms), which this space runs; drop them for the Megatron-LM hybrid, or write "
-                'family = "hybrid_basic"'
+                f"model.options {', '.join(basic)}: options of hybrid_basic (the legacy "
+                "model, without Megatron-LM terms), which this space runs; drop them for the "
+                'Megatron-LM hybrid, or write family = "hybrid_basic"'
             )
     fixed = {
         name: _number(value, f"fixed.{name}")
