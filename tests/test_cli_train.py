@@ -141,6 +141,10 @@ def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
         (["optimal", ssd_fit, "--objective", "time-to-train", "--deadline", "5"], "cost-to-train"),
         (["predict", ssd_fit, "--gpus", "8,16,32", "--global-batch", "1,2"], "one value or one"),
         (["optimal", ssd_fit, "--objective", "time-to-train", "--min-gain", "2"], "--min-gain"),
+        (
+            ["optimal", ssd_fit, "--objective", "time-to-train", "--global-batch", "0"],
+            "--global-batch: expected numbers ≥ 1, got [0.0]",
+        ),
     ]
     for argv, message in cases:
         try:

@@ -72,6 +72,7 @@ FLAGS = {
     "budget_per_hour": "--budget",
     "n_starts": "--starts",
     "top_k": "--top",
+    "batches": "--global-batch",
 }
 SIGPIPE_STATUS = 141
 REPLAYED = ("fit", "demo")  # the commands `replay` answers again (its COMMANDS)

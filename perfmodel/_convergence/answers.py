@@ -43,7 +43,7 @@ def batch_grid(fit: TimeToTrainFit) -> np.ndarray:
 def _axis(values, name: str) -> np.ndarray:
     array = np.asarray(values, float).ravel()
     if array.size == 0 or not np.all(np.isfinite(array) & (array >= 1)):
-        raise InputError(f"{name}: expected numbers ≥ 1, got {array[:4].tolist()}")
+        raise InputError(f"{{arg:{name}}}: expected numbers ≥ 1, got {array[:4].tolist()}")
     return np.unique(array)
 
 
