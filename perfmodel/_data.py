@@ -31,8 +31,12 @@ _UNIT_WORDS = {
 _NO_UNIT = object()
 THROUGHPUT_COLUMN = "throughput"
 # Seconds in the time a throughput counts its work per ("scripts/hour": 3600).
-PER_TIME = {"s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0}
-PER_TIME |= {"h": 3600.0, "hr": 3600.0, "hour": 3600.0, "day": 86400.0}
+PER_TIME = {
+    **dict.fromkeys(("s", "sec", "second"), 1.0),
+    **dict.fromkeys(("min", "minute"), 60.0),
+    **dict.fromkeys(("h", "hr", "hour"), 3600.0),
+    "day": 86400.0,
+}
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
 _INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")

@@ -213,10 +213,10 @@ def test_optimal_says_when_no_larger_count_has_a_valid_layout(fitted, capsys):
     assert main([*argv, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["searched_up_to"] == 512 and not document["at_search_limit"]
+    assert document["largest_valid"] and document["gpus"] < 512
     assert main(argv) == 0
     out = capsys.readouterr().out
-    if document["largest_valid"]:
-        assert "the largest count with a valid layout that fits, searched up to 512" in out
+    assert "the largest count with a valid layout that fits, searched up to 512" in out
     assert "the search limit" not in out
 
 

@@ -211,7 +211,7 @@ def ignored_columns(data) -> list[str]:
             header = next(csv.reader(stream), [])
     except (OSError, UnicodeDecodeError):
         return []
-    known = {*CONFIG_FIELDS, "gpus", "time_s", "time_ms", "time_us", "throughput", "series"}
+    known = {*CONFIG_FIELDS, *MEASURED_COLUMNS}
     names = [c.strip() for c in header if c.strip()]
     return [c for c in names if c not in known and f"read {c} as" not in data.read_as]
 
@@ -227,7 +227,7 @@ def _check_measured_layouts(data, ignored: list[str]) -> None:
     dividing the GPUs, pp not dividing the layers, …) is a typo, refused with its line
     and the `ignored` columns that may explain it."""
     with jax.enable_x64(True):
-        codes = np.asarray(layout_status(Config(gpus=data.gpus, **data.config), "hybrid"))
+        codes = np.asarray(layout_status(data.to_config(), "hybrid"))
     bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
     if len(bad):
         i = int(bad[0])

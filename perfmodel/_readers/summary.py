@@ -162,14 +162,13 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
                 f"{name} = {values[given.index(True)]:g}; pass {{arg:{name}}} to give it for all"
             )
         config[name] = np.asarray(values, dtype=float)
+    gpus = np.asarray([run.gpus for run in runs], dtype=float)
     return Benchmarks(
         source=source,
-        gpus=np.asarray([run.gpus for run in runs], dtype=float),
+        gpus=gpus,
         time_s=np.asarray([_value(run, quantity) for run in runs], dtype=float),
         target="time",
         config=config,
         lines=np.asarray([run.line for run in runs]),
-        scaling=stated_scaling(
-            np.asarray([run.gpus for run in runs], dtype=float), config.get("global_batch")
-        ),
+        scaling=stated_scaling(gpus, config.get("global_batch")),
     )
