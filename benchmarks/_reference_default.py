@@ -26,6 +26,15 @@ Combination at a count N, with d = log2(N / largest measured N) and t = clip(d �
 ahead, far weights from two on); the regime is ``straddling`` (gpus_per_node given and
 measured counts on both sides of it), else ``strong`` (a fixed global batch, stated),
 else ``weak``.
+
+Anchoring (never worse on the data it was given): where the combination misses its own
+measurements by more than ANCHOR_MISS_PERCENT (MAPE on the measured quantity) and
+ANCHOR_MISS_RATIO times the best of ANCHORS (linear families and the power law fitted
+with equal weights, α = 0), that family takes the measured range over:
+``w = a·[f = anchor] + (1 − a)·w``, a = clip(log2(N_max/N)/ANCHOR_SPAN, 0, 1): 1 from
+N_max/2 down, 0 from N_max up, so every prediction past the measurements is unchanged,
+and so are the intervals there (D leaves the anchor out; r is that of the combination
+without it from N_max up, moving to the anchored curve's own r as a does below).
 """
 
 import dataclasses
@@ -57,6 +66,10 @@ FAR = {
     "straddling": {"power_law_flat": 1.0},
 }
 FAR_FROM, FAR_TO = 1.0, 2.0  # doublings ahead where the weights move from NEAR to FAR
+ANCHORS = ("amdahl_flat", "weak_data_parallel_flat", "usl_flat", "power_law_flat")
+ANCHOR_MISS_PERCENT = 2.0
+ANCHOR_MISS_RATIO = 2.0
+ANCHOR_SPAN = 1.0  # doublings below N_max over which the anchor hands over
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
@@ -122,8 +135,11 @@ def fit_family(family: str, n, u, gpus_per_node=None, alpha=None) -> np.ndarray:
 
 
 def family_log_u(family: str, theta, n, gpus_per_node=None) -> np.ndarray:
-    """log u of a fitted family at counts `n` (normalised units)."""
+    """log u of a fitted family at counts `n` (normalised units); ``<linear>_flat`` is
+    that family (fitted with equal weights)."""
     n = np.asarray(n, float)
+    if family != "power_law_flat":
+        family = family.removesuffix("_flat")
     if family in ("power_law", "power_law_flat"):
         return theta[0] - theta[1] * np.log(n)
     return np.log(features(family, n, gpus_per_node) @ theta)
@@ -148,6 +164,11 @@ def far_share(m, max_gpus) -> np.ndarray:
     """t(N) = clip((d − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1), d = log2(N / max_gpus)."""
     d = np.log2(np.asarray(m, float) / max_gpus)
     return np.clip((d - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0)
+
+
+def anchor_share(m, max_gpus) -> np.ndarray:
+    """a(N) = clip(log2(max_gpus / N)/ANCHOR_SPAN, 0, 1)."""
+    return np.clip(np.log2(max_gpus / np.asarray(m, float)) / ANCHOR_SPAN, 0.0, 1.0)
 
 
 def infer_scaling(n, measured, target, scaling=None):
@@ -203,21 +224,31 @@ class DefaultFit:
     train_gpus: np.ndarray
     train_measured: np.ndarray
     train_log_u: np.ndarray  # normalised log u of the measurements
+    anchor: str = ""  # the family the measured range is handed over to, or ""
+    anchor_theta: np.ndarray | None = None
 
     def family_logs(self, m) -> dict:
-        """Normalised log u of every fitted family at `m`."""
+        """Normalised log u of every fitted family at `m` (not the anchor)."""
         return {f: family_log_u(f, th, m, self.gpus_per_node) for f, th in self.thetas.items()}
 
-    def weights(self, m) -> dict:
+    def weights(self, m, anchored: bool = True) -> dict:
         """Family → weight at each count of `m` (arrays summing to 1)."""
         t = far_share(m, self.max_gpus)
         names = dict.fromkeys([*self.near, *self.far])
-        return {f: (1.0 - t) * self.near.get(f, 0.0) + t * self.far.get(f, 0.0) for f in names}
+        w = {f: (1.0 - t) * self.near.get(f, 0.0) + t * self.far.get(f, 0.0) for f in names}
+        if not (anchored and self.anchor):
+            return w
+        a = anchor_share(m, self.max_gpus)
+        w = {f: (1.0 - a) * x for f, x in w.items()}
+        w[self.anchor] = w.get(self.anchor, 0.0) + a
+        return w
 
-    def _log_u(self, m) -> np.ndarray:
+    def _log_u(self, m, anchored: bool = True) -> np.ndarray:
         m = np.asarray(m, float)
         logs = self.family_logs(m)
-        return sum(w * logs[f] for f, w in self.weights(m).items())
+        if self.anchor:
+            logs[self.anchor] = family_log_u(self.anchor, self.anchor_theta, m, self.gpus_per_node)
+        return sum(w * logs[f] for f, w in self.weights(m, anchored).items())
 
     def log_u(self, m) -> np.ndarray:
         """log u at `m` in the measured units (before mapping to the measured quantity)."""
@@ -245,15 +276,26 @@ class DefaultFit:
         return logs.max(axis=0) - logs.min(axis=0)
 
     def training_rms(self) -> float:
-        """r: root-mean-square of log û − log u over the training measurements."""
-        return float(np.sqrt(np.mean((self._log_u(self.train_gpus) - self.train_log_u) ** 2)))
+        """r: root-mean-square of log û − log u over the training measurements, û without
+        the anchor (the combination that extrapolates)."""
+        log_u = self._log_u(self.train_gpus, anchored=False)
+        return float(np.sqrt(np.mean((log_u - self.train_log_u) ** 2)))
 
     def interval_scale(self, m) -> np.ndarray:
         """max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r at `m` (the conformal score's
         denominator)."""
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
-        return doublings + KAPPA * self.spread(m) + LAMBDA * self.training_rms()
+        return doublings + KAPPA * self.spread(m) + LAMBDA * self.rms_at(m)
+
+    def rms_at(self, m) -> np.ndarray:
+        """r at `m`: `training_rms`, moving to the anchored curve's own r as the anchor's
+        share a(N) grows inside the measured range."""
+        if not self.anchor:
+            return self.training_rms() + 0.0 * np.asarray(m, float)
+        inside = float(np.sqrt(np.mean((self._log_u(self.train_gpus) - self.train_log_u) ** 2)))
+        a = anchor_share(m, self.max_gpus)
+        return a * inside + (1.0 - a) * self.training_rms()
 
     def interval_table(self) -> str:
         """Which INTERVAL_Q table applies: "few" (3 or fewer distinct counts) or "many"."""
@@ -309,7 +351,7 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
     kind = regime(n, g, stated)
     names = [f for f in FAMILIES if f != "weak_hierarchical" or kind == "straddling"]
     thetas = {f: fit_family(f, n, u, g) for f in names}
-    return DefaultFit(
+    fitted = DefaultFit(
         target=target,
         unit=unit,
         scaling=scaling,
@@ -326,6 +368,25 @@ def fit_default(gpus, measured, target="throughput", *, gpus_per_node=None, scal
         train_measured=y,
         train_log_u=np.log(u),
     )
+    return anchored(fitted, n, u, g)
+
+
+def anchored(fitted: DefaultFit, n, u, g) -> DefaultFit:
+    """`fitted` with the anchor of the module docstring, where it misses its measurements."""
+    anchors = [*ANCHORS, "weak_hierarchical_flat"] if fitted.regime == "straddling" else ANCHORS
+    miss = fitted.training_metrics()["mape"]
+    best = None
+    for name in anchors:
+        base = name if name == "power_law_flat" else name.removesuffix("_flat")
+        theta = fitted.thetas[name] if name in fitted.thetas else fit_family(base, n, u, g, 0.0)
+        candidate = dataclasses.replace(fitted, anchor=name, anchor_theta=theta)
+        log_u = family_log_u(name, theta, n, g) + math.log(fitted.scale)
+        own = float(np.mean(np.abs(candidate._to_measured(log_u, n) / fitted.train_measured - 1)))
+        if best is None or 100.0 * own < best[0]:
+            best = (100.0 * own, candidate)
+    if miss > max(ANCHOR_MISS_PERCENT, ANCHOR_MISS_RATIO * best[0]):
+        return best[1]
+    return fitted
 
 
 def fit_reference(gpus, measured, target="throughput", *, gpus_per_node=None, strong=None, **info):

@@ -5,7 +5,16 @@
 with ``t = clip((d − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)`` and d = log2(N / largest
 measured count): the NEAR weights up to one doubling past the largest measured count
 (inside the measured range too), the FAR weights from two doublings on, linear in d
-between, so the curve is continuous in N. The regimes and the weights are those of
+between, so the curve is continuous in N.
+
+An *anchored* blend (issue #9: never worse on the data it was given) hands its measured
+range over to one family fitted to every measurement with equal weights, the anchor:
+``w_f(N) = a·[f is the anchor] + (1 − a)·((1 − t)·NEAR + t·FAR)`` with
+``a = clip(log2(largest/N)/ANCHOR_SPAN, 0, 1)`` (`_closed.anchor_share`), 1 from half the
+largest measured count down and 0 from the largest up, so that the curve past the
+measurements, and every extrapolation, is the blend's alone. `perfmodel._fitting.blend`
+anchors a blend whose members, weighted towards the largest counts, miss the smaller
+ones. The regimes and the weights are those of
 `docs/design/extrapolation.md` §4 (chosen on published series by
 `benchmarks/extrapolation_research/learn_weights.py`); `perfmodel._fitting.blend`
 fits the members.
@@ -23,6 +32,7 @@ from ._closed import FAR as FAR
 from ._closed import MEMBERS as MEMBERS
 from ._closed import NEAR as NEAR
 from ._closed import REGIMES as REGIMES
+from ._closed import STRADDLING_ANCHORS as STRADDLING_ANCHORS
 from ._closed import STRADDLING_MEMBERS as STRADDLING_MEMBERS
 from ._config import Config
 from ._model import AbstractScalingModel, ScalingModel
@@ -30,15 +40,26 @@ from ._terms import AbstractCostTerm, ParamSpec
 
 
 def _described(member: str, spec: ParamSpec) -> ParamSpec:
+    if member.endswith("_flat") and not member.startswith("power_law"):
+        return dataclasses.replace(
+            spec, description=f"{spec.description}; fitted with equal weights (the anchor)"
+        )
     if not member.startswith("power_law"):
         return spec
     weights = "equal weights" if member == "power_law_flat" else "weights (N/N_max)²"
     return dataclasses.replace(spec, description=f"c of the power law c·N^e, fitted with {weights}")
 
 
-def member_names(regime: str) -> tuple[str, ...]:
-    """The families fitted in `regime`, in `Blend.members` order."""
-    return STRADDLING_MEMBERS if regime == "straddling" else MEMBERS
+def member_names(regime: str, anchor: str = "") -> tuple[str, ...]:
+    """The families fitted in `regime`, in `Blend.members` order; an `anchor` that is
+    not one of them comes last."""
+    names = STRADDLING_MEMBERS if regime == "straddling" else MEMBERS
+    return names if not anchor or anchor in names else (*names, anchor)
+
+
+def anchor_names(regime: str) -> tuple[str, ...]:
+    """The anchors a blend of `regime` may have (`_closed.ANCHORS`)."""
+    return STRADDLING_ANCHORS if regime == "straddling" else _closed.ANCHORS
 
 
 class Blend(AbstractScalingModel):
@@ -57,6 +78,9 @@ class Blend(AbstractScalingModel):
         largest: the largest measured GPU count (an array leaf, so that fits of other
             series share compiled code).
         regime: ``"weak"``, ``"strong"`` or ``"straddling"``.
+        anchor: the name of the member the measured range is handed over to (module
+            docstring), or ``""`` for none; a member other than the regime's own
+            (`member_names`) has NEAR and FAR weights 0 and is left out of `spread`.
     """
 
     members: tuple[ScalingModel, ...]
@@ -65,56 +89,95 @@ class Blend(AbstractScalingModel):
     far: tuple[float, ...] = eqx.field(static=True)
     largest: Float[ArrayLike, ""] = eqx.field(converter=np.asarray)
     regime: str = eqx.field(static=True)
+    anchor: str = eqx.field(static=True, default="")
     family: str = eqx.field(static=True, default="blend")
 
     def __check_init__(self):
         if not len(self.members) == len(self.names) == len(self.near) == len(self.far):
             raise ValueError("a blend needs one name and two weights per member")
+        if self.anchor and self.anchor not in self.names:
+            raise ValueError(f"a blend's anchor must be one of its members, got {self.anchor!r}")
 
     @property
     def options(self) -> tuple[tuple[str, object], ...]:
-        """``regime``, ``largest`` and the two power laws' exponents (`blend` preset;
-        outside `jit`)."""
+        """``regime``, ``largest``, the two power laws' exponents and the ``anchor``
+        when there is one (`blend` preset; outside `jit`)."""
         exponent = {
             n: float(m.terms[0].exponent)
             for n, m in zip(self.names, self.members)
             if n.startswith("power_law")
         }
-        return (
+        options = (
             ("regime", self.regime),
             ("largest", float(self.largest)),
             ("power_exponent", exponent["power_law"]),
             ("flat_exponent", exponent["power_law_flat"]),
         )
+        return (*options, ("anchor", self.anchor)) if self.anchor else options
 
     def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
         """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
         return _closed.far_share(jnp, gpus, self.largest)
 
+    def anchor_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
+        """a(N) (`_closed.anchor_share`); 0 at every count when there is no anchor."""
+        if not self.anchor:
+            return 0.0 * self.far_share(gpus)
+        return _closed.anchor_share(jnp, gpus, self.largest)
+
+    def _weight_list(self, gpus) -> list[tuple[int, Float[Array, "..."]]]:
+        """``(i, w_i(N))`` of every member with a weight somewhere (module docstring)."""
+        t = self.far_share(gpus)
+        a = self.anchor_share(gpus) if self.anchor else 0.0
+        return [
+            (i, _closed.member_weight(a, t, float(self.names[i] == self.anchor), *self._pair(i)))
+            for i in self._active()
+        ]
+
+    def _pair(self, i: int) -> tuple[float, float]:
+        return self.near[i], self.far[i]
+
     def weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's weight at `config` (they sum to 1 at every count)."""
-        t = self.far_share(config.gpus)
-        return {n: (1.0 - t) * a + t * b for n, a, b in zip(self.names, self.near, self.far)}
+        found = dict(self._weight_list(config.gpus))
+        zero = 0.0 * self.far_share(config.gpus)
+        return {n: found.get(i, zero) for i, n in enumerate(self.names)}
+
+    def without_anchor(self) -> "Blend":
+        """The same blend with no anchor (the curve past the measurements, everywhere)."""
+        if not self.anchor:
+            return self
+        keep = [i for i, n in enumerate(self.names) if n in member_names(self.regime)]
+        return Blend(
+            members=tuple(self.members[i] for i in keep),
+            names=tuple(self.names[i] for i in keep),
+            near=tuple(self.near[i] for i in keep),
+            far=tuple(self.far[i] for i in keep),
+            largest=self.largest,
+            regime=self.regime,
+        )
 
     def member_logs(self, config: Config) -> Float[Array, "members ..."]:
         """log u of every member at `config`, stacked along the first axis."""
         return jnp.stack([jnp.log(m(config)) for m in self.members])
 
     def spread(self, config: Config) -> Float[Array, "..."]:
-        """D: max − min over every member of its log u (how far they disagree)."""
-        logs = self.member_logs(config)
+        """D: max − min over every member of the regime (`member_names`, not an extra
+        anchor) of its log u (how far they disagree)."""
+        own = member_names(self.regime)
+        logs = jnp.stack([jnp.log(m(config)) for n, m in zip(self.names, self.members) if n in own])
         return jnp.max(logs, axis=0) - jnp.min(logs, axis=0)
 
     def _active(self) -> list[int]:
-        return [i for i, (a, b) in enumerate(zip(self.near, self.far)) if a > 0 or b > 0]
+        return [
+            i
+            for i, (a, b) in enumerate(zip(self.near, self.far))
+            if a > 0 or b > 0 or self.names[i] == self.anchor
+        ]
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``."""
-        t = self.far_share(config.gpus)
-        log_u = sum(
-            ((1.0 - t) * self.near[i] + t * self.far[i]) * jnp.log(self.members[i](config))
-            for i in self._active()
-        )
+        log_u = sum(w * jnp.log(self.members[i](config)) for i, w in self._weight_list(config.gpus))
         return jnp.exp(log_u)
 
     @property
@@ -135,11 +198,9 @@ class Blend(AbstractScalingModel):
         and the USL's serial part), so its share is the weighted mean of its shares.
         """
         total = self(config)
-        t = self.far_share(config.gpus)
         parts = {}
-        for i in self._active():
+        for i, weight in self._weight_list(config.gpus):
             member = self.members[i]
-            weight = (1.0 - t) * self.near[i] + t * self.far[i]
             u = member(config)
             for name, seconds in member.breakdown(config).items():
                 share = weight * seconds / u * total

@@ -16,6 +16,9 @@ import statistics
 import numpy as np
 
 FAR_FROM, FAR_TO = 1.0, 2.0  # doublings past the largest measured count (`Blend`)
+# Doublings below the largest measured count over which an anchored blend hands its
+# measured range over to its anchor (`anchor_share`).
+ANCHOR_SPAN = 1.0
 # The blend's regimes, weights and members (`perfmodel._blend`).
 REGIMES = ("weak", "strong", "straddling")
 NEAR = {
@@ -32,6 +35,11 @@ FAR = {
 # without weight in a regime still count in the spread of the intervals.
 MEMBERS = ("amdahl", "weak_data_parallel", "power_law", "power_law_flat", "usl")
 STRADDLING_MEMBERS = (*MEMBERS, "weak_hierarchical")
+# The families an anchored blend may hand its measured range over to: each fitted to
+# every measurement with equal weights ("_flat"); all but power_law_flat are an extra
+# member with NEAR and FAR weights 0.
+ANCHORS = ("amdahl_flat", "weak_data_parallel_flat", "usl_flat", "power_law_flat")
+STRADDLING_ANCHORS = (*ANCHORS, "weak_hierarchical_flat")
 # The conformal intervals of the default blend (`perfmodel._uncertainty.conformal`):
 # s(N) = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r, and the quantiles q_L of the
 # normalised held-out scores for series of few (≤ 3) or many (≥ MANY_COUNTS) counts.
@@ -100,6 +108,24 @@ def far_share(xp, gpus, largest):
     near = gpus <= largest * 2.0**FAR_FROM
     far = gpus >= largest * 2.0**FAR_TO
     return xp.where(near, 0.0, xp.where(far, 1.0, ramp))
+
+
+def anchor_share(xp, gpus, largest):
+    """An anchored blend's a(N) = clip(log2(largest/N)/ANCHOR_SPAN, 0, 1): 1 from
+    ``largest·2^−ANCHOR_SPAN`` down, 0 from the largest measured count up (so the curve
+    past the measurements is the blend's alone), linear in log2 N between; the ends found
+    by comparing N with them, as in `far_share`."""
+    ramp = xp.log2(largest / gpus) / ANCHOR_SPAN
+    inside = gpus <= largest * 2.0**-ANCHOR_SPAN
+    past = gpus >= largest
+    return xp.where(inside, 1.0, xp.where(past, 0.0, ramp))
+
+
+def member_weight(anchored, far, inside_weight, near_weight, far_weight):
+    """A blend member's weight at N: ``a·inside + (1 − a)·((1 − t)·near + t·far)``, with
+    a = `anchor_share` (0 when the blend has no anchor) and t = `far_share`."""
+    outside = (1.0 - far) * near_weight + far * far_weight
+    return anchored * inside_weight + (1.0 - anchored) * outside
 
 
 def outside_doublings(xp, gpus, lo, hi):

@@ -87,7 +87,7 @@ def fit_to_dict(fit: FitResult) -> dict:
 def _component_to_dict(component: Component) -> dict:
     # For reading by eye and by other tools: a blend's members are rebuilt from its
     # parameters (``"<member>.<term>.<param>"``), so these copies are never read back.
-    return {
+    written = {
         "family": component.model.family,
         "name": component.family,
         "weight": component.weight,
@@ -95,6 +95,7 @@ def _component_to_dict(component: Component) -> dict:
         "options": _member_options(component.model),
         "parameters": {k: float(v) for k, v in component.model.parameters().items()},
     }
+    return {**written, "anchor": True} if component.anchor else written
 
 
 def _member_options(model) -> dict:

@@ -9,7 +9,7 @@ import jax
 from jaxtyping import Array, Float
 import numpy as np
 
-from ._blend import Blend, FAR, member_names, NEAR, REGIMES
+from ._blend import anchor_names, Blend, FAR, member_names, NEAR, REGIMES, STRADDLING_ANCHORS
 from ._config import Config
 from ._errors import InputError
 from ._model import AbstractScalingModel, OVERLAP, ScalingModel
@@ -421,6 +421,7 @@ def blend(
     largest: float = 1.0,
     power_exponent: float = -1.0,
     flat_exponent: float = -1.0,
+    anchor: str = "",
 ) -> Blend:
     """The default's curve (`Blend`): a weighted geometric mean of `amdahl`,
     `weak_data_parallel`, two power laws and `usl` (and `weak_hierarchical` when the
@@ -438,9 +439,16 @@ def blend(
         largest: the largest measured GPU count.
         power_exponent: the power law's exponent (fitted with weights (N/N_max)²).
         flat_exponent: the exponent of the power law fitted with equal weights.
+        anchor: the family fitted with equal weights that the measured range is handed
+            over to (`perfmodel._blend`: ``"usl_flat"``, …), or ``""`` for none.
     """
     if regime not in REGIMES:
         raise InputError(f"blend regime must be one of {', '.join(REGIMES)}, got {regime!r}")
+    if anchor and anchor not in anchor_names(regime):
+        raise InputError(
+            f"blend anchor must be one of {', '.join(anchor_names(regime))} in the {regime} "
+            f"regime, got {anchor!r}"
+        )
     largest = _finite_option(largest, "blend largest")
     if largest < 1:
         raise InputError(f"blend largest must be a GPU count ≥ 1, got {largest!r}")
@@ -452,7 +460,10 @@ def blend(
         "usl": usl,
         "weak_hierarchical": weak_hierarchical,
     }
-    names = member_names(regime)
+    builders.update(
+        {n: builders[n[: -len("_flat")]] for n in STRADDLING_ANCHORS if n not in builders}
+    )
+    names = member_names(regime, anchor)
     return Blend(
         members=tuple(builders[n]() for n in names),
         names=names,
@@ -460,6 +471,7 @@ def blend(
         far=tuple(FAR[regime].get(n, 0.0) for n in names),
         largest=largest,
         regime=regime,
+        anchor=anchor,
     )
 
 

@@ -2,7 +2,9 @@
 
 Version 3 (round 2 of the default, `Blend`) changed only the ``blend`` family: its
 options (regime, largest count, the power laws' exponents) and parameters
-(``"<member>.<term>.<param>"``), and its components' ``far`` weights. Version-2 files of
+(``"<member>.<term>.<param>"``), and its components' ``far`` weights; an anchored blend
+adds the option ``anchor`` (the member its measured range is handed over to), that
+member's parameters and ``anchor: true`` on its component. Version-2 files of
 every other family read as before; a version-2 blend (round 1's sum of three families)
 is refused in one line: refit it.
 
@@ -355,6 +357,8 @@ def _check_component(c: _Checker, component, where: str) -> None:
             c.fail(f"{where}.{key}", "a weight between 0 and 1", weight)
     if "name" in component:
         c.string(component["name"], f"{where}.name")
+    if "anchor" in component and not isinstance(component["anchor"], bool):
+        c.fail(f"{where}.anchor", "true or false", component["anchor"])
     parameters = c.mapping(component.get("parameters"), f"{where}.parameters")
     specs = model.parameter_specs()
     for name in specs:

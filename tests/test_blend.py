@@ -1,6 +1,6 @@
 """The default (`perfmodel._fitting.blend`, a `Blend`) against its NumPy reference on the
-217 vectors of `tests/data/reference_vectors.json`, its closed forms, and the promise
-that the column name does not change the answer."""
+455 vectors of `tests/data/reference_vectors.json` (69 of them anchored), its closed
+forms, and the promise that the column name does not change the answer."""
 
 import dataclasses
 import json
@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests/data/reference_vectors.json").read_text())
 CASES = VECTORS["cases"]
 RTOL = 1e-6
-# Every regime, target and interval table, in the default run; all 217 under slow.
-SUBSET = [0, 5, 20, 23, 37, 203, 216]
+# Every regime, target, interval table and protocol, and anchored blends of three regimes
+# (26, 169, 355), in the default run; all 455 under slow.
+SUBSET = [4, 20, 26, 102, 169, 191, 220, 355]
 
 
 def _data(case):

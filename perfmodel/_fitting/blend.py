@@ -32,7 +32,7 @@ import math
 import jax
 import numpy as np
 
-from .._blend import Blend, member_names
+from .._blend import anchor_names, Blend, member_names, STRADDLING_ANCHORS
 from .._data import Benchmarks
 from .._errors import InputError
 from .._presets import blend, straddles_nodes
@@ -42,7 +42,13 @@ from .problem import data_scale, RAW_LIMIT
 from .result import Component, FitResult
 
 ALPHA = 2.0  # weights (N/N_max)^ALPHA on the squared relative residuals
-FAMILY_ALPHA = {"power_law_flat": 0.0}  # the classic log-log fit
+FAMILY_ALPHA = {name: 0.0 for name in STRADDLING_ANCHORS}  # the classic fits, unweighted
+# A blend is anchored (`perfmodel._blend`: its measured range handed over to the family
+# fitted with equal weights that fits the measurements best) where it misses them by
+# more than ANCHOR_MISS_PERCENT (MAPE on the measured quantity) and ANCHOR_MISS_RATIO
+# times that family. Past the largest measured count the curve is unchanged.
+ANCHOR_MISS_PERCENT = 2.0
+ANCHOR_MISS_RATIO = 2.0
 RIDGE = 1e-8  # λ‖θ‖² on the normalised coefficients: one minimiser when columns are dependent
 BLEND_FAMILY = "blend"  # its name among fit_auto's candidates
 DESCRIPTION = "the default: a geometric blend of fitted families (docs/families.md)"
@@ -99,6 +105,7 @@ def fit_coefficients(family: str, data: Benchmarks, scale: float) -> np.ndarray:
     _, index = data.distinct()
     first = np.zeros(index.max(initial=-1) + 1, dtype=np.intp)
     first[index[::-1]] = np.arange(index.size)[::-1]  # a measurement of each configuration
+    family = family if family == "power_law_flat" else family.removesuffix("_flat")
     if family in ("power_law", "power_law_flat"):
         total = np.bincount(index, weights=w)
         mean_log_u = np.bincount(index, weights=w * np.log(u)) / total
@@ -129,21 +136,45 @@ def fit_members(data: Benchmarks) -> Blend:
     # not a stored value); relative to the data that is e^-49.
     floor = _floor(data)
     values, exponents = {}, {}
-    for name in member_names(kind):
+    for name in dict.fromkeys((*member_names(kind), *anchor_names(kind))):
         theta = fit_coefficients(name, data, scale)
-        if name in PARAMETERS:
-            for parameter, value in zip(PARAMETERS[name], theta):
+        base = name.removesuffix("_flat")
+        if base in PARAMETERS:
+            for parameter, value in zip(PARAMETERS[base], theta):
                 values[f"{name}.{parameter}"] = max(float(value) * scale, floor)
         else:
             exponents[name] = -float(theta[1])
             values[f"{name}.power.time"] = math.exp(float(theta[0])) * scale
-    model = blend(
-        kind,
-        float(data.gpus.max()),
-        exponents["power_law"],
-        exponents["power_law_flat"],
-    )
-    return model.with_parameters(values)
+
+    def built(anchor: str = "") -> Blend:
+        model = blend(
+            kind,
+            float(data.gpus.max()),
+            exponents["power_law"],
+            exponents["power_law_flat"],
+            anchor=anchor,
+        )
+        names = model.parameter_specs()
+        return model.with_parameters({k: v for k, v in values.items() if k in names})
+
+    unanchored = built()
+    miss = _mape(unanchored, data)
+    if miss <= ANCHOR_MISS_PERCENT:  # most series: no anchor to look for
+        return unanchored
+    anchors = {name: built(name) for name in anchor_names(kind)}
+    misses = {name: _mape(m.members[m.names.index(name)], data) for name, m in anchors.items()}
+    closest = min(misses, key=misses.get)
+    if miss > ANCHOR_MISS_RATIO * misses[closest]:
+        return anchors[closest]
+    return unanchored
+
+
+def _mape(model, data: Benchmarks) -> float:
+    """MAPE (%) of `model` on the measured quantity of `data`."""
+    predicted = data.as_measured(np.asarray(model(data.to_config()), dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        miss = 100.0 * float(np.mean(np.abs(predicted / data.measured - 1.0)))
+    return miss if math.isfinite(miss) else math.inf
 
 
 def _floor(data: Benchmarks) -> float:
@@ -159,7 +190,7 @@ def zeroed(model: Blend, data: Benchmarks) -> list[str]:
 def blend_components(model: Blend) -> tuple[Component, ...]:
     """The members of a blend as `Component`\\ s (NEAR and FAR weights)."""
     return tuple(
-        Component(n, a, m, b)
+        Component(n, a, m, b, n == model.anchor)
         for n, m, a, b in zip(model.names, model.members, model.near, model.far)
     )
 
@@ -170,10 +201,16 @@ def describe_weights(model: Blend) -> str:
     def parts(weights):
         return " + ".join(f"{w:g}·{n}" for n, w in zip(model.names, weights) if w > 0)
 
-    return (
+    text = (
         f"{model.regime} regime: {parts(model.near)} up to one doubling past "
         f"{float(model.largest):g} GPUs, {parts(model.far)} from two on"
     )
+    if model.anchor:
+        text += (
+            f"; anchored on {model.anchor} (fitted with equal weights) from "
+            f"{float(model.largest) / 2:g} GPUs down, where the blend missed its measurements"
+        )
+    return text
 
 
 def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:

@@ -22,13 +22,16 @@ class Component:
         weight: its weight up to one doubling past the largest measured count (NEAR).
         model: the fitted model, in the blend's seconds.
         far: its weight from two doublings on (FAR); both 0: fitted for the intervals'
-            spread only.
+            spread only, or the anchor.
+        anchor: True for the member the measured range is handed over to
+            (`perfmodel._blend`: weight 1 from half the largest measured count down).
     """
 
     family: str
     weight: float
     model: ScalingModel
     far: float = 0.0
+    anchor: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -288,7 +288,11 @@ def fit_auto(
     customised = fit_options.get("fix") or fit_options.get("bounds")
     if average and not customised and not loss_given and len(np.unique(data.gpus)) >= 2:
         blended = fit_blend(data, assumed=assumed)
-        k = sum(len(c.model.parameter_specs()) for c in blended.components if c.weight or c.far)
+        k = sum(
+            len(c.model.parameter_specs())
+            for c in blended.components
+            if c.weight or c.far or c.anchor
+        )
         closer = closer_family(blended, best, fitted)
         if closer is not None:
             warning = (

@@ -60,7 +60,9 @@ def numpy_model(model):
         if any(m is None or isinstance(m, NumpyBlend) for m in members):
             return None
         largest = float(np.asarray(model.largest))
-        return NumpyBlend(members, model.names, model.near, model.far, largest, model.regime)
+        return NumpyBlend(
+            members, model.names, model.near, model.far, largest, model.regime, model.anchor
+        )
     if not isinstance(model, ScalingModel) or model.logit_overlap is not None:
         return None
     if model.family not in FIT_FAMILIES:

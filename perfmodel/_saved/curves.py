@@ -79,7 +79,11 @@ def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
 def _centre_and_scale(fit, n, overrides):
     """û(N) and s(N) of a blend (`Calibrated`), duals when `n` is one."""
     blend = fit.model
-    rms = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    rms = float(np.sqrt(np.mean(np.asarray(fit.unanchored_residuals, dtype=np.float64) ** 2)))
+    if blend.anchor:  # the anchored curve's r inside the range (`Calibrated.scale`)
+        inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+        share = _closed.anchor_share(dual, n, blend.largest)
+        rms = share * inside + (1.0 - share) * rms
     config = fit.config(dual.primal(n), overrides)
     centre = blend.seconds(n, config)
     scale = _closed.conformal_scale(

@@ -188,8 +188,18 @@ class SavedFit:
     @property
     def residuals(self) -> np.ndarray:
         """log(predicted/measured) at the measurements, as `FitResult.residuals`."""
+        return self._residuals(self.model)
+
+    @property
+    def unanchored_residuals(self) -> np.ndarray:
+        """`residuals` of a blend without its anchor: the curve that extrapolates, whose
+        misfit the conformal r measures (`perfmodel._uncertainty.conformal`)."""
+        anchorless = getattr(self.model, "without_anchor", None)
+        return self._residuals(self.model if anchorless is None else anchorless())
+
+    def _residuals(self, model) -> np.ndarray:
         config = {k: np.asarray(v, dtype=np.float64) for k, v in self.data.config.items()}
-        predicted = self.model.seconds(self.data.gpus, config)
+        predicted = model.seconds(self.data.gpus, config)
         return np.log(self.data.as_measured(predicted) / self.data.measured)
 
 
@@ -212,17 +222,22 @@ def _model(document: dict, values: dict):
         if spec.get("intervals", "laplace") != "laplace" or spec.get("components"):
             raise ValueError("intervals")
         return family(name, options, values)
-    if set(options) != {"regime", "largest", "power_exponent", "flat_exponent"}:
+    required = {"regime", "largest", "power_exponent", "flat_exponent"}
+    if not required <= set(options) <= required | {"anchor"}:
         raise ValueError("options")
-    regime = options["regime"]
+    regime, anchor = options["regime"], options.get("anchor", "")
     names = _closed.STRADDLING_MEMBERS if regime == "straddling" else _closed.MEMBERS
     if regime not in _closed.REGIMES or spec.get("intervals") != "conformal":
         raise ValueError("regime")
+    anchors = _closed.STRADDLING_ANCHORS if regime == "straddling" else _closed.ANCHORS
+    if anchor and anchor not in anchors:
+        raise ValueError("anchor")
+    names = names if not anchor or anchor in names else (*names, anchor)
     exponents = {"power_law": options["power_exponent"], "power_law_flat": options["flat_exponent"]}
     members = []
     for member in names:
         own = {k.partition(".")[2]: v for k, v in values.items() if k.startswith(member + ".")}
-        kind = "power_law" if member.startswith("power_law") else member
+        kind = "power_law" if member.startswith("power_law") else member.removesuffix("_flat")
         extra = {"exponent": float(exponents[member])} if member in exponents else {}
         members.append(family(kind, extra, own))
     if sum(len(m.values) for m in members) != len(values):
@@ -237,6 +252,7 @@ def _model(document: dict, values: dict):
         far=tuple(_closed.FAR[regime].get(n, 0.0) for n in names),
         largest=largest,
         regime=regime,
+        anchor=anchor,
     )
 
 

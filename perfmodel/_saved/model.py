@@ -174,7 +174,8 @@ def family(name: str, options: dict, values: dict, families: dict = FAMILIES) ->
 
 @dataclasses.dataclass(frozen=True)
 class Blend:
-    """The default's blend (`perfmodel._blend.Blend`): members mixed in log space."""
+    """The default's blend (`perfmodel._blend.Blend`): members mixed in log space, with
+    its measured range handed over to the member `anchor` when there is one."""
 
     members: tuple[Family, ...]
     names: tuple[str, ...]
@@ -182,33 +183,57 @@ class Blend:
     far: tuple[float, ...]
     largest: float
     regime: str
+    anchor: str = ""
 
     def active(self) -> list[int]:
-        return [i for i, (a, b) in enumerate(zip(self.near, self.far)) if a > 0 or b > 0]
+        return [
+            i
+            for i, (a, b) in enumerate(zip(self.near, self.far))
+            if a > 0 or b > 0 or self.names[i] == self.anchor
+        ]
+
+    def weights(self, n) -> list:
+        """``(i, w_i(N))`` of every weighted member (`_closed.member_weight`)."""
+        t = _closed.far_share(xp, n, self.largest)
+        a = _closed.anchor_share(xp, n, self.largest) if self.anchor else 0.0
+        anchor = [float(name == self.anchor) for name in self.names]
+        return [
+            (i, _closed.member_weight(a, t, anchor[i], self.near[i], self.far[i]))
+            for i in self.active()
+        ]
+
+    def without_anchor(self) -> "Blend":
+        """The same blend with no anchor (its curve past the measurements, everywhere)."""
+        if not self.anchor:
+            return self
+        own = _closed.STRADDLING_MEMBERS if self.regime == "straddling" else _closed.MEMBERS
+        keep = [i for i, n in enumerate(self.names) if n in own]
+        pick = lambda values: tuple(values[i] for i in keep)  # noqa: E731
+        return Blend(
+            pick(self.members),
+            pick(self.names),
+            pick(self.near),
+            pick(self.far),
+            self.largest,
+            self.regime,
+        )
 
     def seconds(self, n, config):
         """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members."""
-        t = _closed.far_share(xp, n, self.largest)
-        log_u = sum(
-            ((1.0 - t) * self.near[i] + t * self.far[i])
-            * xp.log(self.members[i].seconds(n, config))
-            for i in self.active()
-        )
+        log_u = sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in self.weights(n))
         return xp.exp(log_u)
 
     def spread(self, n, config):
-        """D: max − min over every member of its log u."""
-        logs = [xp.log(m.seconds(n, config)) for m in self.members]
+        """D: max − min over every member of the regime (not an extra anchor) of its log u."""
+        logs = [xp.log(m.seconds(n, config)) for m in self.without_anchor().members]
         return xp.amax(logs) - xp.amin(logs)
 
     def breakdown(self, n, config) -> dict:
         """Seconds of each term name, as `Blend.breakdown` shares them out."""
         total = self.seconds(n, config)
-        t = _closed.far_share(xp, n, self.largest)
         parts = {}
-        for i in self.active():
+        for i, weight in self.weights(n):
             member = self.members[i]
-            weight = (1.0 - t) * self.near[i] + t * self.far[i]
             u = member.seconds(n, config)
             for name, seconds in member.term_seconds(n, config).items():
                 share = weight * seconds / u * total

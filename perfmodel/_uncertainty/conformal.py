@@ -9,7 +9,10 @@ with d the doublings past the largest measured count (inside the measured range 
 at least `MIN_DOUBLINGS`), D the spread (max − min) of every member's log u at N (where
 they disagree the answer is less certain), r the root-mean-square of ``log û − log u``
 over the training measurements (a blend that misses its own points is less certain
-everywhere), κ = `KAPPA`, λ = `LAMBDA`, and q_L the L-quantile of the normalised
+everywhere; an anchored blend's r is that of its curve without the anchor from its
+largest measured count on, and moves to that of the anchored curve below, as the anchor's
+share does), κ = `KAPPA`,
+λ = `LAMBDA`, and q_L the L-quantile of the normalised
 held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
 series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
 `INTERVAL_Q` for L = 0.5, 0.8, 0.9: table ``"few"`` for series with 3 or fewer distinct
@@ -47,18 +50,26 @@ class Calibrated(eqx.Module):
     Fields:
         model: the fitted `Blend` (seconds per unit of work).
         zeta: ζ, the number of normalised scores (one per ensemble member).
-        rms: r, the root-mean-square training error of log û.
+        rms: r, the root-mean-square training error of log û (without its anchor).
+        rms_inside: r of the anchored curve, which an anchored blend's intervals use
+            inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms`` with a the
+            anchor's share (1 from half the largest count down, 0 from the largest up).
     """
 
     model: Blend | None
     zeta: Float[ArrayLike, "*samples"] | None
     rms: Float[ArrayLike, ""] | None
+    rms_inside: Float[ArrayLike, ""] | None = None
 
     def scale(self, config: Config) -> Float[Array, "..."]:
-        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r``."""
+        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N)``."""
         spread = self.model.spread(config)
+        rms = self.rms
+        if self.model.anchor and self.rms_inside is not None:
+            share = self.model.anchor_share(config.gpus)
+            rms = share * self.rms_inside + (1.0 - share) * self.rms
         return _closed.conformal_scale(
-            jnp, config.gpus, self.model.largest, spread, self.rms, MIN_DOUBLINGS, KAPPA, LAMBDA
+            jnp, config.gpus, self.model.largest, spread, rms, MIN_DOUBLINGS, KAPPA, LAMBDA
         )
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
@@ -71,8 +82,15 @@ class Calibrated(eqx.Module):
 
 def training_rms(fit: FitResult) -> float:
     """r: root-mean-square of ``log û − log u`` over the fit's measurements (its
-    residuals, whatever the measured quantity: ±log(û/u) either way)."""
-    return float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    residuals, whatever the measured quantity: ±log(û/u) either way), û the blend without
+    its anchor (`Blend.without_anchor`): the curve that extrapolates, so that anchoring
+    the measured range leaves every interval past it as it was."""
+    residuals = np.asarray(fit.residuals, dtype=np.float64)
+    if isinstance(fit.model, Blend) and fit.model.anchor:
+        with jax.enable_x64(True):
+            predicted = np.asarray(fit.model.without_anchor()(fit.data.to_config()), np.float64)
+        residuals = np.log(fit.data.as_measured(predicted) / fit.data.measured)
+    return float(np.sqrt(np.mean(residuals**2)))
 
 
 def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
@@ -82,7 +100,13 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
             f"conformal intervals are calibrated for the default blend; this "
             f"{fit.family} fit has method='laplace' or 'bootstrap'"
         )
-    return Calibrated(fit.model, np.asarray(zeta, dtype=np.float64), np.asarray(training_rms(fit)))
+    inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    return Calibrated(
+        fit.model,
+        np.asarray(zeta, dtype=np.float64),
+        np.asarray(training_rms(fit)),
+        np.asarray(inside),
+    )
 
 
 def conformal_bounds(fit: FitResult, config: Config, level: float):
