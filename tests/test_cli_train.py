@@ -153,3 +153,41 @@ def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
             status, err = caught.code, capsys.readouterr().err.splitlines()[-1] + "\n"
         assert status == 2 and err.count("\n") == 1 and message in err, (argv, err)
     assert not np.isnan(json.loads(ssd_fit.read_text())["time_to_train"]["noise"])
+
+
+def test_report_of_a_time_to_train_fit_answers_about_training(ssd_fit, tmp_path, capsys):
+    status, out, _ = run(capsys, "report", ssd_fit, "-o", tmp_path / "r.md")
+    assert status == 0 and (tmp_path / "r.png").is_file()
+    page = (tmp_path / "r.md").read_text()
+    assert page.startswith("# Time-to-train report: mllog_ssd")
+    fit = pm.load_time_to_train(ssd_fit)
+    fastest = pm.plan_training(fit, level=0.9)
+    expected = (
+        f"| fastest to train | {fastest.gpus:g} GPUs at global batch {fastest.global_batch:g} |"
+    )
+    assert expected in page
+    assert "| cheapest to train |" in page and "## Best global batch per GPU count" in page
+    # Every run once, with the model's error at its own GPU count and batch.
+    runs = page.split("## Time to train of the runs")[1].split("\n## ")[0]
+    data = fit.runs.data
+    rows = [line for line in runs.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == data.gpus.size + 1  # and the header
+    predicted = fit.predict(data.gpus, data.config["global_batch"], None)["time_to_train_s"]
+    first = f"{(predicted[0] / data.time_s[0] - 1.0):+.1%}"
+    assert rows[1].rstrip(" |").endswith(first)
+    # The step answers are still there, named as such.
+    assert "(the step fit)" in page and "## Fitted parameters: batch_linear" in page
+
+
+def test_fit_time_to_train_writes_its_report_or_nothing(tmp_path, capsys):
+    fit, report = tmp_path / "f.json", tmp_path / "r.html"
+    status, out, _ = run(capsys, "fit", SSD_CSV, "--time-to-train", "-o", fit, "--report", report)
+    assert status == 0 and fit.is_file() and report.is_file()
+    assert f"wrote {report}" in out
+    assert "Time-to-train report" in report.read_text()
+    bad = tmp_path / "r.pdf"
+    status, _, err = run(
+        capsys, "fit", SSD_CSV, "--time-to-train", "-o", tmp_path / "g.json", "--report", bad
+    )
+    assert status == 2 and "unknown report format" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "g.json").exists() and not bad.exists()

@@ -115,9 +115,17 @@ def _run_report(args) -> int:
     from .layout import refuse_layout_fit
 
     refuse_layout_fit(result, "report")
+    from .._convergence import has_time_to_train, load_time_to_train
+
+    # A time-to-train fit file: its step fit, and what it answers about training.
+    training = load_time_to_train(args.fit) if has_time_to_train(args.fit) else None
     with all_or_nothing():  # a Markdown report and its figure, or neither
         written = write_report(
-            result, args.output, selection=stored_selection(args.fit), **figure_options(args)
+            result,
+            args.output,
+            selection=stored_selection(args.fit),
+            time_to_train=training,
+            **figure_options(args),
         )
     message("wrote " + ", ".join(written))
     return 0

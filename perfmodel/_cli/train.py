@@ -27,6 +27,7 @@ from .._convergence import (
     TimeToTrainFit,
 )
 from .._errors import InputError
+from .._files import all_or_nothing
 from .._questions import what_if
 from .answers import TRAIN_OBJECTIVES
 from .common import format_table, number, parse_assignments, parse_list, print_json
@@ -71,21 +72,38 @@ def add_optimal_options(p) -> None:
 
 
 def run_fit(args, fit_options: dict) -> int:
-    """`perfmodel fit --time-to-train` (or MLPerf logs): fit, print, write."""
+    """`perfmodel fit --time-to-train` (or MLPerf logs): fit, print, write (the fit and,
+    with ``--report``, its time-to-train report)."""
+    from .common import check_outputs
+    from .plot import check_report_path, report_outputs
+
+    report = getattr(args, "report", None)
+    reports = {} if report is None else report_outputs(report, "--report")
+    check_outputs({"-o": args.output, **reports}, [args.csv])
+    if report is not None:
+        check_report_path(report)
     runs = training_runs(args)
     if runs.runs:
         print(runs_line(list(runs.runs), "mllog", runs.data.gpus.size), file=sys.stderr)
     family = STEP_FAMILY if args.model == "auto" else args.model
     options = {k: v for k, v in fit_options.items() if v or k == "seed"}
     result = fit_time_to_train(runs, step_family=family, **options)
-    if args.output:
-        save_time_to_train(result, args.output)
+    written = []
+    with all_or_nothing():  # the fit and its report, or neither
+        if args.output:
+            save_time_to_train(result, args.output)
+        if report is not None:
+            from .._show import write_report
+
+            written = write_report(result.step, report, time_to_train=result)
     if args.json:
         print_json(_finite(time_to_train_document(result)))
     else:
         print_fit(result)
         if args.output:
             print(f"\nwrote {args.output}")
+    if written:
+        print("wrote " + ", ".join(written), file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

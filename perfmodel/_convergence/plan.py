@@ -205,7 +205,7 @@ def _reason(objective, gpus, batch, time_grid, i, j, noise_batch, deadline_s, fe
     if objective == "cost":
         why = "cost" if deadline_s is None else "deadline"
         text = f"the cheapest configuration{'' if deadline_s is None else ' within the deadline'}"
-        text += f" is {n:g} GPUs at global batch {b:g}"
+        text += f" is {n:g} GPU{'' if n == 1 else 's'} at global batch {b:g}"
         if b >= noise_batch:
             text += (
                 f"; its batch is past the critical batch B_noise ≈ {noise_batch:.3g}, where "

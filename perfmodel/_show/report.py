@@ -17,6 +17,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, Selection, undetermined
+from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
 
 REPORT_FORMATS = ("html", "md")
@@ -229,8 +230,34 @@ def _data_rows(fit: FitResult) -> list[dict]:
     return rows
 
 
-def _sections(fit: FitResult, c: Curves, compared, level: float) -> list[_Table]:
-    tables = [_Table("Answers", _answer_rows(fit, c)), _sensitivity_table(fit, c)]
+def _sections(fit: FitResult, c: Curves, compared, level: float, training=None) -> list[_Table]:
+    if training is None:
+        tables = [_Table("Answers", _answer_rows(fit, c)), _sensitivity_table(fit, c)]
+    else:
+        batch = fit.config_defaults.get("global_batch")
+        at = "" if batch is None else f" at global batch {batch:g}"
+        tables = [
+            _Table(
+                "Time to train",
+                training_tables.answer_rows(training, level, int(c.optimum.searched)),
+            ),
+            _Table(
+                f"Step time{at} (the step fit)",
+                _answer_rows(fit, c),
+                "The fastest step is not the fastest training: past the critical batch "
+                "more steps are needed (the table above).",
+            ),
+            _sensitivity_table(fit, c),
+            _Table(
+                "Best global batch per GPU count",
+                training_tables.best_batch_rows(training, int(c.optimum.searched)),
+            ),
+            _Table(
+                "Time to train of the runs",
+                training_tables.run_rows(training),
+                "Each run at its own GPU count and global batch; error = model / measured − 1.",
+            ),
+        ]
     note = "Values in SI units; times are per step"
     note += " (per unit of work: 1/throughput)." if fit.target == "throughput" else "."
     tables.append(_Table(f"Fitted parameters: {fit.label}", _parameter_rows(fit, level), note))
@@ -243,9 +270,10 @@ def _sections(fit: FitResult, c: Curves, compared, level: float) -> list[_Table]
     return tables
 
 
-def _summary(fit: FitResult) -> list[str]:
+def _summary(fit: FitResult, training=None, level: float = 0.9) -> list[str]:
     data = fit.data
-    lines = [
+    lines = [] if training is None else training_tables.summary_lines(training, level)
+    lines += [
         f"{data.gpus.size} measurements of {data.target} at {len(np.unique(data.gpus))} GPU "
         f"counts ({int(data.gpus.min())}–{int(data.gpus.max())}) from {data.source}.",
         f"Model {fit.label}, {fit.loss_kind} loss, {fit.precision}: R² {fit.r2:.4f}, "
@@ -298,10 +326,13 @@ def _md_table(table: _Table) -> str:
     return "\n".join(lines)
 
 
-def _title(fit: FitResult) -> str:
+def _title(fit: FitResult, training=None) -> str:
     # A folder of logs read as "logs/ (seconds per step)" names itself, not "".
     path, sep, what = fit.data.source.partition(" (")
-    return f"Scaling report: {os.path.basename(os.path.normpath(path))}{sep}{what}"
+    name = os.path.basename(os.path.normpath(path))
+    if training is not None:
+        return f"Time-to-train report: {name}"
+    return f"Scaling report: {name}{sep}{what}"
 
 
 def _footer() -> str:
@@ -309,18 +340,19 @@ def _footer() -> str:
     return f"Written by perfmodel {package_version()} on {stamp}."
 
 
-def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int) -> str:
-    tables = _sections(fit, c, compared, level)
+def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=None) -> str:
+    tables = _sections(fit, c, compared, level, training)
     image = base64.b64encode(figure_bytes(figure(c), "png", dpi=dpi)).decode("ascii")
     summary = "".join(
         f'<p class="{"warn" if line.startswith("Warning") else ""}">{html.escape(line)}</p>'
-        for line in _summary(fit)
+        for line in _summary(fit, training, level)
     )
+    title = html.escape(_title(fit, training))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(_title(fit))}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{html.escape(_title(fit))}</h1>",
+        f"<title>{title}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{title}</h1>",
         summary,
         _html_table(tables[0]),
         f'<img alt="scaling plots of the fit" src="data:image/png;base64,{image}">',
@@ -331,9 +363,10 @@ def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str) -> str:
-    tables = _sections(fit, c, compared, level)
-    parts = [f"# {_title(fit)}", "", *_summary(fit), "", _md_table(tables[0]), ""]
+def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str, training=None) -> str:
+    tables = _sections(fit, c, compared, level, training)
+    summary = _summary(fit, training, level)
+    parts = [f"# {_title(fit, training)}", "", *summary, "", _md_table(tables[0]), ""]
     parts += [f"![scaling plots of the fit]({image})", ""]
     for table in tables[1:]:
         parts += [_md_table(table), ""]
@@ -342,7 +375,13 @@ def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str) -> 
 
 
 def report_html(
-    fit: FitResult, *, selection=None, interval: float = 0.9, dpi: int = 100, **options
+    fit: FitResult,
+    *,
+    selection=None,
+    interval: float = 0.9,
+    dpi: int = 100,
+    time_to_train=None,
+    **options,
 ) -> str:
     """One self-contained HTML page about `fit`, the figure embedded as a PNG.
 
@@ -352,20 +391,29 @@ def report_html(
             ``"selection"`` object of a fit file; None leaves that section out.
         interval: level of the parameter and prediction intervals.
         dpi: resolution of the embedded figure.
+        time_to_train: a `TimeToTrainFit` whose step fit is `fit`: the page then
+            answers first when to stop adding GPUs to *train* (`plan_training`), the
+            best batch per GPU count and how well its runs are reproduced.
         options: passed to `curves` (``max_gpus``, ``gpus_range``, ``threshold``).
     """
     compared = selection_rows(selection)
     c = curves(fit, interval=interval, **options)
-    return _html(fit, c, compared, interval, dpi)
+    return _html(fit, c, compared, interval, dpi, time_to_train)
 
 
 def report_markdown(
-    fit: FitResult, *, image: str, selection=None, interval: float = 0.9, **options
+    fit: FitResult,
+    *,
+    image: str,
+    selection=None,
+    interval: float = 0.9,
+    time_to_train=None,
+    **options,
 ) -> str:
     """The page of `report_html` as Markdown, linking the figure at path `image`."""
     compared = selection_rows(selection)
     c = curves(fit, interval=interval, **options)
-    return _markdown(fit, c, compared, interval, image)
+    return _markdown(fit, c, compared, interval, image, time_to_train)
 
 
 def write_report(
@@ -375,12 +423,14 @@ def write_report(
     selection=None,
     interval: float = 0.9,
     dpi: int = 100,
+    time_to_train=None,
     **options,
 ) -> list[str]:
     """Write the report of `fit` to `path`: ``.html`` (self-contained) or ``.md``.
 
     A Markdown report links its figure, written beside it as ``<name>.png``. Files are
-    written atomically, once everything has been computed.
+    written atomically, once everything has been computed. `time_to_train` as in
+    `report_html`.
 
     Returns:
         The paths written.
@@ -392,10 +442,11 @@ def write_report(
     compared = selection_rows(selection)  # a malformed one fails before the work
     c = curves(fit, interval=interval, **options)
     if fmt == "html":
-        files = {path: _html(fit, c, compared, interval, dpi)}
+        files = {path: _html(fit, c, compared, interval, dpi, time_to_train)}
     else:
         image = os.path.splitext(path)[0] + ".png"
-        markdown = _markdown(fit, c, compared, interval, os.path.basename(image))
+        name = os.path.basename(image)
+        markdown = _markdown(fit, c, compared, interval, name, time_to_train)
         files = {image: figure_bytes(figure(c), "png", dpi=dpi), path: markdown}
     with all_or_nothing():  # a Markdown report and its figure, or neither
         for name, content in files.items():

@@ -1,0 +1,118 @@
+"""The time-to-train part of a report: what a time-to-train fit answers, beside its step.
+
+A time-to-train fit (`perfmodel fit --time-to-train`, MLPerf logs) is a step-time fit and
+a critical-batch fit of the work to the target, ``E(B) = E_min·(1 + B/B_noise)``
+(McCandlish et al. 2018). Its question is the GPU count *and* global batch that train
+fastest or cheapest (`perfmodel.plan_training`, as ``perfmodel optimal --objective
+time-to-train`` answers it), not the fastest step; these tables say that, how well the
+runs are reproduced, and the best batch at each GPU count.
+"""
+
+import math
+
+import numpy as np
+
+from .._convergence import MIN_GAIN, plan_training, TimeToTrainFit
+
+
+def _seconds(value: float) -> str:
+    """``67.61 s``, ``1.52 h``: times to train read in the unit a person would use."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value >= 2 * 3600:
+        return f"{value / 3600:.3g} h"
+    if value >= 120:
+        return f"{value / 60:.3g} min"
+    return f"{value:.4g} s"
+
+
+def _gpus(n: float) -> str:
+    return f"{n:g} GPU" + ("" if n == 1 else "s")
+
+
+def _interval(lo: float, hi: float) -> str:
+    return f"{_seconds(lo)} – {_seconds(hi)}"
+
+
+def summary_lines(fit: TimeToTrainFit, level: float) -> list[str]:
+    """The convergence fit in two sentences."""
+    lo, hi = fit.noise_batch_interval(level)
+    data = fit.runs.data
+    return [
+        f"Time to train of {data.gpus.size} runs trained to the target: steps to the target "
+        f"from the critical batch E = E_min·(1 + B/B_noise), B_noise = {fit.noise_batch:.4g} "
+        f"samples ({level:.0%} interval {lo:.4g}–{hi:.4g}), E_min = {fit.work_min:.4g} "
+        f"{fit.work_unit}; seconds per step from the {fit.step.family} fit below.",
+    ]
+
+
+def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list[dict]:
+    """Fastest and cheapest (GPU count, global batch), the knee, the critical batch."""
+    fastest = plan_training(fit, objective="time", level=level, max_gpus=max_gpus)
+    cheapest = plan_training(fit, objective="cost", level=level, max_gpus=max_gpus)
+    rows = []
+    for label, found in (("fastest to train", fastest), ("cheapest to train", cheapest)):
+        hours = found.gpus * found.time_to_train_s / 3600.0
+        rows.append(
+            {
+                "question": label,
+                "answer": f"{_gpus(found.gpus)} at global batch {found.global_batch:g}",
+                "detail": f"{_seconds(found.time_to_train_s)} to the target ({level:.0%} "
+                f"interval {_interval(*found.time_interval_s)}), {hours:.4g} GPU-hours, "
+                f"{found.steps:.4g} steps; {found.reason}",
+            }
+        )
+    if fastest.knee_gpus is not None:
+        rows.append(
+            {
+                "question": "diminishing returns",
+                "answer": f"past {_gpus(fastest.knee_gpus)}",
+                "detail": "a doubling of the GPUs (with the best batch at each count) saves "
+                f"less than {MIN_GAIN:.0%} of the time to train",
+            }
+        )
+    return rows
+
+
+def run_rows(fit: TimeToTrainFit) -> list[dict]:
+    """Every run: its measured time to train against the model's, at its own batch."""
+    data = fit.runs.data
+    batch = np.asarray(data.config["global_batch"], float)
+    predicted = fit.predict(data.gpus, batch, None)["time_to_train_s"]
+    lines = data.lines if data.lines is not None else [None] * data.gpus.size
+    rows = []
+    for line, n, b, measured, model in zip(lines, data.gpus, batch, data.time_s, predicted):
+        row = {} if line is None else {"line": int(line)}
+        row.update(
+            {
+                "gpus": f"{n:g}",
+                "global_batch": f"{b:g}",
+                "measured time to train": _seconds(float(measured)),
+                "model": _seconds(float(model)),
+                "error": f"{(model / measured - 1.0):+.1%}",
+            }
+        )
+        rows.append(row)
+    return rows
+
+
+def best_batch_rows(fit: TimeToTrainFit, max_gpus: int = 4096) -> list[dict]:
+    """The batch that trains fastest at each power-of-two GPU count and measured count."""
+    found = plan_training(fit, objective="time", level=None, max_gpus=max_gpus)
+    measured = set(np.unique(fit.runs.data.gpus).tolist())
+    rows = []
+    for k, n in enumerate(found.gpus_grid):
+        power = n >= 1 and math.log2(n) == int(math.log2(n))
+        times = found.time_grid_s[k]
+        if not (power or n in measured) or not np.isfinite(times).any():
+            continue
+        m = int(np.argmin(times))
+        rows.append(
+            {
+                "gpus": f"{n:g}" + (" (measured)" if n in measured else ""),
+                "best global batch": f"{found.batch_grid[m]:g}",
+                "time to train": _seconds(float(times[m])),
+                "GPU-hours": f"{n * times[m] / 3600.0:.4g}",
+            }
+        )
+    return rows
