@@ -12,7 +12,7 @@ from test_saved import same_answers
 
 import perfmodel as pm
 from perfmodel._errors import InputError
-from perfmodel._fitting import LAMBDA
+from perfmodel._fitting import KAPPA, LAMBDA
 from perfmodel._fitting.blend import ANCHOR_MISS_PERCENT, ANCHOR_MISS_RATIO, fit_members
 from perfmodel._fitting.canonical import per_unit_of_work
 from perfmodel._saved import read_saved
@@ -78,11 +78,14 @@ def test_intervals_inside_the_range_use_the_anchored_curves_error(sdm91):
         anchored = calibrated(sdm91)
         unanchored = dataclasses.replace(anchored, rms_inside=None)
         ours, theirs = (np.asarray(c.scale(config)) for c in (anchored, unanchored))
+        spread = np.asarray(sdm91.model.spread(config))
     np.testing.assert_array_equal(ours[4:], theirs[4:])  # from the largest count on
     assert np.all(ours[:4] < theirs[:4])
-    share = np.log2(216.0 / 150.0)  # the anchor's share at 150 GPUs
-    lam = (theirs[3] - ours[3]) / (share * float(anchored.rms - anchored.rms_inside))
-    assert lam == pytest.approx(LAMBDA)
+    # s = max(d, 0.25) + κ·(1 − a)·D + λ·(a·r_in + (1 − a)·r): at 150 GPUs a = log2(216/150).
+    share = np.log2(216.0 / gpus[:4]).clip(0.0, 1.0)
+    r, r_in = float(anchored.rms), float(anchored.rms_inside)
+    expected = theirs[:4] - share * (KAPPA * spread[:4] + LAMBDA * (r - r_in))
+    np.testing.assert_allclose(ours[:4], expected, rtol=1e-12)
 
 
 def test_an_anchored_fit_file_reads_back_the_same_on_both_paths(sdm91, tmp_path):
@@ -130,3 +133,19 @@ def test_a_blend_that_fits_is_not_anchored():
     selection = pm.fit_auto(pm.load_dataset("tf_dgx1_p100_resnet50_real"))
     assert selection.best.model.anchor == "" and selection.best.mape < ANCHOR_MISS_PERCENT
     assert not any("misses its own measurements" in w for w in selection.best.warnings)
+
+
+def test_a_peak_inside_the_measurements_is_named_when_the_fastest_count_is_past_them(sdm91):
+    # SDM91's throughput peaks near 72–108 GPUs and falls to 216; the blend's far
+    # families turn back up past the measurements.
+    fastest = pm.recommend(sdm91, level=None).alternatives[0]
+    assert fastest.gpus > 216
+    inside = pm.optimal_gpus(sdm91, max_gpus=216)
+    end = float(sdm91.predict([216])["speedup"][0])
+    assert inside.gpus < 216 and inside.speedup > 1.02 * end
+    assert (
+        f"within the measurements the speedup peaks at {inside.gpus} GPUs "
+        f"({inside.speedup:.3g}×) and falls to {end:.3g}× at 216" in fastest.sentence
+    )
+    still = pm.recommend(pm.fit_auto(pm.load_dataset("usl_raytracer")).best, level=None)
+    assert "peaks at" not in still.alternatives[0].sentence  # still rising at 64

@@ -210,6 +210,8 @@ def recommend(
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound)]
+    if kind == "fastest":
+        alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared, overrides)
     cheapest = optimal_gpus(fit, objective="cost", **shared)
     alternatives.append(
         _alternative(
@@ -255,6 +257,30 @@ def recommend(
         measured_up_to=int(np.max(fit.data.gpus)),
         measured_from=lowest,
     )
+
+
+PEAK_DROP = 0.02  # a speedup that falls this much past its peak falls (not noise)
+
+
+def _peak_inside(fit, alternative: Alternative, fastest: Optimum, shared, overrides):
+    """The fastest `alternative`, saying so when the speedup peaks inside the measured
+    range and falls past the peak, but the fastest count lies beyond the measurements:
+    that count rests on the extrapolation alone (a load test past its saturation point,
+    fitted by families that keep speeding up)."""
+    largest = int(np.max(fit.data.gpus))
+    if fastest.gpus <= largest or largest < 2:
+        return alternative
+    step = shared["multiple_of"] if shared["multiple_of"] <= largest else 1
+    inside = optimal_gpus(fit, **{**shared, "max_gpus": largest, "multiple_of": step})
+    end = float(fit.predict([largest], **overrides)["speedup"][0])
+    if inside.gpus >= largest or inside.speedup < (1.0 + PEAK_DROP) * end:
+        return alternative
+    note = (
+        f"; within the measurements the speedup peaks at {inside.gpus} GPUs "
+        f"({inside.speedup:.3g}×) and falls to {end:.3g}× at {largest}: the rise past "
+        f"{largest} GPUs is extrapolated, not measured"
+    )
+    return dataclasses.replace(alternative, sentence=alternative.sentence + note)
 
 
 def _below_the_data(alternative: Alternative, lowest: int) -> Alternative:

@@ -80,17 +80,19 @@ def _centre_and_scale(fit, n, overrides):
     """û(N) and s(N) of a blend (`Calibrated`), duals when `n` is one."""
     blend = fit.model
     rms = float(np.sqrt(np.mean(np.asarray(fit.unanchored_residuals, dtype=np.float64) ** 2)))
-    if blend.anchor:  # the anchored curve's r inside the range (`Calibrated.scale`)
+    config = fit.config(dual.primal(n), overrides)
+    spread = blend.spread(n, config)
+    if blend.anchor:  # the anchored curve's r and D inside the range (`Calibrated.scale`)
         inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
         share = _closed.anchor_share(dual, n, blend.largest)
         rms = share * inside + (1.0 - share) * rms
-    config = fit.config(dual.primal(n), overrides)
+        spread = (1.0 - share) * spread
     centre = blend.seconds(n, config)
     scale = _closed.conformal_scale(
         dual,
         n,
         blend.largest,
-        blend.spread(n, config),
+        spread,
         rms,
         _closed.MIN_DOUBLINGS,
         _closed.KAPPA,

@@ -11,7 +11,7 @@ they disagree the answer is less certain), r the root-mean-square of ``log û �
 over the training measurements (a blend that misses its own points is less certain
 everywhere; an anchored blend's r is that of its curve without the anchor from its
 largest measured count on, and moves to that of the anchored curve below, as the anchor's
-share does), κ = `KAPPA`,
+share a does, while D is scaled by 1 − a), κ = `KAPPA`,
 λ = `LAMBDA`, and q_L the L-quantile of the normalised
 held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
 series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
@@ -52,8 +52,9 @@ class Calibrated(eqx.Module):
         zeta: ζ, the number of normalised scores (one per ensemble member).
         rms: r, the root-mean-square training error of log û (without its anchor).
         rms_inside: r of the anchored curve, which an anchored blend's intervals use
-            inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms`` with a the
-            anchor's share (1 from half the largest count down, 0 from the largest up).
+            inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms`` and
+            ``D(N)·(1 − a)``, a the anchor's share (1 from half the largest count down,
+            0 from the largest up).
     """
 
     model: Blend | None
@@ -66,8 +67,11 @@ class Calibrated(eqx.Module):
         spread = self.model.spread(config)
         rms = self.rms
         if self.model.anchor and self.rms_inside is not None:
+            # Inside the range the curve is the anchor's: its own error, and the
+            # members' disagreement only as far as they still weigh.
             share = self.model.anchor_share(config.gpus)
             rms = share * self.rms_inside + (1.0 - share) * self.rms
+            spread = (1.0 - share) * spread
         return _closed.conformal_scale(
             jnp, config.gpus, self.model.largest, spread, rms, MIN_DOUBLINGS, KAPPA, LAMBDA
         )
