@@ -34,8 +34,7 @@ with equal weights, α = 0), that family takes the measured range over:
 ``w = a·[f = anchor] + (1 − a)·w``, a = clip(log2(N_max/N)/ANCHOR_SPAN, 0, 1): 1 from
 N_max/2 down, 0 from N_max up, so every prediction past the measurements is unchanged,
 and so are the intervals there (D leaves the anchor out; r is that of the combination
-without it from N_max up, moving to the anchored curve's own r as a does below, where D
-is scaled by 1 − a).
+without it from N_max up, moving to the anchored curve's own r as a does below).
 """
 
 import dataclasses
@@ -287,10 +286,7 @@ class DefaultFit:
         denominator)."""
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
-        spread = self.spread(m)
-        if self.anchor:  # inside the range, the members weigh only as much as 1 − a
-            spread = (1.0 - anchor_share(m, self.max_gpus)) * spread
-        return doublings + KAPPA * spread + LAMBDA * self.rms_at(m)
+        return doublings + KAPPA * self.spread(m) + LAMBDA * self.rms_at(m)
 
     def rms_at(self, m) -> np.ndarray:
         """r at `m`: `training_rms`, moving to the anchored curve's own r as the anchor's

@@ -12,7 +12,13 @@ from ._blend import Blend
 from ._data import Benchmarks
 from ._errors import InputError
 from ._files import atomic_write, package_version, read_text
-from ._fitting import blend_components, Component, FitResult, to_numpy_leaves
+from ._fitting import (
+    blend_components,
+    Component,
+    FitResult,
+    to_numpy_leaves,
+    unanchored_residuals,
+)
 from ._jsontext import _finite_or_none, _numbers
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
@@ -209,6 +215,9 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
         config_defaults={k: float(v) for k, v in document["config_defaults"].items()},
         precision=document["precision"],
         components=blend_components(model) if isinstance(model, Blend) else (),
+        unanchored_residuals=unanchored_residuals(model, data)
+        if isinstance(model, Blend)
+        else None,
         intervals=str(spec.get("intervals", "laplace")),
         assumed=str(spec.get("assumed", "")),
     )

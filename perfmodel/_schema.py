@@ -252,7 +252,8 @@ def check_options(family: str, options, model: str = "model"):
     try:
         return build(family, **options)
     except (TypeError, ValueError) as error:  # the family's own checks (InputError too)
-        raise InputError(f"{where}: {error}") from None
+        field = f"{where}.anchor" if str(error).startswith("blend anchor") else where
+        raise InputError(f"{field}: {error}") from None
 
 
 # The document ---------------------------------------------------------------------------
@@ -302,6 +303,7 @@ def check_document(document, source: str):
     specs = model.parameter_specs()
     fixed = _check_parameters(c, document["parameters"], specs, family)
     _check_component_copies(c, components, document["parameters"])
+    _check_anchor_flags(c, components, spec.get("options", {}).get("anchor", ""))
     free = _check_free(c, document["free"], specs, fixed, family)
     _check_bounds(c, document["bounds"], specs)
     _check_covariance(c, document["raw_covariance"], len(free))
@@ -338,6 +340,20 @@ def _check_component_copies(c: _Checker, components, parameters) -> None:
                     f"from parameters.{member}.{name}.value ({top['value']!r}), which the "
                     "answers use; edit that one, or make the two agree"
                 )
+
+
+def _check_anchor_flags(c: _Checker, components, anchor: str) -> None:
+    """A blend's ``components[i].anchor`` flag is true on its anchor (``options.anchor``)
+    and on no other member: a hand edit of one without the other is refused."""
+    for i, component in enumerate(components):
+        name = component.get("name", component["family"])
+        expected = bool(anchor) and name == anchor
+        if bool(component.get("anchor", False)) != expected:
+            c.fail(
+                f"model.components[{i}].anchor",
+                f"{str(expected).lower()} (model.options.anchor is {anchor or 'not set'!r})",
+                component.get("anchor", False),
+            )
 
 
 def _check_component(c: _Checker, component, where: str) -> None:

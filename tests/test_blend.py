@@ -1,5 +1,5 @@
 """The default (`perfmodel._fitting.blend`, a `Blend`) against its NumPy reference on the
-455 vectors of `tests/data/reference_vectors.json` (69 of them anchored), its closed
+455 vectors of `tests/data/reference_vectors.json` (84 of them anchored), its closed
 forms, and the promise that the column name does not change the answer."""
 
 import dataclasses

@@ -203,6 +203,7 @@ def test_a_blend_says_what_its_power_term_is_and_which_parameters_it_cannot_tell
     )
 
 
+@pytest.mark.slow  # 12 s: two CLI fits of a shipped table
 def test_cli_explain_and_report_show_no_value_for_an_undetermined_parameter(
     blend_fit, tmp_path, capsys
 ):

@@ -13,6 +13,7 @@ from .blend import blend_components as blend_components
 from .blend import BLEND_FAMILY as BLEND_FAMILY
 from .blend import fit_blend as fit_blend
 from .blend import fit_members as fit_members
+from .blend import unanchored_residuals as unanchored_residuals
 from .canonical import per_unit_of_work as per_unit_of_work
 from .canonical import SCALINGS as SCALINGS
 from .covariance import fit_quality as fit_quality

@@ -177,6 +177,33 @@ def _mape(model, data: Benchmarks) -> float:
     return miss if math.isfinite(miss) else math.inf
 
 
+def unanchored_residuals(model: Blend, data: Benchmarks) -> np.ndarray | None:
+    """``log(û/u)`` at the measurements, û the blend without its anchor (None when it
+    has none): the misfit of the curve that extrapolates, which its intervals use."""
+    if not model.anchor:
+        return None
+    with jax.enable_x64(True):
+        predicted = np.asarray(model.without_anchor()(data.to_config()), dtype=np.float64)
+    return np.log(data.as_measured(predicted) / data.measured)
+
+
+def anchor_note(model: Blend, data: Benchmarks) -> str:
+    """The sentence an anchored fit carries among its notes ("" without an anchor)."""
+    if not model.anchor:
+        return ""
+    largest = float(model.largest)
+    with jax.enable_x64(True):
+        missed = _mape(model.without_anchor(), data)
+        fits = _mape(model.members[model.names.index(model.anchor)], data)
+    return (
+        f"anchored: the blend missed its own measurements by {missed:.3g}% (MAPE), so "
+        f"inside the measured range, up to {largest / 2:g} GPUs, the curve is "
+        f"{model.anchor} ({model.anchor.removesuffix('_flat')} fitted with equal weights, "
+        f"{fits:.3g}%), handing over to the blend by {largest:g} GPUs; past the "
+        "measurements the blend answers alone"
+    )
+
+
 def _floor(data: Benchmarks) -> float:
     return data_scale(data) * math.exp(-RAW_LIMIT["time"] + 1.0)
 
@@ -231,6 +258,8 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
             "show no such term)"
             for name in zeroed(model, data)
         )
+        note = anchor_note(model, data)
+        warnings = (note, *warnings) if note else warnings
     return dataclasses.replace(
         result,
         converged=True,
@@ -239,4 +268,5 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
         components=blend_components(model),
         intervals="conformal",
         assumed=assumed,
+        unanchored_residuals=unanchored_residuals(model, data),
     )

@@ -64,6 +64,9 @@ class FitResult:
             ``"conformal"`` for a blend (calibrated across published series).
         assumed: what was assumed about the measurements (their scaling, their unit),
             in a sentence, or "".
+        unanchored_residuals: for an anchored blend, the residuals of the fitted blend
+            without its anchor (the curve that extrapolates; the conformal r), kept
+            through `what_if` as `residuals` are; None otherwise.
     """
 
     model: AbstractScalingModel
@@ -86,6 +89,7 @@ class FitResult:
     components: tuple[Component, ...] = ()
     intervals: str = "laplace"
     assumed: str = ""
+    unanchored_residuals: np.ndarray | None = None
 
     def __repr__(self) -> str:
         from .describe import fit_repr

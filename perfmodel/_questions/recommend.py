@@ -211,7 +211,7 @@ def recommend(
     bound = amdahl_bound(fit, **overrides)
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound)]
     if kind == "fastest":
-        alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared, overrides)
+        alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared)
     cheapest = optimal_gpus(fit, objective="cost", **shared)
     alternatives.append(
         _alternative(
@@ -259,27 +259,45 @@ def recommend(
     )
 
 
-PEAK_DROP = 0.02  # a speedup that falls this much past its peak falls (not noise)
+PEAK_DROP = 0.02  # measurements this much slower past their fastest count fall (not noise)
 
 
-def _peak_inside(fit, alternative: Alternative, fastest: Optimum, shared, overrides):
-    """The fastest `alternative`, saying so when the speedup peaks inside the measured
-    range and falls past the peak, but the fastest count lies beyond the measurements:
-    that count rests on the extrapolation alone (a load test past its saturation point,
-    fitted by families that keep speeding up)."""
+def measured_peak(fit) -> tuple[int, float] | None:
+    """``(N, drop)`` when the measurements are fastest at a count N below the largest
+    measured one and the largest is slower by `drop` (a share, at least `PEAK_DROP`;
+    medians per count of 1/time_s, the speed the speedup is a ratio of), else None."""
+    counts = np.unique(fit.data.gpus)
+    if counts.size < 3:
+        return None
+    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
+    best = int(np.argmax(speed))
+    drop = 1.0 - speed[-1] / speed[best]
+    if best == counts.size - 1 or drop < PEAK_DROP:
+        return None
+    return int(counts[best]), float(drop)
+
+
+def peak_note(fit, fastest_gpus: int) -> str:
+    """The clause saying that the fastest count rests on the extrapolation alone: the
+    measurements peak inside their range and slow down past it (a load test past its
+    saturation point, fitted by families that keep speeding up), or ""."""
     largest = int(np.max(fit.data.gpus))
-    if fastest.gpus <= largest or largest < 2:
-        return alternative
-    step = shared["multiple_of"] if shared["multiple_of"] <= largest else 1
-    inside = optimal_gpus(fit, **{**shared, "max_gpus": largest, "multiple_of": step})
-    end = float(fit.predict([largest], **overrides)["speedup"][0])
-    if inside.gpus >= largest or inside.speedup < (1.0 + PEAK_DROP) * end:
-        return alternative
-    note = (
-        f"; within the measurements the speedup peaks at {inside.gpus} GPUs "
-        f"({inside.speedup:.3g}×) and falls to {end:.3g}× at {largest}: the rise past "
-        f"{largest} GPUs is extrapolated, not measured"
+    peak = measured_peak(fit)
+    if fastest_gpus <= largest or peak is None:
+        return ""
+    gpus, drop = peak
+    return (
+        f"; the measurements are fastest at {gpus} GPUs and {drop:.0%} slower at "
+        f"{largest}: the rise past {largest} GPUs is extrapolated, not measured"
     )
+
+
+def _peak_inside(fit, alternative: Alternative, fastest: Optimum, shared) -> Alternative:
+    """The fastest `alternative` with `peak_note` (not on a grid coarser than the
+    measurements, where no count inside them is offered)."""
+    if shared["multiple_of"] > int(np.max(fit.data.gpus)):
+        return alternative
+    note = peak_note(fit, fastest.gpus)
     return dataclasses.replace(alternative, sentence=alternative.sentence + note)
 
 

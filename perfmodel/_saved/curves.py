@@ -82,11 +82,10 @@ def _centre_and_scale(fit, n, overrides):
     rms = float(np.sqrt(np.mean(np.asarray(fit.unanchored_residuals, dtype=np.float64) ** 2)))
     config = fit.config(dual.primal(n), overrides)
     spread = blend.spread(n, config)
-    if blend.anchor:  # the anchored curve's r and D inside the range (`Calibrated.scale`)
+    if blend.anchor:  # the anchored curve's r inside the range (`Calibrated.scale`)
         inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
         share = _closed.anchor_share(dual, n, blend.largest)
         rms = share * inside + (1.0 - share) * rms
-        spread = (1.0 - share) * spread
     centre = blend.seconds(n, config)
     scale = _closed.conformal_scale(
         dual,

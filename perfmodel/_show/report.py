@@ -17,6 +17,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, Selection, undetermined
+from .._questions import peak_note
 from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
 
@@ -118,7 +119,8 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
             "question": "fastest GPU count",
             "answer": f"{opt.gpus} GPUs{limit}",
             "detail": f"{_at_optimum(fit, opt.time_s)}, speedup {opt.speedup:.3g}×, "
-            f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})",
+            f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})"
+            + peak_note(fit, opt.gpus),
         }
     ]
     if knee.gpus is None:
@@ -245,7 +247,9 @@ def _sections(fit: FitResult, c: Curves, compared, level: float, training=None) 
                 f"Step time{at} (the step fit)",
                 _answer_rows(fit, c),
                 "The fastest step is not the fastest training: past the critical batch "
-                "more steps are needed (the table above).",
+                "more steps are needed (the table above). This table, the figure below and "
+                f"the predictions are the step fit{at}; runs measured at other batches "
+                "sit off its curve (each run at its own batch: 'Time to train of the runs').",
             ),
             _sensitivity_table(fit, c),
             _Table(
@@ -348,15 +352,16 @@ def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=
         for line in _summary(fit, training, level)
     )
     title = html.escape(_title(fit, training))
+    head = 1 if training is None else 2  # the figure under the step's table
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{title}</title><style>{_CSS}</style></head><body>",
         f"<h1>{title}</h1>",
         summary,
-        _html_table(tables[0]),
+        *(_html_table(t) for t in tables[:head]),
         f'<img alt="scaling plots of the fit" src="data:image/png;base64,{image}">',
-        *(_html_table(t) for t in tables[1:]),
+        *(_html_table(t) for t in tables[head:]),
         f'<p class="note">{html.escape(_footer())}</p>',
         "</body></html>",
     ]
@@ -366,9 +371,13 @@ def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=
 def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str, training=None) -> str:
     tables = _sections(fit, c, compared, level, training)
     summary = _summary(fit, training, level)
-    parts = [f"# {_title(fit, training)}", "", *summary, "", _md_table(tables[0]), ""]
+    # A time-to-train page puts the figure (the step fit's) under the step's table.
+    head = 1 if training is None else 2
+    parts = [f"# {_title(fit, training)}", "", *summary, ""]
+    for table in tables[:head]:
+        parts += [_md_table(table), ""]
     parts += [f"![scaling plots of the fit]({image})", ""]
-    for table in tables[1:]:
+    for table in tables[head:]:
         parts += [_md_table(table), ""]
     parts.append(f"*{_footer()}*")
     return "\n".join(parts) + "\n"

@@ -53,13 +53,16 @@ def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list
     rows = []
     for label, found in (("fastest to train", fastest), ("cheapest to train", cheapest)):
         hours = found.gpus * found.time_to_train_s / 3600.0
+        # The cost plan's reason restates the answer; keep only what it adds.
+        reason = found.reason.partition("; ")[2] if label.startswith("cheapest") else found.reason
         rows.append(
             {
                 "question": label,
-                "answer": f"{_gpus(found.gpus)} at global batch {found.global_batch:g}",
+                "answer": f"{_gpus(found.gpus)} at global batch {found.global_batch:g}"
+                + _outside(fit, found.gpus, found.global_batch),
                 "detail": f"{_seconds(found.time_to_train_s)} to the target ({level:.0%} "
                 f"interval {_interval(*found.time_interval_s)}), {hours:.4g} GPU-hours, "
-                f"{found.steps:.4g} steps; {found.reason}",
+                f"{found.steps:.4g} steps" + (f"; {reason}" if reason else ""),
             }
         )
     if fastest.knee_gpus is not None:
@@ -72,6 +75,18 @@ def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list
             }
         )
     return rows
+
+
+def _outside(fit: TimeToTrainFit, gpus: float, batch: float) -> str:
+    """`` (extrapolated: …)`` when (`gpus`, `batch`) lies outside the runs' range."""
+    data = fit.runs.data
+    batches = np.asarray(data.config["global_batch"], float)
+    said = []
+    if not data.gpus.min() <= gpus <= data.gpus.max():
+        said.append(f"runs at {data.gpus.min():g}–{data.gpus.max():g} GPUs")
+    if not batches.min() <= batch <= batches.max():
+        said.append(f"global batch {batches.min():g}–{batches.max():g}")
+    return f" (extrapolated: {' and '.join(said)} measured)" if said else ""
 
 
 def run_rows(fit: TimeToTrainFit) -> list[dict]:

@@ -11,7 +11,7 @@ they disagree the answer is less certain), r the root-mean-square of ``log û �
 over the training measurements (a blend that misses its own points is less certain
 everywhere; an anchored blend's r is that of its curve without the anchor from its
 largest measured count on, and moves to that of the anchored curve below, as the anchor's
-share a does, while D is scaled by 1 − a), κ = `KAPPA`,
+share a does), κ = `KAPPA`,
 λ = `LAMBDA`, and q_L the L-quantile of the normalised
 held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
 series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
@@ -36,7 +36,14 @@ from .._closed import quantile as quantile
 from .._closed import scores as scores
 from .._config import Config
 from .._errors import InputError
-from .._fitting import FitResult, KAPPA, LAMBDA, MANY_COUNTS, MIN_DOUBLINGS
+from .._fitting import (
+    FitResult,
+    KAPPA,
+    LAMBDA,
+    MANY_COUNTS,
+    MIN_DOUBLINGS,
+    unanchored_residuals,
+)
 
 
 def table(fit: FitResult) -> str:
@@ -52,9 +59,8 @@ class Calibrated(eqx.Module):
         zeta: ζ, the number of normalised scores (one per ensemble member).
         rms: r, the root-mean-square training error of log û (without its anchor).
         rms_inside: r of the anchored curve, which an anchored blend's intervals use
-            inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms`` and
-            ``D(N)·(1 − a)``, a the anchor's share (1 from half the largest count down,
-            0 from the largest up).
+            inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms``, a the
+            anchor's share (1 from half the largest count down, 0 from the largest up).
     """
 
     model: Blend | None
@@ -67,11 +73,11 @@ class Calibrated(eqx.Module):
         spread = self.model.spread(config)
         rms = self.rms
         if self.model.anchor and self.rms_inside is not None:
-            # Inside the range the curve is the anchor's: its own error, and the
-            # members' disagreement only as far as they still weigh.
+            # Inside the range the curve is the anchor's: its own error. D stays: the
+            # members' disagreement is what varies the scale with N, so that speedup
+            # (a ratio of two counts) keeps an interval.
             share = self.model.anchor_share(config.gpus)
             rms = share * self.rms_inside + (1.0 - share) * self.rms
-            spread = (1.0 - share) * spread
         return _closed.conformal_scale(
             jnp, config.gpus, self.model.largest, spread, rms, MIN_DOUBLINGS, KAPPA, LAMBDA
         )
@@ -90,10 +96,10 @@ def training_rms(fit: FitResult) -> float:
     its anchor (`Blend.without_anchor`): the curve that extrapolates, so that anchoring
     the measured range leaves every interval past it as it was."""
     residuals = np.asarray(fit.residuals, dtype=np.float64)
-    if isinstance(fit.model, Blend) and fit.model.anchor:
-        with jax.enable_x64(True):
-            predicted = np.asarray(fit.model.without_anchor()(fit.data.to_config()), np.float64)
-        residuals = np.log(fit.data.as_measured(predicted) / fit.data.measured)
+    if fit.unanchored_residuals is not None:  # those of the fit, kept through what_if
+        residuals = np.asarray(fit.unanchored_residuals, dtype=np.float64)
+    elif isinstance(fit.model, Blend) and fit.model.anchor:
+        residuals = unanchored_residuals(fit.model, fit.data)
     return float(np.sqrt(np.mean(residuals**2)))
 
 
