@@ -28,7 +28,9 @@ from jaxtyping import Array, ArrayLike, Float
 import numpy as np
 
 from . import _closed
+from ._closed import anchor_names as anchor_names
 from ._closed import FAR as FAR
+from ._closed import member_names as member_names
 from ._closed import MEMBERS as MEMBERS
 from ._closed import NEAR as NEAR
 from ._closed import REGIMES as REGIMES
@@ -48,18 +50,6 @@ def _described(member: str, spec: ParamSpec) -> ParamSpec:
         return spec
     weights = "equal weights" if member == "power_law_flat" else "weights (N/N_max)²"
     return dataclasses.replace(spec, description=f"c of the power law c·N^e, fitted with {weights}")
-
-
-def member_names(regime: str, anchor: str = "") -> tuple[str, ...]:
-    """The families fitted in `regime`, in `Blend.members` order; an `anchor` that is
-    not one of them comes last."""
-    names = STRADDLING_MEMBERS if regime == "straddling" else MEMBERS
-    return names if not anchor or anchor in names else (*names, anchor)
-
-
-def anchor_names(regime: str) -> tuple[str, ...]:
-    """The anchors a blend of `regime` may have (`_closed.ANCHORS`)."""
-    return STRADDLING_ANCHORS if regime == "straddling" else _closed.ANCHORS
 
 
 class Blend(AbstractScalingModel):
@@ -128,14 +118,12 @@ class Blend(AbstractScalingModel):
     def _weight_list(self, gpus) -> list[tuple[int, Float[Array, "..."]]]:
         """``(i, w_i(N))`` of every member with a weight somewhere (module docstring)."""
         t = self.far_share(gpus)
-        a = self.anchor_share(gpus) if self.anchor else 0.0
+        a = self.anchor_share(gpus) if self.anchor else 0.0  # a Python 0: no extra op
+        inside = [float(name == self.anchor) for name in self.names]
         return [
-            (i, _closed.member_weight(a, t, float(self.names[i] == self.anchor), *self._pair(i)))
+            (i, _closed.member_weight(a, t, inside[i], self.near[i], self.far[i]))
             for i in self._active()
         ]
-
-    def _pair(self, i: int) -> tuple[float, float]:
-        return self.near[i], self.far[i]
 
     def weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's weight at `config` (they sum to 1 at every count)."""

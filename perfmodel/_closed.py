@@ -40,6 +40,25 @@ STRADDLING_MEMBERS = (*MEMBERS, "weak_hierarchical")
 # member with NEAR and FAR weights 0.
 ANCHORS = ("amdahl_flat", "weak_data_parallel_flat", "usl_flat", "power_law_flat")
 STRADDLING_ANCHORS = (*ANCHORS, "weak_hierarchical_flat")
+
+
+def member_names(regime: str, anchor: str = "") -> tuple[str, ...]:
+    """The families fitted in `regime`, in `Blend.members` order; an `anchor` that is
+    not one of them comes last."""
+    names = STRADDLING_MEMBERS if regime == "straddling" else MEMBERS
+    return names if not anchor or anchor in names else (*names, anchor)
+
+
+def anchor_names(regime: str) -> tuple[str, ...]:
+    """The anchors a blend of `regime` may have (`ANCHORS`)."""
+    return STRADDLING_ANCHORS if regime == "straddling" else ANCHORS
+
+
+def rms(values) -> float:
+    """Root-mean-square of `values` (the conformal r of a blend's log residuals)."""
+    return float(np.sqrt(np.mean(np.asarray(values, dtype=np.float64) ** 2)))
+
+
 # The conformal intervals of the default blend (`perfmodel._uncertainty.conformal`):
 # s(N) = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r, and the quantiles q_L of the
 # normalised held-out scores for series of few (≤ 3) or many (≥ MANY_COUNTS) counts.

@@ -79,11 +79,11 @@ def conformal_band(fit, level: float, point: dict, zeta: np.ndarray) -> dict:
 def _centre_and_scale(fit, n, overrides):
     """û(N) and s(N) of a blend (`Calibrated`), duals when `n` is one."""
     blend = fit.model
-    rms = float(np.sqrt(np.mean(np.asarray(fit.unanchored_residuals, dtype=np.float64) ** 2)))
+    rms = _closed.rms(fit.unanchored_residuals)
     config = fit.config(dual.primal(n), overrides)
     spread = blend.spread(n, config)
     if blend.anchor:  # the anchored curve's r inside the range (`Calibrated.scale`)
-        inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+        inside = _closed.rms(fit.residuals)
         share = _closed.anchor_share(dual, n, blend.largest)
         rms = share * inside + (1.0 - share) * rms
     centre = blend.seconds(n, config)

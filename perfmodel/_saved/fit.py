@@ -226,13 +226,11 @@ def _model(document: dict, values: dict):
     if not required <= set(options) <= required | {"anchor"}:
         raise ValueError("options")
     regime, anchor = options["regime"], options.get("anchor", "")
-    names = _closed.STRADDLING_MEMBERS if regime == "straddling" else _closed.MEMBERS
     if regime not in _closed.REGIMES or spec.get("intervals") != "conformal":
         raise ValueError("regime")
-    anchors = _closed.STRADDLING_ANCHORS if regime == "straddling" else _closed.ANCHORS
-    if anchor and anchor not in anchors:
+    if anchor and anchor not in _closed.anchor_names(regime):
         raise ValueError("anchor")
-    names = names if not anchor or anchor in names else (*names, anchor)
+    names = _closed.member_names(regime, anchor)
     exponents = {"power_law": options["power_exponent"], "power_law_flat": options["flat_exponent"]}
     members = []
     for member in names:

@@ -206,7 +206,7 @@ class Blend:
         """The same blend with no anchor (its curve past the measurements, everywhere)."""
         if not self.anchor:
             return self
-        own = _closed.STRADDLING_MEMBERS if self.regime == "straddling" else _closed.MEMBERS
+        own = _closed.member_names(self.regime)
         keep = [i for i, n in enumerate(self.names) if n in own]
         pick = lambda values: tuple(values[i] for i in keep)  # noqa: E731
         return Blend(

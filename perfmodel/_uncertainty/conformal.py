@@ -95,12 +95,12 @@ def training_rms(fit: FitResult) -> float:
     residuals, whatever the measured quantity: ±log(û/u) either way), û the blend without
     its anchor (`Blend.without_anchor`): the curve that extrapolates, so that anchoring
     the measured range leaves every interval past it as it was."""
-    residuals = np.asarray(fit.residuals, dtype=np.float64)
+    residuals = fit.residuals
     if fit.unanchored_residuals is not None:  # those of the fit, kept through what_if
-        residuals = np.asarray(fit.unanchored_residuals, dtype=np.float64)
+        residuals = fit.unanchored_residuals
     elif isinstance(fit.model, Blend) and fit.model.anchor:
         residuals = unanchored_residuals(fit.model, fit.data)
-    return float(np.sqrt(np.mean(residuals**2)))
+    return _closed.rms(residuals)
 
 
 def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
@@ -110,7 +110,7 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
             f"conformal intervals are calibrated for the default blend; this "
             f"{fit.family} fit has method='laplace' or 'bootstrap'"
         )
-    inside = float(np.sqrt(np.mean(np.asarray(fit.residuals, dtype=np.float64) ** 2)))
+    inside = _closed.rms(fit.residuals)
     return Calibrated(
         fit.model,
         np.asarray(zeta, dtype=np.float64),
