@@ -82,7 +82,13 @@ def test_library_is_the_reference_on_every_published_row(bench, rows, eff):
         assert int(lib["status"]) in (0, pm.REASONS.index("out of memory")), rid
 
 
-@pytest.mark.parametrize("rid", ["T1_18.4B", "T5_175B_seqsel", "T5_1T_full"])
+@pytest.mark.parametrize(
+    "rid",
+    [
+        "T1_18.4B",
+        *(pytest.param(r, marks=pytest.mark.slow) for r in ("T5_175B_seqsel", "T5_1T_full")),
+    ],
+)
 def test_library_is_the_reference_over_a_layout_space(bench, rows, rid):
     cfg = dict(rows)[rid]
     space = bench.layout_space(cfg)

@@ -302,3 +302,69 @@ def _check_folds():
         )
         np.testing.assert_array_equal(a[~ranked], b[~ranked])  # memory bits, BIG
     assert flops[0] < 0.9 * flops[1]  # the ZeRO-3 branch is gone
+
+
+# Every NumPy twin of `fold` against the JAX primitive it stands for, on values chosen for
+# their edges (±0, halves, NaN, ±inf, integers, booleans), in both precisions.
+_EDGES = np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 3.0, 7.25])
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, 1e-30, -3.0])
+
+
+def _folded_values(function, *arrays):
+    """``function`` on `arrays` as `fold.folded` works it out, and as JAX runs it."""
+    from perfmodel._sweep import fold
+
+    closed = jax.make_jaxpr(function)(*arrays)
+    known = [np.asarray(a) for a in arrays]
+    # Every equation's inputs are known: `_run` keeps the NumPy values as it goes.
+    _, values = fold._run(closed.jaxpr, closed.consts, list(arrays), known)
+    return values[0], np.asarray(jax.jit(function)(*arrays))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "name, function",
+    [
+        ("arithmetic", lambda x, y: (x + y) * (x - y) / (y + 0.75) - jnp.maximum(x, -y)),
+        ("min, neg, abs, sign", lambda x, y: jnp.minimum(-x, jnp.abs(y)) * jnp.sign(x)),
+        ("floor, ceil", lambda x, y: jnp.floor(x) + 10.0 * jnp.ceil(y)),
+        ("round half away", lambda x, y: jax.lax.round(x) + 10.0 * jax.lax.round(y)),
+        ("round half even", lambda x, y: jax.lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN)),
+        ("comparisons", lambda x, y: ((x >= y) & (x != 1.5)) | ((x < y) ^ (y <= 0.0)) | ~(x > 2.0)),
+        ("select", lambda x, y: jnp.where(x > y, x, y * 2.0)),
+        ("integers", lambda x, y: jnp.floor(x).astype(jnp.int32) * 3 - (y > 0).astype(jnp.int32)),
+        ("to float", lambda x, y: (x > 0).astype(x.dtype)[:, None] * y[None, :]),
+        ("shapes", lambda x, y: jnp.reshape(x, (1, -1)).squeeze(0) + y[None, :][0]),
+    ],
+)
+def test_fold_evaluates_known_values_as_jax_does(name, function, dtype, monkeypatch):
+    from perfmodel._sweep import fold
+
+    twin = fold._numpy_value
+
+    def numpy_only(primitive, params, args):  # no equation here falls back to JAX
+        value = twin(primitive, params, args)
+        assert value is not None, primitive
+        return value
+
+    monkeypatch.setattr(fold, "_numpy_value", numpy_only)
+    with jax.enable_x64(dtype == "float64"):
+        x = np.concatenate([_EDGES, _SPECIAL]).astype(dtype)
+        y = np.concatenate([_EDGES[::-1], _SPECIAL[::-1]]).astype(dtype)
+        if name == "integers":  # a float → int conversion of NaN or inf is undefined
+            x, y = x[np.isfinite(x)], y[np.isfinite(x)]
+        ours, theirs = _folded_values(function, x, y)
+        assert ours is not None and ours.dtype == theirs.dtype, name
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_fold_leaves_integer_division_to_jax():
+    # lax.div truncates toward zero (−7 / 2 = −3) where NumPy floors (−4): JAX evaluates it.
+    from perfmodel._sweep import fold
+
+    x = np.array([-7, 7, -1], dtype=np.int32)
+    two = np.full(3, 2, dtype=np.int32)
+    assert fold._numpy_value("div", {}, [x, two]) is None
+    ours, theirs = _folded_values(lambda a, b: jax.lax.div(a, b), x, two)
+    np.testing.assert_array_equal(ours, [-3, 3, 0])
+    np.testing.assert_array_equal(ours, theirs)

@@ -9,8 +9,9 @@ constant in place of those that are constant. XLA then drops the branch never ta
 (the ZeRO-3 gathers of the `hybrid` family when no ZeRO-3 is swept) instead of
 computing it for every configuration and selecting it away. Only booleans are
 replaced, and only those computed from the known values by element-wise operations
-(comparisons, logic, arithmetic), evaluated by the same XLA operations: the values are
-those of the unfolded evaluation; only XLA's fusion of the smaller graph may round a
+(comparisons, logic, arithmetic), evaluated in NumPy with the same IEEE rounding (JAX
+where a rule differs, integer division say): the values are those of the unfolded
+evaluation; only XLA's fusion of the smaller graph may round a
 score differently in its last bit or two (tests/test_sweep_walk.py).
 """
 
@@ -36,6 +37,71 @@ _MOST = 4096
 
 def _is_literal(var) -> bool:
     return type(var).__name__ == "Literal"
+
+
+def _as(var, value) -> np.ndarray:
+    return np.asarray(value, dtype=var.aval.dtype)
+
+
+def _round(x: np.ndarray, method) -> np.ndarray:
+    if int(method) == 1:  # TO_NEAREST_EVEN
+        return np.round(x)
+    whole = np.trunc(x)  # AWAY_FROM_ZERO: x − trunc(x) is exact
+    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0.0).astype(x.dtype)
+
+
+def _broadcast(x: np.ndarray, shape, broadcast_dimensions) -> np.ndarray:
+    expanded = [1] * len(shape)
+    for axis, size in zip(broadcast_dimensions, np.shape(x)):
+        expanded[axis] = size
+    return np.broadcast_to(np.reshape(x, expanded), tuple(shape))
+
+
+# NumPy twins of the element-wise primitives, exact in IEEE arithmetic as XLA's are.
+_NUMPY = {
+    "ge": np.greater_equal, "gt": np.greater, "le": np.less_equal, "lt": np.less,
+    "eq": np.equal, "ne": np.not_equal, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "not": np.invert, "add": np.add, "sub": np.subtract,
+    "mul": np.multiply, "max": np.maximum, "min": np.minimum, "neg": np.negative,
+    "abs": np.abs, "sign": np.sign, "floor": np.floor, "ceil": np.ceil,
+}  # fmt: skip
+
+
+def _numpy_value(name: str, params: dict, args: list):
+    """The primitive on concrete arrays in NumPy, or None where its rule differs."""
+    if name in _NUMPY:
+        return _NUMPY[name](*args)
+    if name == "div":  # lax.div truncates integers toward zero; NumPy floors them
+        return np.divide(*args) if np.issubdtype(args[0].dtype, np.floating) else None
+    if name == "round":
+        return _round(args[0], params.get("rounding_method", 0))
+    if name == "convert_element_type":
+        x, to = args[0], np.dtype(params["new_dtype"])
+        exact = to.kind in "fb" or np.issubdtype(x.dtype, np.integer) or np.isfinite(x).all()
+        return x.astype(to) if exact else None
+    if name == "select_n":
+        return np.choose(args[0].astype(np.int64), args[1:])
+    if name == "broadcast_in_dim":
+        return _broadcast(args[0], params["shape"], params["broadcast_dimensions"])
+    if name == "reshape" and params.get("dimensions") is None:
+        return np.reshape(args[0], params["new_sizes"])
+    if name == "squeeze":
+        return np.squeeze(args[0], axis=tuple(params["dimensions"]))
+    if name in ("copy", "copy_p"):
+        return args[0]
+    return None
+
+
+def _evaluate_known(equation, knowns) -> np.ndarray:
+    """An element-wise equation on known values: in NumPy (no XLA compilation per
+    equation: a sweep folds hundreds), or by JAX where NumPy's rule would differ."""
+    args = [_as(var, k) for var, k in zip(equation.invars, knowns)]
+    with np.errstate(all="ignore"):  # inf − inf is NaN in XLA too, without a warning
+        value = _numpy_value(equation.primitive.name, equation.params, args)
+    if value is None:
+        with jax.ensure_compile_time_eval():
+            value = equation.primitive.bind(*knowns, **equation.params)
+    return _as(equation.outvars[0], value)
 
 
 def _run(jaxpr, consts, args, known_in) -> tuple[list, list]:
@@ -68,8 +134,7 @@ def _run(jaxpr, consts, args, known_in) -> tuple[list, list]:
                 not _is_literal(v) and k is not None for v, k in zip(equation.invars, knowns)
             )
             if name in _ELEMENTWISE and some and all(k is not None for k in knowns):
-                with jax.ensure_compile_time_eval():
-                    value = np.asarray(equation.primitive.bind(*knowns, **equation.params))
+                value = _evaluate_known(equation, knowns)
                 if value.size <= _MOST:
                     out_known = [value]
                     if value.dtype == np.bool_ and value.size and (value == value.flat[0]).all():

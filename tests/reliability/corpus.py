@@ -382,6 +382,7 @@ add(
         ["fit", "vgg16.csv", *UNDETERMINED, "--json"],
         {"vgg16.csv": "@vgg16.csv"},
         expect="answer",
+        slow=True,  # 9 s; undetermined-file.fit is the CI one
         what="quick-start data, allreduce.transfer undetermined (infinite variance), --json",
     ),
     Case(
