@@ -84,7 +84,21 @@ def _cost_text(cost: float | None, unit: str, per: str) -> str:
     return "" if cost is None else f", {cost:.3g} {unit} per {per}"
 
 
-def _alternative(kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=None) -> Alternative:
+# benchmarks/accuracy.py checks predictions up to about 2× the largest count fitted (its
+# ``half`` protocol); an answer farther out says how far.
+CHECKED_AHEAD = 2.0
+
+
+def _how_far(gpus: int, largest: int | None) -> str:
+    """``"; 512× the 8 GPUs measured"`` past `CHECKED_AHEAD` × `largest`, else ``""``."""
+    if largest is None or gpus <= CHECKED_AHEAD * largest:
+        return ""
+    return f"; {gpus / largest:.3g}× the {largest} GPUs measured, a guess that far out"
+
+
+def _alternative(
+    kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=None, largest=None
+) -> Alternative:
     cost = best.gpu_seconds * per_gpu_s
     levels_off = bound is not None and math.isfinite(bound) and best.speedup >= LEVEL_OFF * bound
     if kind == "fastest" and best.at_limit and levels_off:
@@ -97,8 +111,8 @@ def _alternative(kind, label, best: Optimum, cost_unit, per, per_gpu_s, bound=No
         limit = "" if bound is None else f", Amdahl bound {bound:.3g}×"
         sentence = (
             f"fastest: still speeding up at {best.gpus} GPUs, the end of the search "
-            f"(speedup {best.speedup:.3g}×, efficiency {best.efficiency:.1%}{limit}): "
-            "measure further"
+            f"(speedup {best.speedup:.3g}×, efficiency {best.efficiency:.1%}{limit}"
+            f"{_how_far(best.gpus, largest)}): measure further"
         )
     elif best.gpus == 1:
         sentence = f"{label}: 1 GPU{_cost_text(cost, cost_unit, per)}"
@@ -209,7 +223,8 @@ def recommend(
     label = "fastest" if objective == "time" else f"best by {objective}"
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
-    alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound)]
+    largest = int(np.max(fit.data.gpus))
+    alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound, largest)]
     if kind == "fastest":
         alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared)
     cheapest = optimal_gpus(fit, objective="cost", **shared)
