@@ -61,13 +61,27 @@ def test_fit_opens_with_a_layout_search_not_a_gpu_count(fitted_and_printed, caps
     # The GPU-count recommendation varied gpus alone at the fit's default layout: "cheapest
     # per step: 1 GPU" for a tp=8, pp=8 run. A hybrid fit opens with `optimal`'s answer.
     fitted, printed = fitted_and_printed
-    first = printed.splitlines()[0]
-    assert first.startswith("optimal (time): ") and " tp=" in first and " pp=" in first
+    lines = printed.splitlines()
+    assert lines[1].startswith("optimal (time): ") and " tp=" in lines[1] and " pp=" in lines[1]
     assert "against the reference layout gpus=64 tp=8 pp=8" in printed
     assert "Buy " not in printed and "cheapest per step: 1 GPU" not in printed
     assert main(["optimal", str(fitted), "--json"]) == 0
     alone = json.loads(capsys.readouterr().out)
-    assert f"optimal (time): {alone['gpus']} GPUs" in first
+    assert f"optimal (time): {alone['gpus']} GPUs" in lines[1]
+    # It opens with the count where returns diminish (below the search limit's optimum),
+    # and that count's layout, whose time `predict` gives alike.
+    worth, knee = alone["worth_buying"], alone["diminishing_returns"]
+    assert worth["gpus"] == knee["gpus"] < alone["gpus"] and worth["speedup"] == knee["speedup"]
+    assert lines[0].startswith(f"worth buying: {worth['gpus']} GPUs, gpus={worth['gpus']} tp=")
+    assert f"the fastest, below, is {alone['speedup']:.3g}x at {alone['gpus']} GPUs" in lines[0]
+    flags = {"tp": "--tp", "pp": "--pp", "microbatch_size": "--microbatch-size"}
+    flags |= {"interleave": "--interleave", "recompute": "--recompute", "zero": "--zero"}
+    argv = ["predict", str(fitted), "--gpus", str(worth["gpus"]), "--json"]
+    for field, flag in flags.items():
+        argv += [flag, f"{worth['layout'][field]:g}"]
+    assert main(argv) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["time_s"] == pytest.approx(worth["time_s"], rel=1e-5)  # float32 sweep
 
 
 def test_fit_refuses_weak_scaling_and_missing_shapes(two_runs, tmp_path, capsys):

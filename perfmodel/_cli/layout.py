@@ -493,6 +493,17 @@ def optimal_layout(
         below = np.flatnonzero(marginal[:-1] < threshold)
         knee = below[0] if len(below) else None
     layout = {k: float(best[k]) for k in axes}
+    worth = None
+    if knee is not None:
+        row = curve.iloc[int(knee)]
+        worth = {
+            "gpus": int(row["gpus"]),
+            "layout": {k: float(row[k]) for k in axes},
+            "time_s": float(row["step_time_s"]),
+            "speedup": float(speedup[knee]),
+            "efficiency": float(efficiency[knee]),
+            "memory_gb": float(row["memory_gb"]),
+        }
     alternatives = layout_alternatives(
         result.model,
         {k: v for k, v in axes.items() if k != "gpus"},
@@ -520,6 +531,9 @@ def optimal_layout(
             "efficiency": None if knee is None else float(efficiency[knee]),
             "speedup": None if knee is None else float(speedup[knee]),
         },
+        # The count at the point of diminishing returns and its best layout: what the
+        # command line opens with when it is below the optimum.
+        "worth_buying": worth,
         "alternatives": [
             {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in r.items()}
             for r in alternatives.to_dict(orient="records")
@@ -561,8 +575,31 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     return True
 
 
+def _above_one(efficiency: float) -> str:
+    return " (above 100%: faster per GPU than the reference layout)" if efficiency > 1.0 else ""
+
+
+def _worth_buying_line(document: dict) -> str | None:
+    """The count worth buying and its layout, when returns diminish below the optimum
+    of a time search (else None: the optimum line comes first)."""
+    worth, knee = document.get("worth_buying"), document["diminishing_returns"]
+    if document["objective"] != "time" or worth is None or worth["gpus"] >= document["gpus"]:
+        return None
+    return (
+        f"worth buying: {worth['gpus']} GPUs, {describe_layout(worth['layout'])}: step time "
+        f"{worth['time_s']:.4g} s, speedup {worth['speedup']:.3g}x and efficiency "
+        f"{worth['efficiency']:.1%}{_above_one(worth['efficiency'])}; past {worth['gpus']} "
+        "GPUs returns diminish "
+        f"({knee['criterion']}): the fastest, below, is {document['speedup']:.3g}x at "
+        f"{document['gpus']} GPUs"
+    )
+
+
 def print_optimal_layout(document: dict) -> None:
     ref = document["reference"]
+    worth = _worth_buying_line(document)
+    if worth is not None:
+        print(worth)
     limit = " (the search limit: more GPUs may still help)" if document["at_search_limit"] else ""
     if document.get("largest_valid"):
         limit = (
