@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     from ._show.plot import save_figure as save_figure
     from ._show.report import report_html as report_html
     from ._show.report import write_report as write_report
+    from ._show.training_figure import plot_time_to_train as plot_time_to_train
     from ._sweep.alternatives import layout_alternatives as layout_alternatives
     from ._sweep.run import sweep as sweep
     from ._sweep.run import SweepResult as SweepResult
@@ -202,6 +203,7 @@ _EXPORTS = {
     "plot_measurements": "._show.plot",
     "plot_speedup": "._show.plot",
     "save_figure": "._show.plot",
+    "plot_time_to_train": "._show.training_figure",
     "report_html": "._show.report",
     "write_report": "._show.report",
     "sweep": "._sweep.run",

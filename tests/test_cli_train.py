@@ -192,3 +192,26 @@ def test_fit_time_to_train_writes_its_report_or_nothing(tmp_path, capsys):
     )
     assert status == 2 and "unknown report format" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "g.json").exists() and not bad.exists()
+
+
+def test_plot_of_a_time_to_train_fit_draws_time_to_train_and_the_batch(ssd_fit, tmp_path, capsys):
+    status, out, _ = run(capsys, "plot", ssd_fit, "-o", tmp_path / "t.png", "--max-gpus", "256")
+    assert status == 0 and (tmp_path / "t.png").stat().st_size > 10_000
+    fit = pm.load_time_to_train(ssd_fit)
+    left, right = pm.plot_time_to_train(fit, max_gpus=256).axes
+    assert left.get_title() == "time to train, best global batch"
+    # The curve is, at each count, the fastest batch's time (the plan's own grid) ...
+    model = left.get_lines()[0]
+    plan = pm.plan_training(fit, level=None, max_gpus=256)
+    n, seconds = model.get_xdata(), model.get_ydata()
+    for count in (1, 8, 64, 256):
+        k = int(np.flatnonzero(plan.gpus_grid == count)[0])
+        assert seconds[n == count][0] == np.nanmin(plan.time_grid_s[k])
+    # ... the runs sit at their measured times and batches ...
+    data = fit.runs.data
+    np.testing.assert_array_equal(left.get_lines()[1].get_ydata(), data.time_s)
+    np.testing.assert_array_equal(right.get_lines()[1].get_ydata(), data.config["global_batch"])
+    # ... and the fastest answer is the plan's: at 256 GPUs, at the batch it names.
+    assert f"fastest: 256 GPUs at batch {plan.global_batch:g}" in [
+        t.get_text() for t in left.get_legend().get_texts()
+    ]

@@ -95,8 +95,19 @@ def _run_plot(args) -> int:
     from .layout import refuse_layout_fit
 
     refuse_layout_fit(result, "plot")
-    c = curves(result, **figure_options(args))
-    save_figure(figure(c, relative_breakdown=args.breakdown == "share"), args.output, dpi=args.dpi)
+    from .._convergence import has_time_to_train, load_time_to_train
+
+    if has_time_to_train(args.fit):  # what it answers: time to train, and the batch
+        from .._show.training_figure import plot_time_to_train
+
+        options = figure_options(args)
+        drawn = plot_time_to_train(
+            load_time_to_train(args.fit), level=options["interval"], max_gpus=options["max_gpus"]
+        )
+    else:
+        c = curves(result, **figure_options(args))
+        drawn = figure(c, relative_breakdown=args.breakdown == "share")
+    save_figure(drawn, args.output, dpi=args.dpi)
     message(f"wrote {args.output}")
     return 0
 
