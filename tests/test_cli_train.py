@@ -212,6 +212,9 @@ def test_plot_of_a_time_to_train_fit_draws_time_to_train_and_the_batch(ssd_fit, 
     np.testing.assert_array_equal(left.get_lines()[1].get_ydata(), data.time_s)
     np.testing.assert_array_equal(right.get_lines()[1].get_ydata(), data.config["global_batch"])
     # ... and the fastest answer is the plan's: at 256 GPUs, at the batch it names.
+    # The step figure (Python) names the folder of logs, not "" (its basename).
+    step = pm.plot_fit(pm.load_fit(ssd_fit))
+    assert step.get_suptitle().startswith("mllog_ssd (seconds per step): batch_linear fit")
     assert f"fastest: 256 GPUs at batch {plan.global_batch:g}" in [
         t.get_text() for t in left.get_legend().get_texts()
     ]

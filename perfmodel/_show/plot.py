@@ -205,6 +205,13 @@ def _seconds_formatter():
     return FuncFormatter(lambda v, pos: f"{v:g} s" if abs(v) >= 1 else small(v, pos))
 
 
+def source_name(source: str) -> str:
+    """The file or folder a fit's data came from, without its path: a folder of logs read
+    as ``"logs/mllog_ssd/ (seconds per step)"`` is ``"mllog_ssd (seconds per step)"``."""
+    path, sep, what = source.partition(" (")
+    return os.path.basename(os.path.normpath(path)) + sep + what
+
+
 def _spans_decade(values: np.ndarray) -> bool:
     values = values[np.isfinite(values) & (values > 0)]
     return bool(values.size > 0 and values.max() / values.min() >= 10.0)
@@ -431,7 +438,7 @@ def figure(
     _draw_breakdown(axes[1, 1], c, relative=relative_breakdown)
     if title is None:
         title = (
-            f"{os.path.basename(fit.data.source)}: {fit.label} fit ({fit.loss_kind} loss), "
+            f"{source_name(fit.data.source)}: {fit.label} fit ({fit.loss_kind} loss), "
             f"MAPE {fit.mape:.2f}%, R² {fit.r2:.4f}"
         )
     fig.suptitle(title, fontsize=12)

@@ -19,7 +19,7 @@ from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, Selection, undetermined
 from .._questions import peak_note
 from . import training as training_tables
-from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label
+from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label, source_name
 
 REPORT_FORMATS = ("html", "md")
 
@@ -332,11 +332,10 @@ def _md_table(table: _Table) -> str:
 
 def _title(fit: FitResult, training=None) -> str:
     # A folder of logs read as "logs/ (seconds per step)" names itself, not "".
-    path, sep, what = fit.data.source.partition(" (")
-    name = os.path.basename(os.path.normpath(path))
+    name = source_name(fit.data.source)
     if training is not None:
-        return f"Time-to-train report: {name}"
-    return f"Scaling report: {name}{sep}{what}"
+        return f"Time-to-train report: {name.partition(' (')[0]}"
+    return f"Scaling report: {name}"
 
 
 def _footer() -> str:

@@ -8,12 +8,17 @@ interval and the runs' measured times (left), and that best batch against the ba
 the runs used (right). matplotlib is imported inside `plot_time_to_train` only.
 """
 
-import os
-
 import numpy as np
 
 from .._convergence import plan_training, TimeToTrainFit
-from .plot import _KNEE_STYLE, _new_figure, _OPTIMUM_STYLE, _POINT_STYLE, _seconds_formatter
+from .plot import (
+    _KNEE_STYLE,
+    _new_figure,
+    _OPTIMUM_STYLE,
+    _POINT_STYLE,
+    _seconds_formatter,
+    source_name,
+)
 
 
 def best_batch_curve(fit: TimeToTrainFit, max_gpus: int = 4096) -> dict[str, np.ndarray]:
@@ -105,7 +110,7 @@ def plot_time_to_train(
     right.yaxis.set_minor_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
     if title is None:
         title = (
-            f"{os.path.basename(os.path.normpath(data.source))}: time to train, "
+            f"{source_name(data.source).partition(' (')[0]}: time to train, "
             f"{fit.step.family} step fit and critical batch"
         )
     fig.suptitle(title, fontsize=12)
