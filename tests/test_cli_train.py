@@ -158,8 +158,13 @@ def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
 def test_report_of_a_time_to_train_fit_answers_about_training(ssd_fit, tmp_path, capsys):
     status, out, _ = run(capsys, "report", ssd_fit, "-o", tmp_path / "r.md")
     assert status == 0 and (tmp_path / "r.png").is_file()
+    assert (tmp_path / "r_time_to_train.png").stat().st_size > 10_000
     page = (tmp_path / "r.md").read_text()
     assert page.startswith("# Time-to-train report: mllog_ssd")
+    # Its own figure under the time-to-train table, the step's under the step table.
+    lead = page.index("![time to train at the fastest batch](r_time_to_train.png)")
+    assert page.index("| fastest to train |") < lead < page.index("## Step time")
+    assert page.index("## Step time") < page.index("![scaling plots of the fit](r.png)")
     fit = pm.load_time_to_train(ssd_fit)
     fastest = pm.plan_training(fit, level=0.9)
     expected = (
@@ -186,6 +191,7 @@ def test_fit_time_to_train_writes_its_report_or_nothing(tmp_path, capsys):
     assert status == 0 and fit.is_file() and report.is_file()
     assert f"wrote {report}" in out
     assert "Time-to-train report" in report.read_text()
+    assert report.read_text().count("data:image/png;base64,") == 2  # both figures embedded
     bad = tmp_path / "r.pdf"
     status, _, err = run(
         capsys, "fit", SSD_CSV, "--time-to-train", "-o", tmp_path / "g.json", "--report", bad

@@ -77,11 +77,16 @@ def check_report_path(path: str) -> None:
     _check_output(path, FORMATS, "report")
 
 
-def report_outputs(path: str, flag: str) -> dict[str, str]:
-    """The files a report at `path` writes, by flag: a Markdown report's figure too."""
+def report_outputs(path: str, flag: str, training: bool = False) -> dict[str, str]:
+    """The files a report at `path` writes, by flag: a Markdown report's figures too (a
+    time-to-train report has two)."""
     outputs = {flag: path}
     if path.lower().endswith(".md"):
         outputs[f"{flag} (its figure)"] = os.path.splitext(path)[0] + ".png"
+        if training:
+            from .._show.report import training_figure_path
+
+            outputs[f"{flag} (its time-to-train figure)"] = training_figure_path(path)
     return outputs
 
 
@@ -118,18 +123,18 @@ def stored_selection(path: str):
 
 
 def _run_report(args) -> int:
+    from .._convergence import has_time_to_train, load_time_to_train
     from .._show import write_report
 
-    check_outputs(report_outputs(args.output, "-o"), [args.fit])
+    training_file = has_time_to_train(args.fit)
+    check_outputs(report_outputs(args.output, "-o", training_file), [args.fit])
     check_report_path(args.output)
     result = load_fit(args.fit)
     from .layout import refuse_layout_fit
 
     refuse_layout_fit(result, "report")
-    from .._convergence import has_time_to_train, load_time_to_train
-
     # A time-to-train fit file: its step fit, and what it answers about training.
-    training = load_time_to_train(args.fit) if has_time_to_train(args.fit) else None
+    training = load_time_to_train(args.fit) if training_file else None
     with all_or_nothing():  # a Markdown report and its figure, or neither
         written = write_report(
             result,

@@ -78,7 +78,7 @@ def run_fit(args, fit_options: dict) -> int:
     from .plot import check_report_path, report_outputs
 
     report = getattr(args, "report", None)
-    reports = {} if report is None else report_outputs(report, "--report")
+    reports = {} if report is None else report_outputs(report, "--report", training=True)
     check_outputs({"-o": args.output, **reports}, [args.csv])
     if report is not None:
         check_report_path(report)

@@ -343,9 +343,23 @@ def _footer() -> str:
     return f"Written by perfmodel {package_version()} on {stamp}."
 
 
+def _training_png(training, c: Curves, level: float, dpi: int) -> bytes:
+    """The time-to-train figure (`plot_time_to_train`) over the page's GPU range."""
+    from .training_figure import plot_time_to_train
+
+    drawn = plot_time_to_train(training, level=level, max_gpus=int(c.optimum.searched))
+    return figure_bytes(drawn, "png", dpi=dpi)
+
+
 def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=None) -> str:
     tables = _sections(fit, c, compared, level, training)
     image = base64.b64encode(figure_bytes(figure(c), "png", dpi=dpi)).decode("ascii")
+    lead = []  # a time-to-train page: its own figure under the time-to-train table
+    if training is not None:
+        data = base64.b64encode(_training_png(training, c, level, dpi)).decode("ascii")
+        lead = [
+            f'<img alt="time to train at the fastest batch" src="data:image/png;base64,{data}">'
+        ]
     summary = "".join(
         f'<p class="{"warn" if line.startswith("Warning") else ""}">{html.escape(line)}</p>'
         for line in _summary(fit, training, level)
@@ -358,7 +372,9 @@ def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=
         f"<title>{title}</title><style>{_CSS}</style></head><body>",
         f"<h1>{title}</h1>",
         summary,
-        *(_html_table(t) for t in tables[:head]),
+        *(_html_table(t) for t in tables[:1]),
+        *lead,
+        *(_html_table(t) for t in tables[1:head]),
         f'<img alt="scaling plots of the fit" src="data:image/png;base64,{image}">',
         *(_html_table(t) for t in tables[head:]),
         f'<p class="note">{html.escape(_footer())}</p>',
@@ -367,14 +383,19 @@ def _html(fit: FitResult, c: Curves, compared, level: float, dpi: int, training=
     return "\n".join(parts) + "\n"
 
 
-def _markdown(fit: FitResult, c: Curves, compared, level: float, image: str, training=None) -> str:
+def _markdown(
+    fit: FitResult, c: Curves, compared, level: float, image: str, training=None, lead=None
+) -> str:
     tables = _sections(fit, c, compared, level, training)
     summary = _summary(fit, training, level)
-    # A time-to-train page puts the figure (the step fit's) under the step's table.
+    # A time-to-train page puts its figure (`lead`) under the time-to-train table and the
+    # step fit's figure under the step's table.
     head = 1 if training is None else 2
     parts = [f"# {_title(fit, training)}", "", *summary, ""]
-    for table in tables[:head]:
+    for k, table in enumerate(tables[:head]):
         parts += [_md_table(table), ""]
+        if k == 0 and lead is not None:
+            parts += [f"![time to train at the fastest batch]({lead})", ""]
     parts += [f"![scaling plots of the fit]({image})", ""]
     for table in tables[head:]:
         parts += [_md_table(table), ""]
@@ -424,6 +445,11 @@ def report_markdown(
     return _markdown(fit, c, compared, interval, image, time_to_train)
 
 
+def training_figure_path(path: str) -> str:
+    """Where a Markdown time-to-train report at `path` writes its time-to-train figure."""
+    return os.path.splitext(os.fspath(path))[0] + "_time_to_train.png"
+
+
 def write_report(
     fit: FitResult,
     path: str | os.PathLike,
@@ -436,7 +462,8 @@ def write_report(
 ) -> list[str]:
     """Write the report of `fit` to `path`: ``.html`` (self-contained) or ``.md``.
 
-    A Markdown report links its figure, written beside it as ``<name>.png``. Files are
+    A Markdown report links its figure, written beside it as ``<name>.png`` (and, with
+    `time_to_train`, ``<name>_time_to_train.png``, `training_figure_path`). Files are
     written atomically, once everything has been computed. `time_to_train` as in
     `report_html`.
 
@@ -454,8 +481,13 @@ def write_report(
     else:
         image = os.path.splitext(path)[0] + ".png"
         name = os.path.basename(image)
-        markdown = _markdown(fit, c, compared, interval, name, time_to_train)
-        files = {image: figure_bytes(figure(c), "png", dpi=dpi), path: markdown}
+        files = {image: figure_bytes(figure(c), "png", dpi=dpi)}
+        lead = None
+        if time_to_train is not None:  # its own figure too, beside the step's
+            lead = training_figure_path(path)
+            files[lead] = _training_png(time_to_train, c, interval, dpi)
+            lead = os.path.basename(lead)
+        files[path] = _markdown(fit, c, compared, interval, name, time_to_train, lead)
     with all_or_nothing():  # a Markdown report and its figure, or neither
         for name, content in files.items():
             with atomic_write(name, "wb") as stream:
