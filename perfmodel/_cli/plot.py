@@ -84,7 +84,7 @@ def report_outputs(path: str, flag: str, training: bool = False) -> dict[str, st
     if path.lower().endswith(".md"):
         outputs[f"{flag} (its figure)"] = os.path.splitext(path)[0] + ".png"
         if training:
-            from .._show.report import training_figure_path
+            from .._show import training_figure_path
 
             outputs[f"{flag} (its time-to-train figure)"] = training_figure_path(path)
     return outputs
@@ -103,7 +103,7 @@ def _run_plot(args) -> int:
     from .._convergence import has_time_to_train, load_time_to_train
 
     if has_time_to_train(args.fit):  # what it answers: time to train, and the batch
-        from .._show.training_figure import plot_time_to_train
+        from .._show import plot_time_to_train
 
         options = figure_options(args)
         drawn = plot_time_to_train(

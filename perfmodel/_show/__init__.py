@@ -11,4 +11,6 @@ from .plot import plot_speedup as plot_speedup
 from .plot import save_figure as save_figure
 from .report import REPORT_FORMATS as REPORT_FORMATS
 from .report import report_html as report_html
+from .report import training_figure_path as training_figure_path
 from .report import write_report as write_report
+from .training_figure import plot_time_to_train as plot_time_to_train
