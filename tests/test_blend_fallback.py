@@ -154,6 +154,7 @@ def test_a_peak_inside_the_measurements_is_named_when_the_fastest_count_is_past_
     assert still.alternatives[0].gpus > 16 and "fastest at" not in still.alternatives[0].sentence
 
 
+@pytest.mark.slow  # 7 s: a what-if refit of an anchored blend
 def test_a_what_if_keeps_the_fits_own_error_and_the_fit_says_it_is_anchored(sdm91):
     changed = pm.what_if(sdm91, {"amdahl.serial.time": "x3"})
     assert training_rms(changed) == training_rms(sdm91)  # the fit's, not the changed curve's

@@ -155,6 +155,7 @@ def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
     assert not np.isnan(json.loads(ssd_fit.read_text())["time_to_train"]["noise"])
 
 
+@pytest.mark.slow  # 8 s: two reports; the plot test below draws its figure
 def test_report_of_a_time_to_train_fit_answers_about_training(ssd_fit, tmp_path, capsys):
     status, out, _ = run(capsys, "report", ssd_fit, "-o", tmp_path / "r.md")
     assert status == 0 and (tmp_path / "r.png").is_file()

@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(p for p in (ROOT / "fit").glob("*.json") if p.name != "INDEX.json")
 # One of each kind of shipped fit: weak/strong regime, throughput/time, few/many counts.
 # (The default run checks one; the slow run every shipped fit.)
-SOME = [  # the default run checks the cheapest; the straddling blend (paddle) is slow
+SOME = [  # all slow: the default run checks the NumPy path through the tests below
     pytest.param("dle_mxnet_rn50_dgx1_fp32", marks=pytest.mark.slow),
     pytest.param("dle_paddle_bert_dgxa100_seq128_mixed", marks=pytest.mark.slow),
-    "mlperf07_dgxa100_bert",
+    pytest.param("mlperf07_dgxa100_bert", marks=pytest.mark.slow),
     pytest.param("mlperf07_dgxa100_maskrcnn", marks=pytest.mark.slow),
 ]
 REL = 1e-9
