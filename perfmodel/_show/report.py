@@ -20,6 +20,7 @@ from .._fitting import FitResult, Selection, undetermined
 from .._questions import peak_note
 from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label, source_name
+from .training_figure import plot_time_to_train
 
 REPORT_FORMATS = ("html", "md")
 
@@ -345,8 +346,6 @@ def _footer() -> str:
 
 def _training_png(training, c: Curves, level: float, dpi: int) -> bytes:
     """The time-to-train figure (`plot_time_to_train`) over the page's GPU range."""
-    from .training_figure import plot_time_to_train
-
     drawn = plot_time_to_train(training, level=level, max_gpus=int(c.optimum.searched))
     return figure_bytes(drawn, "png", dpi=dpi)
 

@@ -111,23 +111,34 @@ def run_rows(fit: TimeToTrainFit) -> list[dict]:
     return rows
 
 
+def best_batch_curve(plan) -> dict[str, np.ndarray]:
+    """At every GPU count of a `TrainingPlan`'s grid: the global batch that trains fastest
+    and its time to train (s); counts where no batch of the grid is valid are left out."""
+    times = np.where(np.isfinite(plan.time_grid_s), plan.time_grid_s, np.inf)
+    ok = np.isfinite(times).any(axis=1)
+    best = np.argmin(times[ok], axis=1)
+    return {
+        "gpus": np.asarray(plan.gpus_grid, float)[ok],
+        "global_batch": np.asarray(plan.batch_grid, float)[best],
+        "time_to_train_s": times[ok][np.arange(best.size), best],
+    }
+
+
 def best_batch_rows(fit: TimeToTrainFit, max_gpus: int = 4096) -> list[dict]:
     """The batch that trains fastest at each power-of-two GPU count and measured count."""
-    found = plan_training(fit, objective="time", level=None, max_gpus=max_gpus)
+    curve = best_batch_curve(plan_training(fit, objective="time", level=None, max_gpus=max_gpus))
     measured = set(np.unique(fit.runs.data.gpus).tolist())
     rows = []
-    for k, n in enumerate(found.gpus_grid):
+    for n, batch, seconds in zip(curve["gpus"], curve["global_batch"], curve["time_to_train_s"]):
         power = n >= 1 and math.log2(n) == int(math.log2(n))
-        times = found.time_grid_s[k]
-        if not (power or n in measured) or not np.isfinite(times).any():
+        if not (power or n in measured):
             continue
-        m = int(np.argmin(times))
         rows.append(
             {
                 "gpus": f"{n:g}" + (" (measured)" if n in measured else ""),
-                "best global batch": f"{found.batch_grid[m]:g}",
-                "time to train": _seconds(float(times[m])),
-                "GPU-hours": f"{n * times[m] / 3600.0:.4g}",
+                "best global batch": f"{batch:g}",
+                "time to train": _seconds(float(seconds)),
+                "GPU-hours": f"{n * seconds / 3600.0:.4g}",
             }
         )
     return rows

@@ -19,20 +19,7 @@ from .plot import (
     _seconds_formatter,
     source_name,
 )
-
-
-def best_batch_curve(fit: TimeToTrainFit, max_gpus: int = 4096) -> dict[str, np.ndarray]:
-    """At every GPU count of `plan_training`'s grid: the global batch that trains fastest
-    and its time to train (s); counts where no batch of the grid is valid are left out."""
-    found = plan_training(fit, objective="time", level=None, max_gpus=max_gpus)
-    times = np.where(np.isfinite(found.time_grid_s), found.time_grid_s, np.inf)
-    ok = np.isfinite(times).any(axis=1)
-    best = np.argmin(times[ok], axis=1)
-    return {
-        "gpus": np.asarray(found.gpus_grid, float)[ok],
-        "global_batch": np.asarray(found.batch_grid, float)[best],
-        "time_to_train_s": times[ok][np.arange(best.size), best],
-    }
+from .training import best_batch_curve
 
 
 def plot_time_to_train(
@@ -52,8 +39,8 @@ def plot_time_to_train(
         >>> [ax.get_title() for ax in fig.axes]  # doctest: +SKIP
         ['time to train, best global batch', 'global batch that trains fastest']
     """
-    curve = best_batch_curve(fit, max_gpus)
     plan = plan_training(fit, objective="time", level=level, max_gpus=max_gpus)
+    curve = best_batch_curve(plan)  # its grid is the same at any level
     data = fit.runs.data
     run_gpus = np.asarray(data.gpus, float)
     run_batch = np.asarray(data.config["global_batch"], float)
