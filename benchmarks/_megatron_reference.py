@@ -105,6 +105,27 @@ def _f(x):
 
 
 # ---------------------------------------------------------------------------------------
+# Architecture beyond GPT: grouped-query attention, gated MLPs, untied output layer
+# ---------------------------------------------------------------------------------------
+
+
+def widths(h, a, arch=None):
+    """Per-token widths of one layer: ``(qkv, fc1, fc2, gated, untied)``.
+
+    `arch` (None: GPT) may hold ``g`` key/value heads (grouped-query attention, Ainslie
+    et al. 2023; Megatron ``--num-query-groups``), ``f`` the MLP width (``--ffn-hidden-size``,
+    4h), ``gated`` 1 for SwiGLU (Shazeer 2020; fc1 outputs 2f, fc2 reads f) and
+    ``untied`` 1 for an output layer with its own weights. QKV outputs h + 2·g·h/a.
+    """
+    arch = arch or {}
+    h, a = _f(h), _f(a)
+    g = _f(arch.get("g", a))
+    f = _f(arch.get("f", 4.0 * h))
+    gated = _f(arch.get("gated", 0.0))
+    return h + 2.0 * g * h / a, (1.0 + gated) * f, f, gated, _f(arch.get("untied", 0.0))
+
+
+# ---------------------------------------------------------------------------------------
 # FLOPs
 # ---------------------------------------------------------------------------------------
 
@@ -135,15 +156,19 @@ def logit_flops(h, s, b, V, t=1.0):
     return 2.0 * _f(b) * _f(s) * _f(h) * _f(V) / _f(t)
 
 
-def iteration_flops(h, s, L, V, B, recompute=FULL):
+def iteration_flops(h, s, L, V, B, recompute=FULL, a=1.0, arch=None):
     """Hardware FLOPs of one iteration, all GPUs together (FLOPs).
 
     Forward + backward (2×) + recomputation of every layer, plus the logits (forward and
     backward, never recomputed): ``B·L·[(3+r_d)·24sh² + (3+r_a)·4s²h] + 6·B·s·h·V``.
     With full recomputation this is [N21] eq. 3, ``96·B·s·L·h²·(1 + s/6h + V/16Lh)``;
-    with none it is the model FLOPs (MFU numerator) of [K22] §6.
+    with none it is the model FLOPs (MFU numerator) of [K22] §6. With `arch` (`widths`)
+    the dense part is ``2·B·s·h·(qkv + h + fc1 + fc2)`` instead of 24·B·s·h².
     """
     dense, attn = layer_forward_flops(h, s, B)
+    if arch:
+        qkv, fc1, fc2, _, _ = widths(h, a, arch)
+        dense = 2.0 * _f(B) * _f(s) * _f(h) * (qkv + _f(h) + fc1 + fc2)
     rd, ra = recompute_passes(recompute)
     return _f(L) * ((3.0 + rd) * dense + (3.0 + ra) * attn) + 3.0 * logit_flops(h, s, B, V)
 
@@ -179,24 +204,26 @@ def gemm_time(M, N, K, peak_flops, hbm_bandwidth, e_max, d0, batch=1.0):
     return _f(batch) * np.maximum(compute, memory)
 
 
-def layer_gemm_times(h, a, s, b, t, hw, eff, flash_attention=0):
+def layer_gemm_times(h, a, s, b, t, hw, eff, flash_attention=0, arch=None):
     """Seconds of one layer's GEMMs for a micro-batch on one GPU: ``(dense, attention)``.
 
     Forward only; backward is two GEMMs of the same shapes per forward GEMM (input and
     weight gradients, transposed operands with the same {M, N, K}), so 2× these times.
     Dense (Megatron column/row split [N21 §2.3]): QKV (bs × h)·(h × 3h/t), projection
     (bs × h/t)·(h/t × h), fc1 (bs × h)·(h × 4h/t), fc2 (bs × 4h/t)·(4h/t × h).
-    Attention: b·a/t batched (s × d)·(d × s) and (s × s)·(s × d), d = h/a.
+    Attention: b·a/t batched (s × d)·(d × s) and (s × s)·(s × d), d = h/a. With `arch`
+    the QKV, fc1 and fc2 widths of `widths` replace 3h, 4h and 4h.
     """
+    qkv, fc1, fc2, _, _ = widths(h, a, arch)
     h, a, s, b, t = _f(h), _f(a), _f(s), _f(b), _f(t)
     peak, bw = hw["peak_flops"], hw["hbm_bandwidth"]
     e, d0 = eff["e_max"], eff["d0"]
     M = b * s
     dense = (
-        gemm_time(M, 3 * h / t, h, peak, bw, e, d0)
+        gemm_time(M, qkv / t, h, peak, bw, e, d0)
         + gemm_time(M, h, h / t, peak, bw, e, d0)
-        + gemm_time(M, 4 * h / t, h, peak, bw, e, d0)
-        + gemm_time(M, h, 4 * h / t, peak, bw, e, d0)
+        + gemm_time(M, fc1 / t, h, peak, bw, e, d0)
+        + gemm_time(M, h, fc2 / t, peak, bw, e, d0)
     )
     d = h / a
     heads = b * a / t
@@ -223,9 +250,13 @@ def layer_gemm_times(h, a, s, b, t, hw, eff, flash_attention=0):
 ELEMENTWISE_BYTES = dict(
     rep_fwd=22.0, rep_bwd=22.0, col_fwd=16.0, col_bwd=24.0, att_fwd=9.0, att_bwd=11.0
 )
+# SwiGLU per element of the MLP width f (GeLU's are col / 4: 4 and 6): forward reads
+# gate and value (4) and writes their product (2); backward reads the gradient (2) and
+# both inputs (4) and writes both gradients (4).
+GATED_BYTES = dict(fwd=6.0, bwd=10.0)
 
 
-def layer_elementwise_bytes(h, a, s, b, t, seq_parallel=0, flash_attention=0):
+def layer_elementwise_bytes(h, a, s, b, t, seq_parallel=0, flash_attention=0, arch=None):
     """HBM bytes of one layer's element-wise kernels per micro-batch on one GPU.
 
     Returns ``(forward, backward, attention_forward)`` bytes (the last is what selective
@@ -237,10 +268,14 @@ def layer_elementwise_bytes(h, a, s, b, t, seq_parallel=0, flash_attention=0):
     k = ELEMENTWISE_BYTES
     tokens = b * s
     rep = tokens * h / np.where(_f(seq_parallel) > 0, t, 1.0)
-    col = tokens * h / t
+    _, _, f, gated, _ = widths(h, a, arch)
+    col = tokens * f / t  # MLP elements; GeLU moves col_fwd/4 bytes each (f = 4h: col_fwd per h)
+    on = gated > 0
+    col_fwd = np.where(on, GATED_BYTES["fwd"], k["col_fwd"] / 4.0)
+    col_bwd = np.where(on, GATED_BYTES["bwd"], k["col_bwd"] / 4.0)
     att = np.where(_f(flash_attention) > 0, 0.0, b * a * s * s / t)
-    fwd = k["rep_fwd"] * rep + k["col_fwd"] * col + k["att_fwd"] * att
-    bwd = k["rep_bwd"] * rep + k["col_bwd"] * col + k["att_bwd"] * att
+    fwd = k["rep_fwd"] * rep + col_fwd * col + k["att_fwd"] * att
+    bwd = k["rep_bwd"] * rep + col_bwd * col + k["att_bwd"] * att
     return fwd, bwd, k["att_fwd"] * att
 
 
@@ -293,7 +328,7 @@ def tensor_parallel_times(h, s, b, t, recompute, seq_parallel, async_tp, hw):
 # ---------------------------------------------------------------------------------------
 
 
-def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff):
+def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff, arch=None):
     """Seconds of one layer's forward + backward (+ recomputation) for one micro-batch.
 
     GEMMs (`layer_gemm_times`): forward 1×, backward 2×, recomputation (`recompute_passes`)
@@ -305,9 +340,9 @@ def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff
     all-reduce can hide in).
     """
     fa = stack["flash_attention"]
-    dense, attn = layer_gemm_times(h, a, s, b, t, hw, eff, fa)
+    dense, attn = layer_gemm_times(h, a, s, b, t, hw, eff, fa, arch)
     rd, ra = recompute_passes(recompute)
-    fwd_bytes, bwd_bytes, att_bytes = layer_elementwise_bytes(h, a, s, b, t, seq_parallel, fa)
+    fwd_bytes, bwd_bytes, att_bytes = layer_elementwise_bytes(h, a, s, b, t, seq_parallel, fa, arch)
     bw = hw["hbm_bandwidth"]
     # Flash attention's backward recomputes the scores: 2.5× its forward, not 2×.
     attn_bwd = np.where(_f(fa) > 0, 2.5, 2.0) * attn
@@ -327,10 +362,17 @@ def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff
 # ---------------------------------------------------------------------------------------
 
 
-def layer_parameters(h):
-    """Parameters of one transformer layer, ``12h² + 13h`` [N21 §5.1, K22 §3]."""
+def layer_parameters(h, a=1.0, arch=None):
+    """Parameters of one transformer layer, ``12h² + 13h`` [N21 §5.1, K22 §3].
+
+    With `arch` (`widths`): weights and biases of QKV, projection, fc1 and fc2 and two
+    LayerNorms, ``h·(qkv + h + fc1 + fc2) + qkv + h + fc1 + h + 4h``.
+    """
     h = _f(h)
-    return 12.0 * h * h + 13.0 * h
+    if not arch:
+        return 12.0 * h * h + 13.0 * h
+    qkv, fc1, fc2, _, _ = widths(h, a, arch)
+    return h * (qkv + h + fc1 + fc2) + qkv + h + fc1 + h + 4.0 * h
 
 
 def embedding_parameters(h, s, V):
@@ -338,15 +380,18 @@ def embedding_parameters(h, s, V):
     return _f(V) * _f(h) + _f(s) * _f(h)
 
 
-def stage_parameters(h, s, V, L, t, p):
+def stage_parameters(h, s, V, L, t, p, a=1.0, arch=None):
     """Parameters held by the busiest GPU: ``(layers, embedding)`` per GPU.
 
     L/p layers split over t, and the first stage's word embedding (V·h/t, vocabulary
     parallel) plus position embedding; the last stage holds a tied copy of the word
-    embedding (V·h/t) for the logits [N21 §3, Megatron tied embeddings].
+    embedding (V·h/t) for the logits [N21 §3, Megatron tied embeddings], or the output
+    layer's own (untied) weights, which with p = 1 are on the same GPU too.
     """
-    layers = layer_parameters(h) * _f(L) / _f(p) / _f(t)
-    embedding = _f(V) * _f(h) / _f(t) + _f(s) * _f(h)
+    layers = layer_parameters(h, a, arch) * _f(L) / _f(p) / _f(t)
+    untied = widths(h, a, arch)[4]
+    words = np.where((_f(p) <= 1.0) & (untied > 0), 2.0, 1.0)
+    embedding = words * _f(V) * _f(h) / _f(t) + _f(s) * _f(h)
     return layers, embedding
 
 
@@ -481,14 +526,15 @@ def zero3_time(params, t, d, m, recompute, hw):
     return _f(m) * (3.0 + rd) * one
 
 
-def embedding_sync_time(h, V, t, p, grad_bytes, hw):
+def embedding_sync_time(h, V, t, p, grad_bytes, hw, untied=0.0):
     """Seconds of the tied-embedding gradient all-reduce between first and last stage.
 
-    V·h/t gradients over 2 ranks on different nodes (InfiniBand), when p > 1 [N21 §3].
+    V·h/t gradients over 2 ranks on different nodes (InfiniBand), when p > 1 [N21 §3];
+    none when the output layer is untied.
     """
     size = _f(V) * _f(h) / _f(t) * _f(grad_bytes)
     t2 = all_reduce_time(2.0, size, hw["network_latency"], hw["network_bandwidth"])
-    return np.where(_f(p) > 1.0, t2, 0.0)
+    return np.where((_f(p) > 1.0) & (_f(untied) <= 0), t2, 0.0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -496,24 +542,32 @@ def embedding_sync_time(h, V, t, p, grad_bytes, hw):
 # ---------------------------------------------------------------------------------------
 
 
-def activation_bytes_per_layer(h, a, s, b, t, recompute, seq_parallel, flash_attention=0):
+def activation_bytes_per_layer(
+    h, a, s, b, t, recompute, seq_parallel, flash_attention=0, arch=None
+):
     """Bytes of activations one layer stores for one micro-batch on one GPU [K22 Table 2].
 
     none: ``sbh·(10 + 24/t + 5as/(ht))``; with sequence parallelism
     ``sbh/t·(34 + 5as/h)``; selective drops the 5as/h term (also flash attention);
-    full keeps the layer input, ``2sbh`` (÷t with sequence parallelism).
+    full keeps the layer input, ``2sbh`` (÷t with sequence parallelism). With `arch` the
+    24 split over t are Q (2), K and V (2g/a each), the projection input (2), and the
+    activation's inputs (2·fc1/h) and fc2's (2·fc2/h).
     """
+    qkv, fc1, fc2, _, _ = widths(h, a, arch)
     h, a, s, b, t = map(_f, (h, a, s, b, t))
     sp = _f(seq_parallel) > 0
     r = _f(recompute)
     sbh = s * b * h
     score = np.where((r >= SELECTIVE) | (_f(flash_attention) > 0), 0.0, 5.0 * a * s / h)
-    plain = np.where(sp, sbh / t * (34.0 + score), sbh * (10.0 + 24.0 / t + score / t))
+    split = 2.0 * (qkv + h + fc1 + fc2) / h  # 24 for GPT
+    plain = np.where(sp, sbh / t * (10.0 + split + score), sbh * (10.0 + split / t + score / t))
     full = 2.0 * sbh / np.where(sp, t, 1.0)
     return np.where(r >= FULL, full, plain)
 
 
-def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zero, stack):
+def memory_per_gpu(
+    h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zero, stack, arch=None
+):
     """Bytes the busiest (first) pipeline GPU holds, by part; ``"total"`` sums them.
 
     * ``layer_states``: L/p layers' parameters over t (`layer_parameters`) × (2 weight
@@ -530,19 +584,21 @@ def memory_per_gpu(h, a, s, V, L, b, t, p, d, v, m, recompute, seq_parallel, zer
     """
     grad = _f(stack["grad_bytes"])
     z, d = _f(zero), _f(d)
-    layers, embedding = stage_parameters(h, s, V, L, t, p)
+    layers, embedding = stage_parameters(h, s, V, L, t, p, a, arch)
     per_param = (
         2.0 / np.where(z >= 3.0, d, 1.0)
         + grad / np.where(z >= 2.0, d, 1.0)
         + 12.0 / np.where(z >= 1.0, d, 1.0)
     )
     act = activation_bytes_per_layer(
-        h, a, s, b, t, recompute, seq_parallel, stack["flash_attention"]
+        h, a, s, b, t, recompute, seq_parallel, stack["flash_attention"], arch
     )
     layers_in_flight = inflight_layers(L, p, v, m)
     working = np.where(
         _f(recompute) >= FULL,
-        activation_bytes_per_layer(h, a, s, b, t, NONE, seq_parallel, stack["flash_attention"]),
+        activation_bytes_per_layer(
+            h, a, s, b, t, NONE, seq_parallel, stack["flash_attention"], arch
+        ),
         0.0,
     )
     micro_in_flight = layers_in_flight / (_f(L) / _f(p))
@@ -590,6 +646,7 @@ def iteration_time(
     stack,
     hw=A100_SELENE,
     eff=PRIOR_EFFICIENCY,
+    arch=None,
 ):
     """Seconds of one training iteration, by term; ``"total"`` is their sum.
 
@@ -604,8 +661,10 @@ def iteration_time(
     * ``embedding_sync``: `embedding_sync_time`; ``optimizer``: `optimizer_time`.
     """
     m = _f(B) / (_f(d) * _f(b))
-    layer, layer_bwd = layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff)
-    layers, embedding = stage_parameters(h, s, V, L, t, p)
+    layer, layer_bwd = layer_microbatch_time(
+        h, a, s, b, t, recompute, seq_parallel, stack, hw, eff, arch
+    )
+    layers, embedding = stage_parameters(h, s, V, L, t, p, a, arch)
     device_params = layers + embedding
     per_micro = _f(L) / _f(p) * layer + grad_accumulation_time(
         device_params, stack["grad_bytes"], stack["grad_accum_fusion"], hw
@@ -625,7 +684,9 @@ def iteration_time(
         "logits": logits,
         "p2p": p2p,
         "data_parallel": dp_exposed,
-        "embedding_sync": embedding_sync_time(h, V, t, p, stack["grad_bytes"], hw),
+        "embedding_sync": embedding_sync_time(
+            h, V, t, p, stack["grad_bytes"], hw, widths(h, a, arch)[4]
+        ),
         "optimizer": optimizer_time(device_params, stack["grad_bytes"], zero, d, hw),
     }
     parts["total"] = sum(parts.values())

@@ -177,6 +177,26 @@ def _num(x, default=math.nan):
     return default if math.isnan(value) else value
 
 
+ARCH_COLUMNS = {
+    "query_groups": "g",
+    "ffn_hidden": "f",
+    "gated_mlp": "gated",
+    "untied_embeddings": "untied",
+}
+"""Optional CSV columns beyond GPT's shape (grouped-query attention, the MLP width,
+SwiGLU, an untied output layer) and their names in `_megatron_reference.widths`."""
+
+
+def row_arch(row: pd.Series) -> dict:
+    """The row's `ARCH_COLUMNS` that are given (blank or 0 for the counts: GPT's)."""
+    arch = {}
+    for column, key in ARCH_COLUMNS.items():
+        value = _num(row.get(column))
+        if value > 0 or (key in ("gated", "untied") and value == 0):
+            arch[key] = value
+    return arch
+
+
 def row_settings(row: pd.Series) -> dict:
     """Shape, layout and software settings of one CSV row (published, or documented)."""
     extra = SC21_TABLE1.get(row["id"], {})
@@ -209,6 +229,7 @@ def row_settings(row: pd.Series) -> dict:
         stack_name=stack_name,
         stack=stack,
         hw=hw,
+        arch=row_arch(row),
     )
 
 
@@ -267,6 +288,11 @@ def library_config(c: dict) -> pm.Config:
         zero=c["zero"],
         gpu_memory_bytes=c["hw"]["memory_bytes"],
         **{k: c["stack"][k] for k in STACK_FIELDS},
+        **{
+            column: c["arch"][key]
+            for column, key in ARCH_COLUMNS.items()
+            if key in c.get("arch", {})
+        },
     )
     shape = np.broadcast_shapes(*(np.shape(v) for v in fields.values()))
     return pm.Config(**{k: np.broadcast_to(np.asarray(v, float), shape) for k, v in fields.items()})
@@ -292,8 +318,9 @@ def reference_evaluate(c: dict, eff: dict) -> dict:
     m = c["B"] / (c["d"] * c["b"])
     args = (c["h"], c["a"], c["s"], c["V"], c["L"], c["b"], c["t"], c["p"], c["d"], c["v"])
     mode = (c["recompute"], c["sp"], c["zero"], c["stack"])
-    time = ref.iteration_time(*args, c["B"], *mode, c["hw"], eff)
-    memory = ref.memory_per_gpu(*args, m, *mode)
+    arch = c.get("arch") or None
+    time = ref.iteration_time(*args, c["B"], *mode, c["hw"], eff, arch)
+    memory = ref.memory_per_gpu(*args, m, *mode, arch)
     return dict(time=time, memory=memory, status=None)
 
 
@@ -308,8 +335,13 @@ def layout_space(cfg: dict, tp=None, pp=None, recompute_search: str = "stack") -
     ZeRO as in the row. `tp`/`pp` pin those axes.
     """
     L, gpus, B = int(cfg["L"]), int(cfg["gpus"]), int(cfg["B"])
+    groups = int(cfg.get("arch", {}).get("g", cfg["a"]))
     tps = (
-        [t for t in TENSOR_PARALLEL if int(cfg["a"]) % t == 0 and t <= cfg["hw"]["gpus_per_node"]]
+        [
+            t
+            for t in TENSOR_PARALLEL
+            if int(cfg["a"]) % t == 0 and groups % t == 0 and t <= cfg["hw"]["gpus_per_node"]
+        ]
         if tp is None
         else [int(tp)]
     )
@@ -410,6 +442,8 @@ def published_seconds(row: pd.Series) -> float:
                     row["vocab"],
                     row["global_batch"],
                     recompute,
+                    row["heads"],
+                    row_arch(row) or None,
                 )
             )
         return flops / (_num(row["gpus"]) * _num(row["value"]) * 1e12)

@@ -68,6 +68,15 @@ class Config(eqx.Module):
     (Megatron-LM; Narayanan et al. SC'21, Korthikanti et al. 2022):
         heads: attention heads, a (0: unknown, taken as hidden/128, and tp need not
             divide it).
+        query_groups: key/value heads, g, with grouped-query attention (Ainslie et al.
+            2023; Megatron-LM's ``--num-query-groups``; 0: as many as `heads`, plain
+            multi-head attention; 1: multi-query attention).
+        ffn_hidden: width of the MLP's hidden layer, f (``--ffn-hidden-size``; 0: 4h).
+        gated_mlp: 1 with a gated MLP (SwiGLU, Shazeer 2020; ``--swiglu``): fc1 produces
+            2f values, their gated product f feeds fc2.
+        untied_embeddings: 1 when the output layer has its own weights
+            (``--untie-embeddings-and-output-weights``): V·h more parameters, no
+            embedding all-reduce between the first and last pipeline stage.
         vocab: vocabulary size, V (0: no embedding or logit layer).
         interleave: model chunks per pipeline device, v (1: the plain 1F1B schedule).
         recompute: activation recomputation, 0 none, 1 selective (attention core only),
@@ -113,6 +122,10 @@ class Config(eqx.Module):
     price_per_gpu_hour: Float[Array, "..."] = _field(1.0)
     microbatch_size: Float[Array, "..."] = _field(0.0)
     heads: Float[Array, "..."] = _field(0.0)
+    query_groups: Float[Array, "..."] = _field(0.0)
+    ffn_hidden: Float[Array, "..."] = _field(0.0)
+    gated_mlp: Float[Array, "..."] = _field(0.0)
+    untied_embeddings: Float[Array, "..."] = _field(0.0)
     vocab: Float[Array, "..."] = _field(0.0)
     interleave: Float[Array, "..."] = _field(1.0)
     recompute: Float[Array, "..."] = _field(0.0)
@@ -156,6 +169,16 @@ class Config(eqx.Module):
         """a, attention heads: `heads`, or hidden/128 (a head dimension of 128) when 0."""
         return jnp.where(self.heads > 0.0, self.heads, self.hidden / 128.0)
 
+    @property
+    def group_count(self) -> Float[Array, "..."]:
+        """g, key/value heads: `query_groups`, or `head_count` (multi-head attention) when 0."""
+        return jnp.where(self.query_groups > 0.0, self.query_groups, self.head_count)
+
+    @property
+    def ffn_size(self) -> Float[Array, "..."]:
+        """f, the MLP's hidden width: `ffn_hidden`, or 4h when 0."""
+        return jnp.where(self.ffn_hidden > 0.0, self.ffn_hidden, 4.0 * self.hidden)
+
     def data_parallel_view(self) -> "Config":
         """The data-parallel group of a hybrid layout, as a plain data-parallel `Config`.
 
@@ -194,6 +217,8 @@ FLAG_FIELDS: tuple[str, ...] = (
     "scatter_gather",
     "flash_attention",
     "deallocate_outputs",
+    "gated_mlp",
+    "untied_embeddings",
 )
 CODED_FIELDS: dict[str, tuple[float, ...]] = {
     "zero": (0.0, 1.0, 2.0, 3.0),
@@ -202,7 +227,13 @@ CODED_FIELDS: dict[str, tuple[float, ...]] = {
 }
 """Fields that take one of a few codes (0 among them)."""
 
-UNKNOWN_AT_ZERO: tuple[str, ...] = ("microbatch_size", "heads", "vocab")
+UNKNOWN_AT_ZERO: tuple[str, ...] = (
+    "microbatch_size",
+    "heads",
+    "query_groups",
+    "ffn_hidden",
+    "vocab",
+)
 """Fields where 0 means "not given" (derived, or absent)."""
 
 NONNEGATIVE_FIELDS: tuple[str, ...] = (*CODED_FIELDS, *UNKNOWN_AT_ZERO)

@@ -103,7 +103,8 @@ def test_library_is_the_reference_over_a_layout_space(bench, rows, rid):
 
 
 def _random_settings(bench, rng, n):
-    """Random configurations over every branch: recompute, SP, flash, ZeRO 0-3, overlap."""
+    """Random configurations over every branch: recompute, SP, flash, ZeRO 0-3, overlap,
+    grouped-query attention, SwiGLU, untied embeddings."""
     t = rng.choice([1.0, 2.0, 4.0, 8.0], n)
     p = rng.choice([1.0, 2.0, 4.0, 8.0], n)
     d = rng.choice([1.0, 2.0, 4.0, 16.0], n)
@@ -112,9 +113,18 @@ def _random_settings(bench, rng, n):
     stack = {k: rng.integers(0, 2, n).astype(float) for k in bench.STACK_FIELDS}
     stack["grad_bytes"] = rng.choice([2.0, 4.0], n)
     hw = dict(bench.HARDWARE["A100-80GB"])
+    h, a = rng.choice([2048.0, 6144.0, 12288.0], n), rng.choice([32.0, 64.0], n)
+    # Grouped-query attention, the MLP width, SwiGLU and an untied output layer too.
+    arch = dict(
+        g=a / rng.choice([1.0, 4.0, 32.0], n),
+        f=h * rng.choice([4.0, 2.6875, 3.5], n),
+        gated=rng.integers(0, 2, n).astype(float),
+        untied=rng.integers(0, 2, n).astype(float),
+    )
     return dict(
-        h=rng.choice([2048.0, 6144.0, 12288.0], n),
-        a=rng.choice([32.0, 64.0], n),
+        h=h,
+        a=a,
+        arch=arch,
         s=rng.choice([1024.0, 2048.0], n),
         V=rng.choice([32000.0, 51200.0], n),
         L=rng.choice([16.0, 48.0], n),

@@ -145,10 +145,11 @@ def zero3_time(
 def embedding_sync_time(config: Config, network: Link) -> Float[Array, "..."]:
     """Seconds of the tied-embedding gradient all-reduce between the first and last stage.
 
-    V·h/t gradients of grad_bytes over 2 ranks on different nodes, when p > 1 [N21 §3].
+    V·h/t gradients of grad_bytes over 2 ranks on different nodes, when p > 1 and the
+    output layer shares the embedding's weights (not `Config.untied_embeddings`) [N21 §3].
     """
     size = config.vocab * config.hidden / config.tp * config.grad_bytes
     # `all_reduce` over 2 ranks, the bandwidth last (as `data_parallel_time`).
-    two = config.pp > 1.0
+    two = (config.pp > 1.0) & (config.untied_embeddings <= 0.0)
     latency = jnp.where(two, 2.0 * network.latency, 0.0)
     return latency + jnp.where(two, size, 0.0) / network.bandwidth

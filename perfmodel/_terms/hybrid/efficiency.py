@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from ..._config import Config
+from .shape import mlp_widths, qkv_width
 
 
 class Device(NamedTuple):
@@ -67,20 +68,24 @@ def layer_gemm_times(
     """Forward seconds of one layer's GEMMs for a micro-batch on one GPU: ``(dense, attention)``.
 
     Dense, split as Megatron-LM's column/row-parallel layers [N21 §2.3]: QKV
-    (bs × h)·(h × 3h/t), projection (bs × h/t)·(h/t × h), fc1 (bs × h)·(h × 4h/t), fc2
-    (bs × 4h/t)·(4h/t × h). Attention: b·a/t batched (s × d)·(d × s) and (s × s)·(s × d)
-    with d = h/a; with flash attention the same FLOPs in one kernel that keeps the s × s
-    scores on chip. The backward pass runs two GEMMs of the same {M, N, K} per forward
-    GEMM (input and weight gradients), so it takes twice these times.
+    (bs × h)·(h × q/t) with q = h + 2g·h/a (`shape.qkv_width`: 3h, or fewer key/value
+    heads with grouped-query attention), projection (bs × h/t)·(h/t × h), fc1
+    (bs × h)·(h × (1+γ)f/t), fc2 (bs × f/t)·(f/t × h) (`shape.mlp_widths`: f = 4h, γ = 0
+    for GPT; γ = 1 with SwiGLU). Attention: b·a/t batched (s × d)·(d × s) and
+    (s × s)·(s × d) with d = h/a (every query head, whatever g); with flash attention the
+    same FLOPs in one kernel that keeps the s × s scores on chip. The backward pass runs
+    two GEMMs of the same {M, N, K} per forward GEMM (input and weight gradients), so it
+    takes twice these times.
     """
     h, s, t = config.hidden, config.seq_len, config.tp
     a = config.head_count
     M = config.samples_per_microbatch * s
+    fc1, fc2 = mlp_widths(config)
     dense = (
-        gemm_time(M, 3.0 * h / t, h, device)
+        gemm_time(M, qkv_width(config) / t, h, device)
         + gemm_time(M, h, h / t, device)
-        + gemm_time(M, 4.0 * h / t, h, device)
-        + gemm_time(M, h, 4.0 * h / t, device)
+        + gemm_time(M, fc1 / t, h, device)
+        + gemm_time(M, h, fc2 / t, device)
     )
     d = h / a
     heads = config.samples_per_microbatch * a / t

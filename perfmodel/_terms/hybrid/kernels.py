@@ -11,7 +11,14 @@ from jaxtyping import Array, Float
 from ..._config import Config
 
 ELEMENTWISE_BYTES: dict[str, float] = dict(
-    rep_fwd=22.0, rep_bwd=22.0, col_fwd=16.0, col_bwd=24.0, att_fwd=9.0, att_bwd=11.0
+    rep_fwd=22.0,
+    rep_bwd=22.0,
+    col_fwd=4.0,
+    col_bwd=6.0,
+    glu_fwd=6.0,
+    glu_bwd=10.0,
+    att_fwd=9.0,
+    att_bwd=11.0,
 )
 """Bytes per element of one layer's element-wise kernels, forward / backward:
 
@@ -19,8 +26,11 @@ ELEMENTWISE_BYTES: dict[str, float] = dict(
   × (read 2 + write 2) + 2 bias-dropout-adds × (read 2 + 2, write 2, mask 1) = 22;
   backward LayerNorm (read grad 2, input 2, write 2) × 2 + bias-dropout-add (read 2,
   mask 1, write 2) × 2 = 22.
-* ``col`` per token × h/t: bias-GeLU forward read 2 + write 2 per 4h/t element = 16,
-  backward read grad, read input, write grad = 24.
+* ``col`` per token × f/t (the MLP's hidden width, 4h for GPT): bias-GeLU forward read
+  2 + write 2 = 4 (16 per token × h/t for f = 4h), backward read grad, read input, write
+  grad = 6.
+* ``glu`` the same with a gated MLP (SwiGLU): forward read gate and value 4 + write 2 = 6,
+  backward read grad 2 and both inputs 4, write both gradients 4 = 10.
 * ``att`` per attention score (b·a·s²/t): softmax read 2, write 2 + dropout read 2,
   write 2, mask 1 = 9 forward; 11 backward.
 """
@@ -40,11 +50,14 @@ def layer_elementwise_bytes(
     b, s, h, t = config.samples_per_microbatch, config.seq_len, config.hidden, config.tp
     # b times a coefficient of the other fields: one product per configuration in a sweep.
     rep = b * (s * h / jnp.where(config.seq_parallel > 0.0, t, 1.0))
-    col = b * (s * h / t)
+    col = b * (s * config.ffn_size / t)
+    gated = config.gated_mlp > 0.0
+    col_fwd = jnp.where(gated, k["glu_fwd"], k["col_fwd"])
+    col_bwd = jnp.where(gated, k["glu_bwd"], k["col_bwd"])
     scores = b * (config.head_count * s * s / t)
     att = jnp.where(config.flash_attention > 0.0, 0.0, scores)
-    forward = k["rep_fwd"] * rep + k["col_fwd"] * col + k["att_fwd"] * att
-    backward = k["rep_bwd"] * rep + k["col_bwd"] * col + k["att_bwd"] * att
+    forward = k["rep_fwd"] * rep + col_fwd * col + k["att_fwd"] * att
+    backward = k["rep_bwd"] * rep + col_bwd * col + k["att_bwd"] * att
     return forward, backward, k["att_fwd"] * att
 
 

@@ -6,7 +6,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 from ..._config import Config
 from .schedule import inflight_layers
-from .shape import FULL, SELECTIVE, stage_parameters
+from .shape import FULL, mlp_widths, SELECTIVE, stage_parameters
 
 
 def activation_bytes_per_layer(
@@ -17,6 +17,9 @@ def activation_bytes_per_layer(
     none: ``sbh·(10 + 24/t + 5as/(ht))``; with sequence parallelism
     ``sbh/t·(34 + 5as/h)``; selective recomputation (and flash attention) drops the
     5as/h term; full keeps the layer input, ``2sbh`` (÷t with sequence parallelism).
+    The 24 split over t are Q, K, V (6), the projection's input (2) and the MLP's GeLU
+    and fc2 inputs (16); with g key/value heads and an MLP of width f they are
+    ``4 + 4g/a + 2·((1+γ)f + f)/h`` (`shape.mlp_widths`), which is 24 for GPT.
     `recompute` overrides `Config.recompute`.
     """
     r = config.recompute if recompute is None else jnp.asarray(recompute)
@@ -24,7 +27,9 @@ def activation_bytes_per_layer(
     sp = config.seq_parallel > 0.0
     attention = 5.0 * config.head_count * s / h
     score = jnp.where((r >= SELECTIVE) | (config.flash_attention > 0.0), 0.0, attention)
-    plain = jnp.where(sp, (34.0 + score) / t, 10.0 + 24.0 / t + score / t)
+    fc1, fc2 = mlp_widths(config)
+    split = 4.0 + 4.0 * (config.group_count / config.head_count) + 2.0 * ((fc1 + fc2) / h)
+    plain = jnp.where(sp, (10.0 + split + score) / t, 10.0 + split / t + score / t)
     full = 2.0 / jnp.where(sp, t, 1.0)
     # sbh times a coefficient of the other fields (one product per sweep configuration).
     return b * (s * h * jnp.where(r >= FULL, full, plain))
