@@ -120,3 +120,46 @@ def test_tp_must_divide_the_query_groups():
     assert int(pm.layout_status(config)) == 0
     few = eqx.tree_at(lambda c: c.query_groups, config, jnp.asarray(4.0))
     assert "query groups" in pm.REASONS[int(pm.layout_status(few))]
+
+
+@pytest.mark.parametrize(
+    "name, picked",
+    [
+        ("llama2_70b_512_a100", dict(microbatch_size=1.0, seq_parallel=1.0)),
+        ("llama_65b_2048_a100", dict(microbatch_size=4.0)),
+    ],
+)
+def test_shipped_llama_spaces_read_the_new_fields(name, picked):
+    # The layouts `perfmodel sweep` picks on them (docs/layouts.md).
+    from pathlib import Path
+
+    from perfmodel._sweep import load_space
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "spaces" / f"{name}.toml"
+    space = load_space(path)
+    assert space.fixed["gated_mlp"] == 1 and space.fixed["untied_embeddings"] == 1
+    layout = dict(gpus=space.axes["gpus"][0], tp=4.0, pp=4.0, interleave=5.0, zero=1.0) | picked
+    config = pm.Config(**(dict(space.fixed) | layout))
+    assert int(pm.layout_status(config)) == 0
+    params = float(pm.model_parameters(config))
+    assert params == pytest.approx(69.0e9 if "70b" in name else 65.3e9, rel=0.01)
+    step = float(space.model(config))
+    flops = float(pm.iteration_flops(config))
+    # A plausible A100 run: 35-65% of the 312 TFLOP/s peak.
+    assert 0.35 < flops / (step * config.gpus * 312e12) < 0.65
+
+
+def test_runs_csv_reads_the_new_columns_and_refuses_bad_codes(tmp_path):
+    from perfmodel._errors import InputError
+
+    head = "gpus,time_s,tp,layers,hidden,heads,query_groups,ffn_hidden,gated_mlp,seq_len\n"
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        head + "8,1.5,8,80,8192,64,8,28672,1,4096\n16,0.8,8,80,8192,64,8,28672,1,4096\n"
+    )
+    data = pm.load_benchmarks(path)
+    assert float(data.config["query_groups"][0]) == 8.0
+    assert float(data.config["gated_mlp"][1]) == 1.0
+    path.write_text(head + "8,1.5,8,80,8192,64,8,28672,2,4096\n")
+    with pytest.raises(InputError, match="runs.csv row 1 .*gated_mlp.*expected one of 0, 1"):
+        pm.load_benchmarks(path)
