@@ -309,6 +309,7 @@ def test_refusals_and_options_read_the_same_either_way(options, cache):
     assert run_status(argv, True) == theirs
 
 
+@pytest.mark.slow  # 9 s; the Laplace draws answer the same in the power-law case below
 def test_a_laplace_fit_prints_the_same_either_way(cache, tmp_path):
     path = tmp_path / "f.json"
     pm.save_fit(pm.fit("usl", pm.load_dataset(FAMILY_DATA["usl"])), path)

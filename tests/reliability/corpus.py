@@ -402,6 +402,7 @@ add(
         expect="answer",
         outputs=(FIT_FILE,),
         check=good_fit(1e-3),
+        slow=True,  # 7 s; tests/test_fit.py's exact fits are the CI ones
         what="time = 1/N exactly (no serial part): an exact fit",
     ),
     Case(
@@ -554,6 +555,7 @@ for command in ("whatif", "sweep"):
             mode="limited",
             fsize=64,
             names=(out,),
+            slow=command == "whatif",  # 9 s (a fit first); disk-full.sweep is the CI one
             what="the disk fills after 64 bytes (RLIMIT_FSIZE)",
         )
     )
