@@ -6,8 +6,9 @@ interconnects alike — without ever holding the grid. `_stream` walks and reduc
 `_keys` turns configurations into ranking keys, `_readback` makes the tables.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 import dataclasses
+import functools
 import math
 import time
 
@@ -70,7 +71,9 @@ class SweepResult:
             chunks, ``stream``: all chunks, ``read_back``: the tables) and
             ``steady_configs_per_s``, the rate after compilation.
         flops_per_config: XLA's count of element-wise operations (comparisons and
-            selects included) evaluating one configuration, or None if unavailable.
+            selects included) evaluating one configuration, or None if unavailable;
+            counted when first read (it lowers a chunk's evaluation again, seconds for
+            the `hybrid` family, which the command line's answers do not need).
         warnings: what the space leaves to defaults that describe a toy workload (the
             model's shape, `WORKLOAD_FIELDS`) or no memory limit, one line each.
     """
@@ -87,8 +90,15 @@ class SweepResult:
     devices: tuple[str, ...]
     seconds: float
     timings: dict[str, float]
-    flops_per_config: float | None
     warnings: tuple[str, ...] = ()
+    count_flops: Callable[[], float | None] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+
+    @functools.cached_property
+    def flops_per_config(self) -> float | None:
+        """XLA's count of element-wise operations per configuration (see the class)."""
+        return None if self.count_flops is None else self.count_flops()
 
     @property
     def rate(self) -> float:
@@ -322,7 +332,11 @@ def sweep(
         reduced, walk, args = _run(request, progress)
         read_back = time.perf_counter()
         found = tables(request, walk, args, reduced)
-        flops = flops_per_config(walk, args)
+
+    def count_flops():
+        with jax.enable_x64(precision == "float64"):
+            return flops_per_config(walk, args)
+
     timings = {
         "first_call": reduced.first_call_s,
         "stream": reduced.stream_s,
@@ -339,7 +353,7 @@ def sweep(
         devices=tuple(str(d) for d in request.devices),
         seconds=time.perf_counter() - began,
         timings=timings,
-        flops_per_config=flops,
+        count_flops=count_flops,
         warnings=request.warnings,
         **found,
     )
