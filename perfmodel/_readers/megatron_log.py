@@ -10,7 +10,12 @@
 time is the mean over the interval. The GPU count comes from the ``using world size: N,
 ... tensor-model-parallel size: T, pipeline-model-parallel size: P`` line of argument
 parsing, else from the ``world_size ...... N`` line of the argument dump, else from the
-caller. Other lines are noise and skipped.
+caller. The argument dump also gives the model's shape and recipe (`MODEL_FIELDS`:
+``num_layers``, ``hidden_size``, ``num_attention_heads``, ``num_query_groups`` with
+``group_query_attention``, ``ffn_hidden_size``, ``padded_vocab_size``, ``swiglu``,
+``untie_embeddings_and_output_weights``, ``sequence_parallel``, ``use_flash_attn``,
+``recompute_granularity``), so a folder of logs fits the `hybrid` family. Other lines are
+noise and skipped.
 
 A log whose global batch changes (``--rampup-batch-size``) gives one run per global
 batch: the step time at each.
@@ -32,13 +37,49 @@ _PARALLEL_RE = {
     "pp": re.compile(r"pipeline-model-parallel size:\s*(\d+)"),
 }
 _ARGUMENT_RE = re.compile(r"^\s*([a-z_]+) \.{3,} (\S+)\s*$")
+_PADDED_VOCAB_RE = re.compile(
+    r"padded vocab \(size: \d+\) with \d+ dummy tokens \(new size: (\d+)\)"
+)
 _ARGUMENTS = {
     "world_size": "gpus",
     "tensor_model_parallel_size": "tp",
     "pipeline_model_parallel_size": "pp",
     "micro_batch_size": "micro_batch_size",
     "seq_length": "seq_len",
+    "num_layers": "layers",
+    "hidden_size": "hidden",
+    "num_attention_heads": "heads",
+    "ffn_hidden_size": "ffn_hidden",
+    "padded_vocab_size": "vocab",
+    "num_query_groups": "query_groups",
 }
+"""Numeric arguments of the dump and the `Config` field each gives."""
+_FLAGS = {
+    "swiglu": "gated_mlp",
+    "untie_embeddings_and_output_weights": "untied_embeddings",
+    "sequence_parallel": "seq_parallel",
+    "use_flash_attn": "flash_attention",
+    "group_query_attention": "group_query_attention",
+}
+"""True/False arguments of the dump and the field each sets to 1/0."""
+_RECOMPUTE = {"None": 0.0, "selective": 1.0, "full": 2.0}  # --recompute-granularity
+MODEL_FIELDS = (
+    "tp",
+    "pp",
+    "seq_len",
+    "layers",
+    "hidden",
+    "heads",
+    "ffn_hidden",
+    "vocab",
+    "gated_mlp",
+    "untied_embeddings",
+    "seq_parallel",
+    "flash_attention",
+    "recompute",
+)
+"""The fields a run takes from its log (with ``query_groups`` under grouped-query
+attention), so that ``fit --model hybrid`` reads the model's shape and recipe."""
 ELAPSED = "elapsed time per iteration (ms)"
 BATCH = "global batch size"
 CONSUMED = "consumed samples"
@@ -52,6 +93,22 @@ def _positive(text: str, what: str, where: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"{where}: {what}: expected a positive number, got {text!r}")
     return value
+
+
+def _argument(name: str, text: str, number: int, where: str, settings: dict) -> None:
+    """One ``name ...... value`` line of the argument dump into `settings` (first wins)."""
+    if name in _ARGUMENTS and text != "None":
+        settings.setdefault(_ARGUMENTS[name], (number, _positive(text, name, where)))
+    elif name in _FLAGS:
+        if text not in ("True", "False"):
+            raise InputError(f"{where}: {name}: expected True or False, got {text!r}")
+        settings.setdefault(_FLAGS[name], (number, 1.0 if text == "True" else 0.0))
+    elif name == "recompute_granularity":
+        if text not in _RECOMPUTE:
+            raise InputError(
+                f"{where}: {name}: expected one of {', '.join(_RECOMPUTE)}, got {text!r}"
+            )
+        settings.setdefault("recompute", (number, _RECOMPUTE[text]))
 
 
 def _fields(line: str, start: int) -> dict[str, str]:
@@ -99,12 +156,12 @@ def read_megatron(
                     if size:
                         settings[name] = (number, float(size.group(1)))
                 continue
+            padded = _PADDED_VOCAB_RE.search(line)
+            if padded:  # build_tokenizer's line, where the dump has no padded_vocab_size
+                settings.setdefault("vocab", (number, float(padded.group(1))))
             argument = _ARGUMENT_RE.match(line)
-            if argument and argument.group(1) in _ARGUMENTS:
-                name = _ARGUMENTS[argument.group(1)]
-                if argument.group(2) != "None":
-                    value = _positive(argument.group(2), argument.group(1), where)
-                    settings.setdefault(name, (number, value))
+            if argument:
+                _argument(argument.group(1), argument.group(2), number, where, settings)
             continue
         fields = _fields(line, match.end())
         if ELAPSED not in fields:
@@ -141,7 +198,9 @@ def read_megatron(
             gpus = world[1]
         elif "gpus" in settings:
             gpus = int(settings["gpus"][1])
-    config = {k: v for k, (_, v) in settings.items() if k in ("tp", "pp", "seq_len")}
+    config = {k: v for k, (_, v) in settings.items() if k in MODEL_FIELDS}
+    if "query_groups" in settings and settings.get("group_query_attention", (0, 0.0))[1] > 0:
+        config["query_groups"] = settings["query_groups"][1]
     micro = settings.get("micro_batch_size")
     runs = []
     for batch in dict.fromkeys(r[3] for r in rows):
