@@ -100,18 +100,29 @@ DATASET_STACK = {"N21_T1": "megatron-2021", "K22_T5": "megatron-2022", "K22_F1":
 DEFAULT_STACK = "megatron-core"
 
 # Hardware per `gpu` column: the library's published numbers (`perfmodel.GPUS`: spec
-# sheets and nccl-tests, with sources) and 90% of the memory usable (CUDA context, NCCL
-# buffers and fragmentation; assumed). H100 is untested here: no H100 row in this
-# repository.
-USABLE_MEMORY = 0.9
+# sheets and nccl-tests, with sources), with the share of memory the closed form may fill
+# under Megatron-Core (`perfmodel.USABLE_MEMORY`: CUDA context, NCCL buffers and
+# fragmentation); `row_settings` applies its row's stack's share instead (2021: 0.74, from
+# [N21] Figure 17). H100 is untested here: no H100 row in this repository.
+USABLE_MEMORY = pm.USABLE_MEMORY
 HARDWARE = {
     name: dict(
         {k: v for k, v in gpu.items() if k not in ("e_max", "d0")},
         gpus_per_node=8.0,
-        memory_bytes=gpu["memory_bytes"] * USABLE_MEMORY,
+        memory_bytes=gpu["memory_bytes"] * USABLE_MEMORY[DEFAULT_STACK],
     )
     for name, gpu in pm.GPUS.items()
 }
+
+
+def stack_hardware(gpu: str, stack_name: str) -> dict:
+    """`HARDWARE` of `gpu` with the memory budget of software stack `stack_name`."""
+    hw = dict(HARDWARE.get(gpu, HARDWARE["A100-80GB"]))
+    physical = pm.GPUS.get(gpu, pm.GPUS["A100-80GB"])["memory_bytes"]
+    hw["memory_bytes"] = physical * USABLE_MEMORY.get(stack_name, USABLE_MEMORY[DEFAULT_STACK])
+    return hw
+
+
 MODELS = ("library", "reference")
 STACK_FIELDS = (
     "async_tp",
@@ -206,7 +217,7 @@ def row_settings(row: pd.Series) -> dict:
     if "ddp" in extra:
         stack["dp_overlap"] = 1 if extra["ddp"] == "torch" else 0
     gpu = str(row.get("gpu", "A100-80GB"))
-    hw = dict(HARDWARE.get(gpu, HARDWARE["A100-80GB"]))
+    hw = stack_hardware(gpu, stack_name)
     if _num(row.get("peak_tflops")) > 0:
         hw["peak_flops"] = _num(row["peak_tflops"]) * 1e12
     recompute = str(row.get("recompute", "full")).strip().lower()

@@ -129,6 +129,7 @@ if TYPE_CHECKING:
     from ._terms.hybrid import STACKS as STACKS
     from ._terms.hybrid import TensorCollectiveTerm as TensorCollectiveTerm
     from ._terms.hybrid import TensorParallelTerm as TensorParallelTerm
+    from ._terms.hybrid import USABLE_MEMORY as USABLE_MEMORY
     from ._terms.weak import WeakAllReduceTerm as WeakAllReduceTerm
     from ._terms.weak import WeakHierarchicalAllReduceTerm as WeakHierarchicalAllReduceTerm
     from ._uncertainty.draws import Ensemble as Ensemble
@@ -260,6 +261,7 @@ _EXPORTS = {
     "model_parameters": "._terms.hybrid",
     "PipelineTransferTerm": "._terms.hybrid",
     "STACKS": "._terms.hybrid",
+    "USABLE_MEMORY": "._terms.hybrid",
     "TensorCollectiveTerm": "._terms.hybrid",
 }
 

@@ -32,7 +32,7 @@ from .._errors import InputError
 from .._fitting import fit, FitResult
 from .._presets import build, hybrid_kind
 from .._sweep import layout_alternatives, sweep
-from .._terms import GPUS, layout_status, OUT_OF_MEMORY, REASONS
+from .._terms import GPUS, layout_status, OUT_OF_MEMORY, REASONS, USABLE_MEMORY
 
 # `predict` options for layout fields, in the order they are shown.
 LAYOUT_OPTIONS: dict[str, str] = {
@@ -461,9 +461,10 @@ def optimal_layout(
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
     if price_per_gpu_hour is not None:
         fixed["price_per_gpu_hour"] = price_per_gpu_hour
-    if "gpu_memory_bytes" not in fixed:  # 90% usable, as in benchmarks/megatron.py
+    if "gpu_memory_bytes" not in fixed:  # Megatron-Core's share, as in benchmarks/megatron.py
         gpu = dict(result.model.options).get("gpu", "A100-80GB")
-        fixed["gpu_memory_bytes"] = 0.9 * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
+        share = USABLE_MEMORY["megatron-core"]
+        fixed["gpu_memory_bytes"] = share * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
     found = sweep(result.model, axes, fixed=fixed, per=["gpus"], pareto=False, progress=False)
     curve = found.per_axis["gpus"]
     curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)

@@ -54,5 +54,6 @@ from .hybrid import stage_parameters as stage_parameters
 from .hybrid import stage_seconds as stage_seconds
 from .hybrid import TensorCollectiveTerm as TensorCollectiveTerm
 from .hybrid import TensorParallelTerm as TensorParallelTerm
+from .hybrid import USABLE_MEMORY as USABLE_MEMORY
 from .weak import WeakAllReduceTerm as WeakAllReduceTerm
 from .weak import WeakHierarchicalAllReduceTerm as WeakHierarchicalAllReduceTerm

@@ -14,6 +14,7 @@ from .efficiency import gemm_efficiency as gemm_efficiency
 from .efficiency import gemm_time as gemm_time
 from .hardware import GPUS as GPUS
 from .hardware import STACKS as STACKS
+from .hardware import USABLE_MEMORY as USABLE_MEMORY
 from .legacy import AbstractDataParallelTerm as AbstractDataParallelTerm
 from .legacy import basic_memory_per_gpu as basic_memory_per_gpu
 from .legacy import DataParallelAllReduce as DataParallelAllReduce

@@ -1,6 +1,7 @@
 """Published numbers the `hybrid` family starts from: GPUs and Megatron-LM software stacks.
 
 Nothing here is fitted except `GPUS[...]["e_max"]` and ``["d0"]`` (see each entry).
+`USABLE_MEMORY` is read off published runs (see its comment).
 """
 
 GPUS: dict[str, dict[str, float]] = {
@@ -78,4 +79,23 @@ STACKS: dict[str, dict[str, float]] = {
         flash_attention=1.0,
         deallocate_outputs=1.0,
     ),
+}
+
+# Share of a GPU's memory that the closed-form memory (`hybrid_memory`: weights, gradients,
+# optimizer state, activations) may fill under each stack; the rest is the CUDA context,
+# NCCL and cuBLAS buffers and the caching allocator's fragmentation, which the closed form
+# does not count. Dimensionless.
+#   megatron-2021: 0.74 (59.2 GiB of 80). Narayanan et al. SC'21 §5.8, Figure 17 (145B,
+#   t 8, p 16, micro-batch 1 on 128 A100-80GB): with recomputation the throughput at large
+#   batches is "up to 2x" the best without it. The model gives that 2x only if the run
+#   without recomputation stopped at global batch 8 (7.59 / 3.76 sequences/s; at batch 16
+#   the ratio would be 1.37), i.e. batch 16 (closed form 62.7 GiB) did not fit while
+#   batch 8 (40.5 GiB) did; Table 1's published runs need up to 55.4 GiB. 0.74 is the
+#   middle of [55.4, 62.7) GiB (`benchmarks/megatron_research/sc21_figures.py`).
+#   megatron-2022 and megatron-core: 0.9 (assumed; Korthikanti et al. Table 5's runs need
+#   up to 63.5 GiB of closed-form memory, so the share is at least 0.79).
+USABLE_MEMORY: dict[str, float] = {
+    "megatron-2021": 0.74,
+    "megatron-2022": 0.9,
+    "megatron-core": 0.9,
 }
