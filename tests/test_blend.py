@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
+from perfmodel import _closed
 from perfmodel._blend import FAR, NEAR
+from perfmodel._cli.draws import draws_or_none
 from perfmodel._fitting import (
     fit_blend,
     INTERVAL_Q,
@@ -21,6 +23,8 @@ from perfmodel._fitting import (
     MIN_DOUBLINGS,
     per_unit_of_work,
 )
+from perfmodel._saved import read_saved
+from perfmodel._uncertainty.conformal import calibrated
 
 ROOT = Path(__file__).resolve().parent.parent
 # Made by benchmarks/extrapolation_research/make_vectors.py from the reference
@@ -28,9 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests/data/reference_vectors.json").read_text())
 CASES = VECTORS["cases"]
 RTOL = 1e-6
-# Every regime, target, interval table and protocol, and anchored blends of three regimes
-# (26, 169, 355), in the default run; all 455 under slow.
-SUBSET = [4, 20, 26, 102, 169, 191, 220, 355]
+# Every regime, target, interval table and protocol, anchored blends of three regimes
+# (26, 169, 355) and a table measured within one node asked past it (389), in the default
+# run; all 455 under slow.
+SUBSET = [4, 20, 26, 102, 169, 191, 220, 355, 389]
 
 
 def _data(case):
@@ -73,6 +78,13 @@ def test_the_subset_covers_every_regime_target_and_table():
     assert VECTORS["constants"]["NEAR"] == NEAR and VECTORS["constants"]["FAR"] == FAR
     tables = VECTORS["constants"]["INTERVAL_Q"]
     assert {t: {float(k): v for k, v in q.items()} for t, q in tables.items()} == INTERVAL_Q
+    assert VECTORS["constants"]["NODE_KAPPA"] == _closed.NODE_KAPPA
+    past_node = [
+        c
+        for c in chosen
+        if c["gpus_per_node"] and max(c["gpus"]) <= c["gpus_per_node"] < max(c["ask"])
+    ]
+    assert past_node, "no case asks past the one node its measurements fit in"
 
 
 @pytest.mark.parametrize("index", SUBSET)
@@ -84,6 +96,31 @@ def test_matches_the_reference(index):
 @pytest.mark.parametrize("index", [i for i in range(len(CASES)) if i not in SUBSET])
 def test_matches_the_reference_everywhere(index):
     _check(CASES[index])
+
+
+def test_intervals_past_an_unmeasured_node_widen_by_the_node_term(tmp_path):
+    # Measured within one node of 8: past it the log half-width grows by
+    # q·NODE_KAPPA·(1 − 8/N), up to it nothing changes; the same without JAX.
+    n = np.array([1.0, 2.0, 4.0, 8.0])
+    rate = [228.7, 385.2, 746.9, 1402.4]  # DLPerf TF BERT, one node
+    fit = pm.fit_auto(pm.from_arrays(n, throughput=rate, gpus_per_node=[8] * 4)).best
+    ask = np.array([2.0, 8.0, 16.0, 32.0])
+    with jax.enable_x64(True):
+        curve = calibrated(fit)
+        assert curve.node == 8.0
+        plain = dataclasses.replace(curve, node=0.0)
+        scale = np.asarray(plain.scale(fit.config(ask)))
+    extra = _closed.NODE_KAPPA * np.maximum(1 - 8 / ask, 0)
+    band = pm.predict_interval(fit, ask, 0.9)
+    half = np.log(band["throughput_hi"] / band["throughput_lo"]) / 2
+    np.testing.assert_allclose(half, INTERVAL_Q["many"][0.9] * (scale + extra), rtol=1e-9)
+    assert half[-1] - half[1] > 0.2  # ±25% more at 4 nodes
+    pm.save_fit(fit, tmp_path / "f.json")  # the command line's path, on the same draws
+    back = pm.load_fit(tmp_path / "f.json")
+    ours = read_saved(tmp_path / "f.json").predict_interval(ask, 0.9, None, "prediction")
+    theirs = pm.predict_interval(back, ask, 0.9, ensemble=draws_or_none(back))
+    for key in ("throughput_lo", "throughput_hi"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-9)
 
 
 @pytest.fixture(scope="module")

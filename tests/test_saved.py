@@ -127,6 +127,14 @@ def test_a_straddling_blend_answers_the_same(tmp_path):
     same_answers(tmp_path / "f.json")
 
 
+@pytest.mark.slow  # 18 s: every answer, the ensembles too
+def test_a_blend_measured_within_one_node_answers_the_same(tmp_path):
+    n = np.array([1.0, 2.0, 4.0, 8.0])
+    data = pm.from_arrays(n, throughput=[228.7, 385.2, 746.9, 1402.4], gpus_per_node=[8] * 4)
+    pm.save_fit(pm.fit_auto(data).best, tmp_path / "f.json")
+    same_answers(tmp_path / "f.json")
+
+
 @pytest.fixture
 def cache(cli_cache, monkeypatch):
     """A cache folder of draws, as `perfmodel fit` fills it."""

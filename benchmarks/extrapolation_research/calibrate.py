@@ -3,7 +3,9 @@
 Score of a held-out measurement: s = |log û − log u| / scale, u in seconds per unit of
 work, scale = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r (`DefaultFit.interval_scale`:
 d doublings past the largest measured count, D the disagreement of the fitted families
-there, r the training RMS error of log û). The level-L half-width is the L-quantile of
+there, r the training RMS error of log û; + NODE_KAPPA·c past a stated node that no
+training count reaches beyond, learned by `node_intervals.py`, 0 on every calibration
+point here). The level-L half-width is the L-quantile of
 s over the calibration points with the split-conformal correction ⌈(n+1)L⌉/n, one table
 for series with 3 distinct measured counts ("few") and one for 4 or more ("many").
 Calibration points: every held-out measurement of every protocol of the shipped

@@ -96,6 +96,7 @@ def _centre_and_scale(fit, n, overrides):
         _closed.MIN_DOUBLINGS,
         _closed.KAPPA,
         _closed.LAMBDA,
+        _closed.unmeasured_node(fit.data.gpus, fit.data.config.get("gpus_per_node")),
     )
     return centre, scale
 

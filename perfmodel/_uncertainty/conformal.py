@@ -3,7 +3,7 @@
 For a blend fit (`perfmodel._fitting.blend`), the interval of a new measurement of log
 time per unit of work at N GPUs is (`docs/design/extrapolation.md` §5)
 
-``log û(N) ± q_L · s(N)``,  ``s(N) = max(d(N), MIN_DOUBLINGS) + κ·D(N) + λ·r``,
+``log û(N) ± q_L · s(N)``,  ``s(N) = max(d(N), MIN_DOUBLINGS) + κ·D(N) + λ·r + κ_G·c(N)``,
 
 with d the doublings past the largest measured count (inside the measured range too,
 at least `MIN_DOUBLINGS`), D the spread (max − min) of every member's log u at N (where
@@ -11,8 +11,11 @@ they disagree the answer is less certain), r the root-mean-square of ``log û �
 over the training measurements (a blend that misses its own points is less certain
 everywhere; an anchored blend's r is that of its curve without the anchor from its
 largest measured count on, and moves to that of the anchored curve below, as the anchor's
-share a does), κ = `KAPPA`,
-λ = `LAMBDA`, and q_L the L-quantile of the normalised
+share a does), c(N) = max(0, 1 − G/N) past a node of G GPUs when the data state G and
+every measurement fits in one node (nothing measured says what the network costs;
+`_closed.unmeasured_node`), else 0, κ = `KAPPA`, λ = `LAMBDA`, κ_G = `NODE_KAPPA`
+(learned on the published tables measured within one node and beyond it), and q_L the
+L-quantile of the normalised
 held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
 series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
 `INTERVAL_Q` for L = 0.5, 0.8, 0.9: table ``"few"`` for series with 3 or fewer distinct
@@ -61,15 +64,18 @@ class Calibrated(eqx.Module):
         rms_inside: r of the anchored curve, which an anchored blend's intervals use
             inside its measured range: ``r(N) = a·rms_inside + (1 − a)·rms``, a the
             anchor's share (1 from half the largest count down, 0 from the largest up).
+        node: G, the node size past which nothing was measured
+            (`_closed.unmeasured_node`), or 0.
     """
 
     model: Blend | None
     zeta: Float[ArrayLike, "*samples"] | None
     rms: Float[ArrayLike, ""] | None
     rms_inside: Float[ArrayLike, ""] | None = None
+    node: float = eqx.field(static=True, default=0.0)
 
     def scale(self, config: Config) -> Float[Array, "..."]:
-        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N)``."""
+        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N) + κ_G·c(N)``."""
         spread = self.model.spread(config)
         rms = self.rms
         if self.model.anchor and self.rms_inside is not None:
@@ -79,7 +85,15 @@ class Calibrated(eqx.Module):
             share = self.model.anchor_share(config.gpus)
             rms = share * self.rms_inside + (1.0 - share) * self.rms
         return _closed.conformal_scale(
-            jnp, config.gpus, self.model.largest, spread, rms, MIN_DOUBLINGS, KAPPA, LAMBDA
+            jnp,
+            config.gpus,
+            self.model.largest,
+            spread,
+            rms,
+            MIN_DOUBLINGS,
+            KAPPA,
+            LAMBDA,
+            self.node,
         )
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
@@ -116,7 +130,13 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
         np.asarray(zeta, dtype=np.float64),
         np.asarray(training_rms(fit)),
         np.asarray(inside),
+        unmeasured_node(fit),
     )
+
+
+def unmeasured_node(fit) -> float:
+    """`_closed.unmeasured_node` of the fit's measurements."""
+    return _closed.unmeasured_node(fit.data.gpus, fit.data.config.get("gpus_per_node"))
 
 
 def conformal_bounds(fit: FitResult, config: Config, level: float):

@@ -167,7 +167,8 @@ class Ensemble:
         if self.method == "conformal":
             with jax.enable_x64(True):
                 curve = calibrated(self.fit)
-                varying = Calibrated(None, jnp.asarray(self.zeta), None)
+                # The node term is static: the same in both halves of the tree.
+                varying = Calibrated(None, jnp.asarray(self.zeta), None, None, curve.node)
             return varying, eqx.tree_at(lambda c: c.zeta, curve, None, is_leaf=_is_none)
         with jax.enable_x64(True):
             params, static, unravel = partition(self.fit)
