@@ -1,5 +1,6 @@
 """The series `benchmarks/accuracy.py` and `calibration.py` run on with ``--csv``."""
 
+import importlib.util
 from pathlib import Path
 
 from helpers import load_benchmark
@@ -64,3 +65,20 @@ def test_the_later_check_sets_load_and_each_table_is_in_its_sources(series_modul
         assert data.target == "throughput" and len(set(data.gpus)) >= 4, name
         source = "_".join(name.split("_")[2:4])  # pyt_ncf, tf1_biobert, ec2_k80, ...
         assert f"`{source}_" in sources, name
+
+
+def test_the_vendor_set_is_its_source_under_the_rules_fixed_before_scoring(series_module):
+    # benchmarks/vendor: every committed CSV is what make_series.py derives from the
+    # copied source tables, and nothing else is there.
+    where = ROOT / "benchmarks" / "vendor"
+    spec = importlib.util.spec_from_file_location("make_series", where / "make_series.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    written, left = module.build()
+    assert len(written) == 141 and len(left) == 19
+    assert {p.name for p in where.glob("*.csv")} == set(written)
+    for name, text in written.items():
+        assert (where / name).read_text() == text, name
+    found = series_module.csv_series([str(where)])
+    assert len(found) == 141
+    assert all(len(set(load().gpus)) == 4 for _, load in found)

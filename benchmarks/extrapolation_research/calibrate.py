@@ -177,9 +177,8 @@ def main(argv=None) -> int:
     per_level = {
         level: evaluate(pts, reference_scale, reference_bucket, level)[1] for level in ref.LEVELS
     }
-    order = sorted(
-        per_level[0.9], key=lambda g: (g.startswith(("ext_", "fresh_", "unseen_", "blind_")), g)
-    )
+    checks = ("ext_", "fresh_", "unseen_", "blind_", "vendor_")
+    order = sorted(per_level[0.9], key=lambda g: (g.startswith(checks), g))
     for group in order:
         set_ = next(q["set"] for q in pts if q["group"] == group)
         cells = " | ".join(f"{per_level[level][group][0]:.2f}" for level in ref.LEVELS)
@@ -192,6 +191,7 @@ def main(argv=None) -> int:
         ("fresh (check)", lambda q: q["set"] == "fresh"),
         ("unseen (check)", lambda q: q["set"] == "unseen"),
         ("blind (check)", lambda q: q["set"] == "blind"),
+        ("vendor (check)", lambda q: q["set"] == "vendor"),
     ):
         sub = [q for q in pts if members(q)]
         cells = []

@@ -1,10 +1,10 @@
-"""The corpus as plain NumPy: every shipped, external, fresh, unseen and blind series.
+"""The corpus as plain NumPy: every shipped, external, fresh, unseen, blind and vendor series.
 
 ``python benchmarks/extrapolation_research/corpus.py`` dumps ``out/corpus.pkl`` (loaded
 with perfmodel's loaders, so validation and units are the library's) and prints the
 number of series per set and source group; `load()` reads it back as a list of dicts
-``name, set ("shipped"/"external"/"fresh"/"unseen"/"blind"), group (source group), target, gpus, y
-(measured), u (perfmodel's time_s), gpus_per_node, global_batch``.
+``name, set ("shipped"/"external"/"fresh"/"unseen"/"blind"/"vendor"), group (source
+group), target, gpus, y (measured), u (perfmodel's time_s), gpus_per_node, global_batch``.
 """
 
 from pathlib import Path
@@ -21,11 +21,14 @@ OUT = HERE / "out" / "corpus.pkl"
 def source_group(name: str) -> str:
     """Leave-one-source-out groups: the publisher and, for DeepLearningExamples, the
     framework (tables of one framework share code, hardware and authors)."""
-    prefix = next((p for p in ("ext_", "fresh_", "unseen_", "blind_") if name.startswith(p)), "")
+    prefixes = ("ext_", "fresh_", "unseen_", "blind_", "vendor_")
+    prefix = next((p for p in prefixes if name.startswith(p)), "")
     parts = name.removeprefix(prefix).split("_")
     if parts[0] == "dle":
         framework = {"pyt": "pytorch", "pytorch": "pytorch"}.get(parts[1], parts[1])
         return prefix + "dle_" + framework
+    if parts[0] == "lambda":
+        return prefix + "lambda_" + parts[1]  # one group per system (vendor)
     if parts[0] == "dlperf":
         return prefix + "dlperf_" + parts[1]  # one group per framework
     if parts[0] == "tf":
@@ -45,6 +48,7 @@ def dump():
         ("fresh", "fresh"),
         ("unseen", "unseen"),
         ("blind", "blind"),
+        ("vendor", "vendor"),
     ):
         for file in sorted((ROOT / "benchmarks" / folder).glob("*.csv")):
             series.append((kind, file.stem, pm.load_benchmarks(file)))

@@ -26,8 +26,8 @@ SHOW = [
     "loo classic",
     "proposed",
 ]
-NAME = re.compile(r"acc_(shipped|ext|fresh|unseen|blind)_(half|largest2|largest)\.md")
-SET_ORDER = {"shipped": 0, "ext": 1, "fresh": 2, "unseen": 3, "blind": 4}
+NAME = re.compile(r"acc_(shipped|ext|fresh|unseen|blind|vendor)_(half|largest2|largest)\.md")
+SET_ORDER = {"shipped": 0, "ext": 1, "fresh": 2, "unseen": 3, "blind": 4, "vendor": 5}
 PROTOCOL_ORDER = {"half": 0, "largest": 1, "largest2": 2}
 
 
