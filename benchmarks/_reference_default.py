@@ -84,11 +84,11 @@ WEAK_STEP_SLOPE = -0.25
 # (benchmarks/extrapolation_research/calibrate.py).
 KAPPA = 8.0
 LAMBDA = 20.0
-# Round 4 (2026-12-03): + NODE_KAPPA·max(0, 1 − G/N) past a node of G GPUs when the CSV
-# states G and every measured count fits in one node (nothing measured says what the
+# Round 4 (2026-12-03): + NODE_KAPPA·clip(log2(N/G), 0, 1) past a node of G GPUs when the
+# CSV states G and every measured count fits in one node (nothing measured says what the
 # network costs); learned on the tables measured within one node and beyond it
 # (benchmarks/extrapolation_research/node_intervals.py).
-NODE_KAPPA = 9.5
+NODE_KAPPA = 5.5
 MIN_DOUBLINGS = 0.25
 MANY_COUNTS = 4
 INTERVAL_Q = {
@@ -210,6 +210,11 @@ def infer_scaling(n, measured, target, scaling=None):
     )
 
 
+def past_node(m, node) -> np.ndarray:
+    """c = clip(log2(N/G), 0, 1): 0 within one node, 1 from two nodes on."""
+    return np.clip(np.log2(np.asarray(m, float) / node), 0.0, 1.0)
+
+
 @dataclasses.dataclass
 class DefaultFit:
     """The fitted default. `predict` and `interval` give the measured quantity."""
@@ -288,14 +293,14 @@ class DefaultFit:
 
     def interval_scale(self, m) -> np.ndarray:
         """max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r + NODE_KAPPA·c at `m` (the
-        conformal score's denominator); c = max(0, 1 − G/N) when every measured count
-        fits in one stated node of G GPUs, else 0."""
+        conformal score's denominator); c = clip(log2(N/G), 0, 1) when every measured
+        count fits in one stated node of G GPUs, else 0."""
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
         scale = doublings + KAPPA * self.spread(m) + LAMBDA * self.rms_at(m)
         node = self.gpus_per_node
         if node and node >= 2 and self.max_gpus <= node:
-            scale = scale + NODE_KAPPA * np.maximum(1.0 - node / m, 0.0)
+            scale = scale + NODE_KAPPA * past_node(m, node)
         return scale
 
     def rms_at(self, m) -> np.ndarray:

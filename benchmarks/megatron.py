@@ -104,7 +104,7 @@ DEFAULT_STACK = "megatron-core"
 # under Megatron-Core (`perfmodel.USABLE_MEMORY`: CUDA context, NCCL buffers and
 # fragmentation); `row_settings` applies its row's stack's share instead (2021: 0.74, from
 # [N21] Figure 17). H100 is untested here: no H100 row in this repository.
-USABLE_MEMORY = pm.USABLE_MEMORY
+USABLE_MEMORY = dict(pm.USABLE_MEMORY)  # a copy: research scripts may change it
 HARDWARE = {
     name: dict(
         {k: v for k, v in gpu.items() if k not in ("e_max", "d0")},

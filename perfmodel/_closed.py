@@ -62,11 +62,11 @@ def rms(values) -> float:
 # The conformal intervals of the default blend (`perfmodel._uncertainty.conformal`):
 # s(N) = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r + NODE_KAPPA·c(N), and the quantiles
 # q_L of the normalised held-out scores for series of few (≤ 3) or many (≥ MANY_COUNTS)
-# counts; c(N) = max(0, 1 − G/N) past a node of G GPUs that no measurement reaches beyond
-# (`past_node`), else 0.
+# counts; c(N) = clip(log2(N/G), 0, 1) past a node of G GPUs that no measurement reaches
+# beyond (`past_node`), else 0.
 KAPPA = 8.0
 LAMBDA = 20.0
-NODE_KAPPA = 9.5
+NODE_KAPPA = 5.5
 MIN_DOUBLINGS = 0.25
 MANY_COUNTS = 4
 INTERVAL_Q = {
@@ -169,30 +169,46 @@ def conformal_scale(xp, gpus, largest, spread, rms, min_doublings, kappa, lam, n
 
 
 def past_node(xp, gpus, node):
-    """c(N) = max(0, 1 − G/N): the share of a ring's steps that cross nodes of G GPUs
-    (``(m − 1)/m`` for m = N/G nodes, the inter-node term of the hierarchical all-reduce,
-    `weak_hierarchical_allreduce`); 0 up to one node."""
-    return xp.maximum(1.0 - node / gpus, 0.0)
+    """c(N) = clip(log2(N/G), 0, 1): 0 within one node of G GPUs, 1 from two nodes on,
+    linear in log2 N between (so that the intervals stay continuous in N). A collective
+    whose ring crosses nodes runs at the network's bandwidth however many nodes it spans,
+    so what was not measured is as uncertain at two nodes as at eight. The ends are found
+    by comparing N with G and 2G, as in `far_share`."""
+    ramp = xp.log2(gpus / node)
+    return xp.where(gpus <= node, 0.0, xp.where(gpus >= 2.0 * node, 1.0, ramp))
+
+
+def node_size(gpus, gpus_per_node) -> int:
+    """G: the data's node size at their largest measured count (2 or more), else 0."""
+    if gpus_per_node is None:
+        return 0
+    values = np.broadcast_to(np.asarray(gpus_per_node, dtype=np.float64), np.shape(gpus))
+    value = float(values[int(np.argmax(np.asarray(gpus, dtype=np.float64)))])
+    return int(value) if value >= 2.0 else 0
 
 
 def unmeasured_node(gpus, gpus_per_node) -> float:
-    """G when the data state their node size G (one value) and every measured count
-    fits in one node, else 0: then nothing measured says what the network between nodes
-    costs, and the intervals past G widen by NODE_KAPPA·c(N).
+    """G (`node_size`) when every measured count fits in one node of G GPUs, else 0:
+    then nothing measured says what the network between nodes costs, and the intervals
+    past G widen by NODE_KAPPA·c(N) (`past_node`).
 
     NODE_KAPPA is the smallest (step 0.5) for which the 90% intervals hold 90% of the 177
     counts past one node of the 89 published tables measured within one node and beyond
     it (`benchmarks/external`, `benchmarks/fresh`, `benchmarks/blind`), fitted on the
-    counts within: 50 / 80 / 90% intervals then hold 0.51 / 0.84 / 0.92 of them (without
-    it 0.19 / 0.47 / 0.58); `benchmarks/extrapolation_research/node_intervals.py`.
+    counts within: 50 / 80 / 90% intervals then hold 0.50 / 0.81 / 0.90 of them, 0.89 at
+    two nodes and 0.90 at four (without it 0.19 / 0.47 / 0.58). Learned on these tables,
+    so in-sample; `benchmarks/extrapolation_research/node_intervals.py` prints that and
+    what it holds on tables it was not learned on.
     """
-    if gpus_per_node is None:
-        return 0.0
-    per_node = np.unique(np.asarray(gpus_per_node, dtype=np.float64))
-    if per_node.size != 1 or not per_node[0] >= 2.0:
-        return 0.0
-    node = float(per_node[0])
-    return node if float(np.max(np.asarray(gpus, dtype=np.float64))) <= node else 0.0
+    node = node_size(gpus, gpus_per_node)
+    return (
+        float(node) if node and float(np.max(np.asarray(gpus, dtype=np.float64))) <= node else 0.0
+    )
+
+
+def data_node(data) -> float:
+    """`unmeasured_node` of a fit's measurements (`Benchmarks`, or a saved fit's data)."""
+    return unmeasured_node(data.gpus, data.config.get("gpus_per_node"))
 
 
 def quantile(level: float, which: str = "many") -> float:

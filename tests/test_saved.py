@@ -129,6 +129,7 @@ def test_a_straddling_blend_answers_the_same(tmp_path):
 
 @pytest.mark.slow  # 18 s: every answer, the ensembles too
 def test_a_blend_measured_within_one_node_answers_the_same(tmp_path):
+    # The intervals past an unmeasured node (`_closed.unmeasured_node`) on both paths.
     n = np.array([1.0, 2.0, 4.0, 8.0])
     data = pm.from_arrays(n, throughput=[228.7, 385.2, 746.9, 1402.4], gpus_per_node=[8] * 4)
     pm.save_fit(pm.fit_auto(data).best, tmp_path / "f.json")

@@ -5,20 +5,23 @@ measured counts within one node (N ≤ G) and some beyond it: the default is fit
 the counts within the node and asked for the others (for `benchmarks/blind`, 1–8 → 16
 and 32 GPUs, the `largest2` protocol). Nothing measured says what the network between
 nodes costs, and the round-2 intervals, calibrated on tables that never cross a node
-there, held 58% of these points at 90%. The conformal scale gains
-``NODE_KAPPA·max(0, 1 − G/N)`` (`_reference_default.DefaultFit.interval_scale`); this
-script prints, for κ on a grid of step 0.5:
+there, held 58% of these points at 90%. The conformal scale gains ``NODE_KAPPA·c(N)``
+(`_reference_default.DefaultFit.interval_scale`); this script prints, for κ on a grid of
+step 0.5:
 
-* the smallest κ whose 90% intervals hold 90% of the held-out points pooled over every
-  crossing table of every set (the shipped constant), and the 50 / 80 / 90% coverage
-  with it and without the term;
+* for two shapes of c — ``clip(log2(N/G), 0, 1)`` (shipped: the network's cost is there
+  from two nodes on) and ``max(0, 1 − G/N)`` (the inter-node ring's (m − 1)/m factor of a
+  two-level all-reduce, m = N/G nodes) — the smallest κ whose 90% intervals hold 90% of
+  the held-out points pooled over every crossing table of every set, the 50 / 80 / 90%
+  coverage with it and without the term, the 90% coverage at 2, 4 and 8 nodes, and the
+  median width;
 * leaving one source group out: the κ learned on the other groups and the coverage it
   gives on the group left out (how far the pooled number can be trusted per group);
 * the point predictions, which the term does not move (median / mean MAPE).
 
 Sets: external (CSC ResNet-50 tables, DeepLearningExamples EfficientNet multi-node),
 fresh (TensorFlow parameter-server tables on EC2) and blind (DLPerf, 4 nodes of 8
-V100s). ``python benchmarks/extrapolation_research/node_intervals.py`` (about a minute).
+V100s). ``python benchmarks/extrapolation_research/node_intervals.py`` (5 s).
 """
 
 import sys
@@ -33,6 +36,11 @@ from corpus import load  # noqa: E402
 
 GRID = np.arange(0.0, 30.01, 0.5)
 LEVELS = (0.5, 0.8, 0.9)
+SHAPES = {
+    "clip(log2(N/G), 0, 1)": ref.past_node,
+    "max(0, 1 - G/N)": lambda m, node: np.maximum(1.0 - node / np.asarray(m, float), 0.0),
+}
+SHIPPED = "clip(log2(N/G), 0, 1)"
 
 
 def crossing_problems(rows) -> list[dict]:
@@ -61,37 +69,55 @@ def crossing_problems(rows) -> list[dict]:
     return out
 
 
-def hits(p: dict, kappa: float, level: float) -> np.ndarray:
+def hits(p: dict, kappa: float, level: float, shape: str = SHIPPED) -> np.ndarray:
     """Whether each held-out measurement of `p` lies in its `level` interval with the
-    node term at `kappa` instead of the shipped NODE_KAPPA."""
+    node term κ·c(N) of `shape` instead of the shipped one."""
     f, m = p["fit"], p["nt"]
-    past = np.maximum(1.0 - p["node"] / m, 0.0)
-    scale = f.interval_scale(m) + (kappa - ref.NODE_KAPPA) * past
+    plain = f.interval_scale(m) - ref.NODE_KAPPA * ref.past_node(m, p["node"])
+    scale = plain + kappa * SHAPES[shape](m, p["node"])
     half = ref.INTERVAL_Q[f.interval_table()][level] * scale
     centre = f.log_u(m)
     a, b = f._to_measured(centre - half, m), f._to_measured(centre + half, m)
+    p["width"] = np.exp(2.0 * half)
     return (p["yt"] >= np.minimum(a, b)) & (p["yt"] <= np.maximum(a, b))
 
 
-def coverage(problems: list, kappa: float, level: float = 0.9) -> float:
-    return float(np.mean(np.concatenate([hits(p, kappa, level) for p in problems])))
+def coverage(problems: list, kappa: float, level: float = 0.9, shape: str = SHIPPED) -> float:
+    return float(np.mean(np.concatenate([hits(p, kappa, level, shape) for p in problems])))
 
 
-def smallest(problems: list, target: float = 0.9) -> float:
+def smallest(problems: list, target: float = 0.9, shape: str = SHIPPED) -> float:
     """The smallest κ of `GRID` whose `target` intervals hold `target` of the points."""
-    return next((k for k in GRID if coverage(problems, k, target) >= target), GRID[-1])
+    return next((k for k in GRID if coverage(problems, k, target, shape) >= target), GRID[-1])
+
+
+def by_nodes(problems: list, kappa: float, shape: str) -> str:
+    """90% coverage at 2, 4 and 8 nodes (points), and the median 90% width (hi/lo)."""
+    inside = np.concatenate([hits(p, kappa, 0.9, shape) for p in problems])
+    nodes = np.concatenate([p["nt"] / p["node"] for p in problems])
+    width = np.concatenate([p["width"] for p in problems])
+    cells = [
+        f"{m:g} nodes {inside[nodes == m].mean():.2f} ({int(np.sum(nodes == m))})"
+        for m in (2, 4, 8)
+    ]
+    return ", ".join(cells) + f"; median width ×{np.median(width):.2f}"
 
 
 def main() -> None:
     warnings.simplefilter("ignore")
     problems = crossing_problems(load())
     points = sum(len(p["nt"]) for p in problems)
-    kappa = smallest(problems)
     print(f"{len(problems)} tables, {points} held-out counts past one node")
-    print(f"pooled: smallest κ with 90% coverage ≥ 0.90: {kappa:g} (shipped {ref.NODE_KAPPA:g})")
-    for k in (0.0, kappa):
-        cover = " / ".join(f"{coverage(problems, k, lev):.2f}" for lev in LEVELS)
-        print(f"  κ = {k:g}: 50 / 80 / 90% coverage {cover}")
+    print(f"shipped: c = {SHIPPED}, NODE_KAPPA = {ref.NODE_KAPPA:g}")
+    for shape in SHAPES:
+        k = smallest(problems, shape=shape)
+        cover = " / ".join(f"{coverage(problems, k, lev, shape):.2f}" for lev in LEVELS)
+        print(
+            f"  c = {shape}: smallest κ with pooled 90% coverage ≥ 0.90: {k:g}; 50 / 80 / "
+            f"90% coverage {cover}; {by_nodes(problems, k, shape)}"
+        )
+    cover = " / ".join(f"{coverage(problems, 0.0, lev):.2f}" for lev in LEVELS)
+    print(f"  without the term: 50 / 80 / 90% coverage {cover}; {by_nodes(problems, 0.0, SHIPPED)}")
     errors = [100 * np.mean(np.abs(p["fit"].predict(p["nt"]) / p["yt"] - 1)) for p in problems]
     print(
         f"point predictions (unchanged by κ): MAPE median {np.median(errors):.2f} / mean "
@@ -102,7 +128,7 @@ def main() -> None:
     assert all(p["fit"].target == "throughput" for p in problems)
     for sets in (("external", "fresh"), ("blind",)):
         ratios = [
-            np.log(p["fit"].predict(p["nt"]) / p["yt"]) / (1.0 - p["node"] / p["nt"])
+            np.log(p["fit"].predict(p["nt"]) / p["yt"]) / ref.past_node(p["nt"], p["node"])
             for p in problems
             if p["set"] in sets
         ]

@@ -9,6 +9,7 @@ imports JAX only when given a `FitResult`, so both print the same from the same 
 import dataclasses
 import math
 
+from .. import _closed
 from .._errors import FitError, InputError
 from .._levels import METHODS
 from .._questions import MAX_GPUS, optimal_gpus, recommend, Recommendation
@@ -174,6 +175,12 @@ def print_predictions(args, result) -> int:
     if args.interval is not None:
         method = args.method or result.intervals
         meaning = INTERVAL_MEANING["conformal" if method == "conformal" else args.kind]
+        node = _closed.data_node(result.data) if method == "conformal" else 0.0
+        if node and max(gpus) > node:
+            meaning = meaning[:-1] + (
+                f", and past one node of {node:g} GPUs, where nothing measured says what the "
+                "network between nodes costs)"
+            )
         text = f"_lo/_hi: {args.interval:.0%} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         for row in rows:

@@ -23,7 +23,7 @@ with weights ``w_i = (N_i/N_max)^α``, α = `ALPHA` (2), but α = 0 for ``power_
 Intervals (split conformal, `perfmodel.predict_interval`): ``log û ± q_L·(max(d, 0.25) +
 KAPPA·D + LAMBDA·r + NODE_KAPPA·c)``, d the doublings past the largest measured count, D
 the spread of every member's log u there, r the root-mean-square training error of log
-û, c = max(0, 1 − G/N) past a stated node of G GPUs that no measurement reaches beyond
+û, c = clip(log2(N/G), 0, 1) past a stated node of G GPUs that no measurement reaches beyond
 (`_closed.unmeasured_node`), and q_L from `INTERVAL_Q["few"]` (≤ 3 distinct counts) or
 `INTERVAL_Q["many"]`.
 """

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .. import _closed
 from .._errors import InputError
 from .._levels import check_level
 from .query import (
@@ -33,12 +34,9 @@ from .recommendation import Alternative, Recommendation, term_phrase
 
 
 def _node_size(fit) -> int | None:
-    """GPUs per node when the fit's data give them (at the largest count measured)."""
-    values = fit.data.config.get("gpus_per_node")
-    if values is None:
-        return None
-    value = float(np.asarray(values)[int(np.argmax(fit.data.gpus))])
-    return int(value) if value >= 2 else None
+    """GPUs per node when the fit's data give them (at the largest count measured; the
+    rule of the intervals' node term, `_closed.node_size`)."""
+    return _closed.node_size(fit.data.gpus, fit.data.config.get("gpus_per_node")) or None
 
 
 def _limiting(fit, gpus: float, overrides) -> tuple[str | None, float]:

@@ -151,9 +151,10 @@ class Recommendation:
         if self.network_unmeasured:
             out.append(
                 f"  past one node, unmeasured: every measurement fits in one node of "
-                f"{self.gpus_per_node}, so the network between nodes is extrapolated; "
-                f"measure 2 nodes before trusting counts past {self.gpus_per_node} "
-                "(`perfmodel next` says which)"
+                f"{self.gpus_per_node}, so the network between nodes is extrapolated and "
+                f"the intervals past it are wide; measure 2 nodes "
+                f"({2 * self.gpus_per_node} GPUs) before trusting counts past "
+                f"{self.gpus_per_node}"
             )
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval

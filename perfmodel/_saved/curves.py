@@ -96,7 +96,7 @@ def _centre_and_scale(fit, n, overrides):
         _closed.MIN_DOUBLINGS,
         _closed.KAPPA,
         _closed.LAMBDA,
-        _closed.unmeasured_node(fit.data.gpus, fit.data.config.get("gpus_per_node")),
+        _closed.data_node(fit.data),
     )
     return centre, scale
 

@@ -11,8 +11,8 @@ they disagree the answer is less certain), r the root-mean-square of ``log û �
 over the training measurements (a blend that misses its own points is less certain
 everywhere; an anchored blend's r is that of its curve without the anchor from its
 largest measured count on, and moves to that of the anchored curve below, as the anchor's
-share a does), c(N) = max(0, 1 − G/N) past a node of G GPUs when the data state G and
-every measurement fits in one node (nothing measured says what the network costs;
+share a does), c(N) = clip(log2(N/G), 0, 1) past a node of G GPUs when the data state G
+and every measurement fits in one node (nothing measured says what the network costs;
 `_closed.unmeasured_node`), else 0, κ = `KAPPA`, λ = `LAMBDA`, κ_G = `NODE_KAPPA`
 (learned on the published tables measured within one node and beyond it), and q_L the
 L-quantile of the normalised
@@ -130,13 +130,8 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
         np.asarray(zeta, dtype=np.float64),
         np.asarray(training_rms(fit)),
         np.asarray(inside),
-        unmeasured_node(fit),
+        _closed.data_node(fit.data),
     )
-
-
-def unmeasured_node(fit) -> float:
-    """`_closed.unmeasured_node` of the fit's measurements."""
-    return _closed.unmeasured_node(fit.data.gpus, fit.data.config.get("gpus_per_node"))
 
 
 def conformal_bounds(fit: FitResult, config: Config, level: float):
