@@ -201,9 +201,8 @@ def unmeasured_node(gpus, gpus_per_node) -> float:
     what it holds on tables it was not learned on.
     """
     node = node_size(gpus, gpus_per_node)
-    return (
-        float(node) if node and float(np.max(np.asarray(gpus, dtype=np.float64))) <= node else 0.0
-    )
+    fits = node and np.max(np.asarray(gpus, dtype=np.float64)) <= node
+    return float(node) if fits else 0.0
 
 
 def data_node(data) -> float:

@@ -69,17 +69,22 @@ def crossing_problems(rows) -> list[dict]:
     return out
 
 
-def hits(p: dict, kappa: float, level: float, shape: str = SHIPPED) -> np.ndarray:
-    """Whether each held-out measurement of `p` lies in its `level` interval with the
-    node term κ·c(N) of `shape` instead of the shipped one."""
+def band(p: dict, kappa: float, level: float, shape: str = SHIPPED):
+    """``(inside, width)``: whether each held-out measurement of `p` lies in its `level`
+    interval with the node term κ·c(N) of `shape` instead of the shipped one, and the
+    interval's hi/lo ratio."""
     f, m = p["fit"], p["nt"]
     plain = f.interval_scale(m) - ref.NODE_KAPPA * ref.past_node(m, p["node"])
-    scale = plain + kappa * SHAPES[shape](m, p["node"])
-    half = ref.INTERVAL_Q[f.interval_table()][level] * scale
+    half = ref.INTERVAL_Q[f.interval_table()][level] * (plain + kappa * SHAPES[shape](m, p["node"]))
     centre = f.log_u(m)
     a, b = f._to_measured(centre - half, m), f._to_measured(centre + half, m)
-    p["width"] = np.exp(2.0 * half)
-    return (p["yt"] >= np.minimum(a, b)) & (p["yt"] <= np.maximum(a, b))
+    inside = (p["yt"] >= np.minimum(a, b)) & (p["yt"] <= np.maximum(a, b))
+    return inside, np.exp(2.0 * half)
+
+
+def hits(p: dict, kappa: float, level: float, shape: str = SHIPPED) -> np.ndarray:
+    """`band`'s ``inside``."""
+    return band(p, kappa, level, shape)[0]
 
 
 def coverage(problems: list, kappa: float, level: float = 0.9, shape: str = SHIPPED) -> float:
@@ -93,9 +98,10 @@ def smallest(problems: list, target: float = 0.9, shape: str = SHIPPED) -> float
 
 def by_nodes(problems: list, kappa: float, shape: str) -> str:
     """90% coverage at 2, 4 and 8 nodes (points), and the median 90% width (hi/lo)."""
-    inside = np.concatenate([hits(p, kappa, 0.9, shape) for p in problems])
+    inside, width = (
+        np.concatenate(x) for x in zip(*(band(p, kappa, 0.9, shape) for p in problems))
+    )
     nodes = np.concatenate([p["nt"] / p["node"] for p in problems])
-    width = np.concatenate([p["width"] for p in problems])
     cells = [
         f"{m:g} nodes {inside[nodes == m].mean():.2f} ({int(np.sum(nodes == m))})"
         for m in (2, 4, 8)

@@ -156,8 +156,12 @@ INTERVAL_MEANING = {
     "outside the measured counts, model-form drift; no measurement noise)",
     "conformal": "prediction interval: where a new measurement would fall (conformal: the "
     "default blend's errors on published series, widening with the doublings beyond the "
-    "measured counts, where its families disagree and where it misses its own points)",
+    "measured counts, where its families disagree and where it misses its own points{node})",
 }
+PAST_NODE = (
+    ", and past one node of {node:g} GPUs, where nothing measured says what the network "
+    "between nodes costs"
+)
 
 
 def print_predictions(args, result) -> int:
@@ -176,11 +180,8 @@ def print_predictions(args, result) -> int:
         method = args.method or result.intervals
         meaning = INTERVAL_MEANING["conformal" if method == "conformal" else args.kind]
         node = _closed.data_node(result.data) if method == "conformal" else 0.0
-        if node and max(gpus) > node:
-            meaning = meaning[:-1] + (
-                f", and past one node of {node:g} GPUs, where nothing measured says what the "
-                "network between nodes costs)"
-            )
+        past = PAST_NODE.format(node=node) if node and max(gpus) > node else ""
+        meaning = meaning.format(node=past) if method == "conformal" else meaning
         text = f"_lo/_hi: {args.interval:.0%} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         for row in rows:
