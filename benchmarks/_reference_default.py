@@ -25,7 +25,8 @@ Combination at a count N, with d = log2(N / largest measured N) and t = clip(d �
 1): ``w = (1 − t)·NEAR[regime] + t·FAR[regime]`` (near weights up to one doubling
 ahead, far weights from two on); the regime is ``straddling`` (gpus_per_node given and
 measured counts on both sides of it), else ``strong`` (a fixed global batch, stated),
-else ``weak``.
+else ``weak``. Where gpus_per_node G is given and every measured count fits in one node,
+``w ← (1 − c)·w + c·PAST_NODE`` past it, c = clip(log2(N/G), 0, 1).
 
 Anchoring (never worse on the data it was given): where the combination misses its own
 measurements by more than ANCHOR_MISS_PERCENT (MAPE on the measured quantity) and
@@ -66,6 +67,11 @@ FAR = {
     "straddling": {"power_law_flat": 1.0},
 }
 FAR_FROM, FAR_TO = 1.0, 2.0  # doublings ahead where the weights move from NEAR to FAR
+# Round 5 (2026-12-03): past a stated node of G GPUs that no measurement reaches beyond,
+# the weights move to PAST_NODE as c(N) = clip(log2(N/G), 0, 1) grows: the straddling
+# regime's FAR weights, which is what a table that has crossed the node extrapolates
+# with (benchmarks/extrapolation_research/node_points.py).
+PAST_NODE = FAR["straddling"]
 ANCHORS = ("amdahl_flat", "weak_data_parallel_flat", "usl_flat", "power_law_flat")
 ANCHOR_MISS_PERCENT = 2.0
 ANCHOR_MISS_RATIO = 2.0
@@ -241,11 +247,21 @@ class DefaultFit:
         """Normalised log u of every fitted family at `m` (not the anchor)."""
         return {f: family_log_u(f, th, m, self.gpus_per_node) for f, th in self.thetas.items()}
 
+    def unmeasured_node(self) -> float:
+        """G when it is stated and every measured count fits in one node, else 0."""
+        node = self.gpus_per_node
+        return float(node) if node and node >= 2 and self.max_gpus <= node else 0.0
+
     def weights(self, m, anchored: bool = True) -> dict:
         """Family → weight at each count of `m` (arrays summing to 1)."""
         t = far_share(m, self.max_gpus)
         names = dict.fromkeys([*self.near, *self.far])
         w = {f: (1.0 - t) * self.near.get(f, 0.0) + t * self.far.get(f, 0.0) for f in names}
+        node = self.unmeasured_node()
+        if node:
+            c = past_node(m, node)
+            names = dict.fromkeys([*w, *PAST_NODE])
+            w = {f: (1.0 - c) * w.get(f, 0.0) + c * PAST_NODE.get(f, 0.0) for f in names}
         if not (anchored and self.anchor):
             return w
         a = anchor_share(m, self.max_gpus)
@@ -298,8 +314,8 @@ class DefaultFit:
         m = np.asarray(m, float)
         doublings = np.maximum(np.log2(m / self.max_gpus), MIN_DOUBLINGS)
         scale = doublings + KAPPA * self.spread(m) + LAMBDA * self.rms_at(m)
-        node = self.gpus_per_node
-        if node and node >= 2 and self.max_gpus <= node:
+        node = self.unmeasured_node()
+        if node:
             scale = scale + NODE_KAPPA * past_node(m, node)
         return scale
 

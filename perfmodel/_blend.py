@@ -14,7 +14,13 @@ range over to one family fitted to every measurement with equal weights, the anc
 largest measured count down and 0 from the largest up, so that the curve past the
 measurements, and every extrapolation, is the blend's alone. `perfmodel._fitting.blend`
 anchors a blend whose members, weighted towards the largest counts, miss the smaller
-ones. The regimes and the weights are those of
+ones.
+
+Past an *unmeasured node* (the data state a node of G GPUs and every measured count fits
+in it: nothing measured shows the network between nodes) the weights move on to
+PAST_NODE, the straddling regime's FAR (the power law fitted in log-log), as
+``w_f(N) ← (1 − c)·w_f(N) + c·PAST_NODE[f]`` with ``c = clip(log2(N/G), 0, 1)``
+(`_closed.past_node`). The regimes and the weights are those of
 `docs/design/extrapolation.md` §4 (chosen on published series by
 `benchmarks/extrapolation_research/learn_weights.py`); `perfmodel._fitting.blend`
 fits the members.
@@ -33,6 +39,7 @@ from ._closed import FAR as FAR
 from ._closed import member_names as member_names
 from ._closed import MEMBERS as MEMBERS
 from ._closed import NEAR as NEAR
+from ._closed import PAST_NODE as PAST_NODE
 from ._closed import REGIMES as REGIMES
 from ._closed import STRADDLING_ANCHORS as STRADDLING_ANCHORS
 from ._closed import STRADDLING_MEMBERS as STRADDLING_MEMBERS
@@ -71,6 +78,8 @@ class Blend(AbstractScalingModel):
         anchor: the name of the member the measured range is handed over to (module
             docstring), or ``""`` for none; a member other than the regime's own
             (`member_names`) has NEAR and FAR weights 0 and is left out of `spread`.
+        node: G, a stated node size that no measurement reaches beyond (module
+            docstring; `_closed.unmeasured_node`), or 0 for none.
     """
 
     members: tuple[ScalingModel, ...]
@@ -80,6 +89,7 @@ class Blend(AbstractScalingModel):
     largest: Float[ArrayLike, ""] = eqx.field(converter=np.asarray)
     regime: str = eqx.field(static=True)
     anchor: str = eqx.field(static=True, default="")
+    node: float = eqx.field(static=True, default=0.0)
     family: str = eqx.field(static=True, default="blend")
 
     def __check_init__(self):
@@ -87,11 +97,13 @@ class Blend(AbstractScalingModel):
             raise ValueError("a blend needs one name and two weights per member")
         if self.anchor and self.anchor not in self.names:
             raise ValueError(f"a blend's anchor must be one of its members, got {self.anchor!r}")
+        if self.node and not set(PAST_NODE) <= set(self.names):
+            raise ValueError("a blend past an unmeasured node needs the PAST_NODE members")
 
     @property
     def options(self) -> tuple[tuple[str, object], ...]:
-        """``regime``, ``largest``, the two power laws' exponents and the ``anchor``
-        when there is one (`blend` preset; outside `jit`)."""
+        """``regime``, ``largest``, the two power laws' exponents, and the ``anchor``
+        and the unmeasured ``node`` when there are (`blend` preset; outside `jit`)."""
         exponent = {
             n: float(m.terms[0].exponent)
             for n, m in zip(self.names, self.members)
@@ -103,7 +115,9 @@ class Blend(AbstractScalingModel):
             ("power_exponent", exponent["power_law"]),
             ("flat_exponent", exponent["power_law_flat"]),
         )
-        return (*options, ("anchor", self.anchor)) if self.anchor else options
+        if self.anchor:
+            options = (*options, ("anchor", self.anchor))
+        return (*options, ("node", float(self.node))) if self.node else options
 
     def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
         """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
@@ -120,10 +134,14 @@ class Blend(AbstractScalingModel):
         t = self.far_share(gpus)
         a = self.anchor_share(gpus) if self.anchor else 0.0  # a Python 0: no extra op
         inside = [float(name == self.anchor) for name in self.names]
-        return [
+        found = [
             (i, _closed.member_weight(a, t, inside[i], self.near[i], self.far[i]))
             for i in self._active()
         ]
+        if not self.node:
+            return found
+        c = _closed.past_node(jnp, gpus, self.node)
+        return [(i, _closed.node_weight(c, w, PAST_NODE.get(self.names[i], 0.0))) for i, w in found]
 
     def weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's weight at `config` (they sum to 1 at every count)."""
@@ -143,6 +161,7 @@ class Blend(AbstractScalingModel):
             far=tuple(self.far[i] for i in keep),
             largest=self.largest,
             regime=self.regime,
+            node=self.node,
         )
 
     def member_logs(self, config: Config) -> Float[Array, "members ..."]:
@@ -160,7 +179,10 @@ class Blend(AbstractScalingModel):
         return [
             i
             for i, (a, b) in enumerate(zip(self.near, self.far))
-            if a > 0 or b > 0 or self.names[i] == self.anchor
+            if a > 0
+            or b > 0
+            or self.names[i] == self.anchor
+            or (self.node and self.names[i] in PAST_NODE)
         ]
 
     def __call__(self, config: Config) -> Float[Array, "..."]:

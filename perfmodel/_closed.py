@@ -31,6 +31,13 @@ FAR = {
     "strong": {"weak_data_parallel": 0.5, "power_law_flat": 0.5},
     "straddling": {"power_law_flat": 1.0},
 }
+# Past a stated node of G GPUs that no measurement reaches beyond, the weights move to
+# PAST_NODE as c(N) = `past_node` grows (`node_weight`): the straddling regime's FAR, the
+# curve a table that has crossed the node extrapolates with. On the 89 published tables
+# measured within one node and beyond it, fitted within: MAPE past the node 6.65 / 9.99
+# → 3.54 / 5.59 (external + fresh) and 11.55 / 18.40 → 8.54 / 16.75 (blind), each set
+# choosing it alone (`benchmarks/extrapolation_research/node_points.py`).
+PAST_NODE = FAR["straddling"]
 # Every family fitted, in this order (weak_hierarchical only when straddling); those
 # without weight in a regime still count in the spread of the intervals.
 MEMBERS = ("amdahl", "weak_data_parallel", "power_law", "power_law_flat", "usl")
@@ -148,6 +155,13 @@ def member_weight(anchored, far, inside_weight, near_weight, far_weight):
     a = `anchor_share` (0 when the blend has no anchor) and t = `far_share`."""
     outside = (1.0 - far) * near_weight + far * far_weight
     return anchored * inside_weight + (1.0 - anchored) * outside
+
+
+def node_weight(past, weight, node_weight):
+    """A blend member's weight at N past an unmeasured node: ``(1 − c)·w + c·w_node``,
+    c = `past_node` (0 within the node, 1 from two nodes on), w its weight without the
+    node (`member_weight`) and w_node its PAST_NODE weight."""
+    return (1.0 - past) * weight + past * node_weight
 
 
 def outside_doublings(xp, gpus, lo, hi):

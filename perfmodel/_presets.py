@@ -422,6 +422,7 @@ def blend(
     power_exponent: float = -1.0,
     flat_exponent: float = -1.0,
     anchor: str = "",
+    node: float = 0.0,
 ) -> Blend:
     """The default's curve (`Blend`): a weighted geometric mean of `amdahl`,
     `weak_data_parallel`, two power laws and `usl` (and `weak_hierarchical` when the
@@ -441,6 +442,8 @@ def blend(
         flat_exponent: the exponent of the power law fitted with equal weights.
         anchor: the family fitted with equal weights that the measured range is handed
             over to (`perfmodel._blend`: ``"usl_flat"``, …), or ``""`` for none.
+        node: G, a node size no measured count exceeds: past it the weights move on to
+            the power law fitted in log-log (`perfmodel._blend`); 0 for none.
     """
     if regime not in REGIMES:
         raise InputError(f"blend regime must be one of {', '.join(REGIMES)}, got {regime!r}")
@@ -452,6 +455,12 @@ def blend(
     largest = _finite_option(largest, "blend largest")
     if largest < 1:
         raise InputError(f"blend largest must be a GPU count ≥ 1, got {largest!r}")
+    node = _finite_option(node, "blend node")
+    if node and not (node >= 2 and largest <= node) or node < 0:
+        raise InputError(
+            f"blend node must be 0 or a node size ≥ 2 GPUs that no measured count exceeds "
+            f"(largest {largest:g}), got {node!r}"
+        )
     builders = {
         "amdahl": amdahl,
         "weak_data_parallel": weak_data_parallel,
@@ -472,6 +481,7 @@ def blend(
         largest=largest,
         regime=regime,
         anchor=anchor,
+        node=node,
     )
 
 

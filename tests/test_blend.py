@@ -26,6 +26,7 @@ from perfmodel._fitting import (
     MIN_DOUBLINGS,
     per_unit_of_work,
 )
+from perfmodel._fitting.blend import describe_weights
 from perfmodel._saved import read_saved
 from perfmodel._uncertainty.conformal import calibrated
 
@@ -82,6 +83,7 @@ def test_the_subset_covers_every_regime_target_and_table():
     tables = VECTORS["constants"]["INTERVAL_Q"]
     assert {t: {float(k): v for k, v in q.items()} for t, q in tables.items()} == INTERVAL_Q
     assert VECTORS["constants"]["NODE_KAPPA"] == _closed.NODE_KAPPA
+    assert VECTORS["constants"]["PAST_NODE"] == _closed.PAST_NODE
     past_node = [
         c
         for c in chosen
@@ -132,6 +134,44 @@ def test_intervals_past_an_unmeasured_node_widen_by_the_node_term(tmp_path):
     assert "past one node of 8 GPUs, where nothing measured says" in " ".join(
         out.getvalue().split()
     )
+
+
+def test_past_an_unmeasured_node_the_curve_moves_to_the_log_log_power_law(tmp_path):
+    # Measured within one node of 8: up to 8 GPUs the blend is the weak regime's; from 16
+    # on it is the power law fitted in log-log (PAST_NODE), in between the mix
+    # (1 − c)·blend + c·power law in log space, c = log2(N/8); the saved file's NumPy
+    # path gives the same, and the fit says so.
+    n = np.array([1.0, 2.0, 4.0, 8.0])
+    rate = [228.7, 385.2, 746.9, 1402.4]  # DLPerf TF BERT, one node
+    fit = pm.fit_auto(pm.from_arrays(n, throughput=rate, gpus_per_node=[8] * 4)).best
+    assert fit.model.node == 8.0 and _closed.PAST_NODE == {"power_law_flat": 1.0}
+    ask = np.array([2.0, 8.0, 12.0, 16.0, 64.0])
+    with jax.enable_x64(True):
+        config = fit.config(ask)
+        log_blend = np.log(np.asarray(dataclasses.replace(fit.model, node=0.0)(config)))
+        flat = fit.model.members[fit.model.names.index("power_law_flat")]
+        log_flat = np.log(np.asarray(flat(config)))
+        log_u = np.log(np.asarray(fit.model(config)))
+    c = np.clip(np.log2(ask / 8.0), 0.0, 1.0)
+    np.testing.assert_allclose(log_u, (1 - c) * log_blend + c * log_flat, rtol=1e-12)
+    assert np.all(log_u[:2] == log_blend[:2]) and np.all(log_u[3:] == log_flat[3:])
+    pm.save_fit(fit, tmp_path / "f.json")
+    saved = read_saved(tmp_path / "f.json")
+    assert saved is not None and saved.model.node == 8.0
+    np.testing.assert_allclose(
+        saved.predict(ask)["throughput"], fit.predict(ask)["throughput"], rtol=1e-9
+    )
+    loaded = pm.load_fit(tmp_path / "f.json")
+    np.testing.assert_allclose(
+        loaded.predict(ask)["throughput"], fit.predict(ask)["throughput"], rtol=1e-9
+    )
+    assert "past the node of 8 GPUs that no measurement reaches beyond" in " ".join(
+        describe_weights(fit.model).split()
+    )
+    measured_past = pm.fit_auto(  # a 16-GPU measurement: no node left unmeasured
+        pm.from_arrays([*n, 16.0], throughput=[*rate, 2301.0], gpus_per_node=[8] * 5)
+    ).best
+    assert measured_past.model.node == 0.0
 
 
 @pytest.mark.parametrize(

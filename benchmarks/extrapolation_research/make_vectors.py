@@ -67,6 +67,7 @@ def main() -> None:
         "KAPPA": ref.KAPPA,
         "LAMBDA": ref.LAMBDA,
         "NODE_KAPPA": ref.NODE_KAPPA,
+        "PAST_NODE": ref.PAST_NODE,
         "MIN_DOUBLINGS": ref.MIN_DOUBLINGS,
         "MANY_COUNTS": ref.MANY_COUNTS,
         "INTERVAL_Q": {t: {str(k): v for k, v in q.items()} for t, q in ref.INTERVAL_Q.items()},

@@ -19,6 +19,8 @@ GPUs, each family is fitted alone (§2–3):
 * power laws ``exp(k)·N^−e``: weighted least squares of ``log u`` on ``[1, −log N]``;
 
 with weights ``w_i = (N_i/N_max)^α``, α = `ALPHA` (2), but α = 0 for ``power_law_flat``.
+Past a stated node of G GPUs that no measurement reaches beyond, the weights move on to
+`_closed.PAST_NODE` by 2G (`perfmodel._blend`).
 
 Intervals (split conformal, `perfmodel.predict_interval`): ``log û ± q_L·(max(d, 0.25) +
 KAPPA·D + LAMBDA·r + NODE_KAPPA·c)``, d the doublings past the largest measured count, D
@@ -34,6 +36,7 @@ import math
 import jax
 import numpy as np
 
+from .. import _closed
 from .._blend import anchor_names, Blend, member_names, STRADDLING_ANCHORS
 from .._data import Benchmarks
 from .._errors import InputError
@@ -148,6 +151,8 @@ def fit_members(data: Benchmarks) -> Blend:
             exponents[name] = -float(theta[1])
             values[f"{name}.power.time"] = math.exp(float(theta[0])) * scale
 
+    node = _closed.data_node(data)
+
     def built(anchor: str = "") -> Blend:
         model = blend(
             kind,
@@ -155,6 +160,7 @@ def fit_members(data: Benchmarks) -> Blend:
             exponents["power_law"],
             exponents["power_law_flat"],
             anchor=anchor,
+            node=node,
         )
         names = model.parameter_specs()
         return model.with_parameters({k: v for k, v in values.items() if k in names})
@@ -234,6 +240,12 @@ def describe_weights(model: Blend) -> str:
         f"{model.regime} regime: {parts(model.near)} up to one doubling past "
         f"{float(model.largest):g} GPUs, {parts(model.far)} from two on"
     )
+    if model.node:
+        past = " + ".join(f"{w:g}·{n}" for n, w in _closed.PAST_NODE.items())
+        text += (
+            f"; past the node of {model.node:g} GPUs that no measurement reaches beyond, "
+            f"moving to {past} by {2 * model.node:g} GPUs"
+        )
     if model.anchor:
         text += (
             f"; anchored on {model.anchor} (fitted with equal weights) from "

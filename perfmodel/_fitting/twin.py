@@ -61,7 +61,14 @@ def numpy_model(model):
             return None
         largest = float(np.asarray(model.largest))
         return NumpyBlend(
-            members, model.names, model.near, model.far, largest, model.regime, model.anchor
+            members,
+            model.names,
+            model.near,
+            model.far,
+            largest,
+            model.regime,
+            model.anchor,
+            float(model.node),
         )
     if not isinstance(model, ScalingModel) or model.logit_overlap is not None:
         return None

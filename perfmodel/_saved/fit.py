@@ -223,7 +223,7 @@ def _model(document: dict, values: dict):
             raise ValueError("intervals")
         return family(name, options, values)
     required = {"regime", "largest", "power_exponent", "flat_exponent"}
-    if not required <= set(options) <= required | {"anchor"}:
+    if not required <= set(options) <= required | {"anchor", "node"}:
         raise ValueError("options")
     regime, anchor = options["regime"], options.get("anchor", "")
     if regime not in _closed.REGIMES or spec.get("intervals") != "conformal":
@@ -243,6 +243,9 @@ def _model(document: dict, values: dict):
     largest = float(options["largest"])
     if not (math.isfinite(largest) and largest >= 1):
         raise ValueError("largest")
+    node = float(options.get("node", 0.0))
+    if node and not (math.isfinite(node) and node >= 2 and largest <= node):
+        raise ValueError("node")
     return Blend(
         members=tuple(members),
         names=names,
@@ -251,6 +254,7 @@ def _model(document: dict, values: dict):
         largest=largest,
         regime=regime,
         anchor=anchor,
+        node=node,
     )
 
 

@@ -184,22 +184,34 @@ class Blend:
     largest: float
     regime: str
     anchor: str = ""
+    node: float = 0.0  # an unmeasured node's size G (`_closed.PAST_NODE`), or 0
 
     def active(self) -> list[int]:
         return [
             i
             for i, (a, b) in enumerate(zip(self.near, self.far))
-            if a > 0 or b > 0 or self.names[i] == self.anchor
+            if a > 0
+            or b > 0
+            or self.names[i] == self.anchor
+            or (self.node and self.names[i] in _closed.PAST_NODE)
         ]
 
     def weights(self, n) -> list:
-        """``(i, w_i(N))`` of every weighted member (`_closed.member_weight`)."""
+        """``(i, w_i(N))`` of every weighted member (`_closed.member_weight`, then
+        `_closed.node_weight` past an unmeasured node)."""
         t = _closed.far_share(xp, n, self.largest)
         a = _closed.anchor_share(xp, n, self.largest) if self.anchor else 0.0
         anchor = [float(name == self.anchor) for name in self.names]
-        return [
+        found = [
             (i, _closed.member_weight(a, t, anchor[i], self.near[i], self.far[i]))
             for i in self.active()
+        ]
+        if not self.node:
+            return found
+        c = _closed.past_node(xp, n, self.node)
+        return [
+            (i, _closed.node_weight(c, w, _closed.PAST_NODE.get(self.names[i], 0.0)))
+            for i, w in found
         ]
 
     def without_anchor(self) -> "Blend":
@@ -216,6 +228,7 @@ class Blend:
             pick(self.far),
             self.largest,
             self.regime,
+            node=self.node,
         )
 
     def seconds(self, n, config):
