@@ -117,8 +117,8 @@ HARDWARE = {
 
 def stack_hardware(gpu: str, stack_name: str) -> dict:
     """`HARDWARE` of `gpu` with the memory budget of software stack `stack_name`."""
-    hw = dict(HARDWARE.get(gpu, HARDWARE["A100-80GB"]))
-    physical = pm.GPUS.get(gpu, pm.GPUS["A100-80GB"])["memory_bytes"]
+    hw = dict(HARDWARE[gpu])
+    physical = pm.GPUS[gpu]["memory_bytes"]
     hw["memory_bytes"] = physical * USABLE_MEMORY.get(stack_name, USABLE_MEMORY[DEFAULT_STACK])
     return hw
 
@@ -173,7 +173,23 @@ RECOMPUTE_BY_STACK = {
     "megatron-2022": (ref.NONE, ref.SELECTIVE, ref.FULL),
     "megatron-core": (ref.NONE, ref.SELECTIVE, ref.FULL),
 }
-TIME_MEASURES = ("tflops_per_gpu", "iter_time_s")
+# What a row's ``value`` may be (its ``measured`` column). Times of one iteration, directly
+# or through what was published instead: hardware TFLOP/s per GPU ([N21]: the iteration's
+# FLOPs with recomputation, ``hw_flops_per_iter`` or `ref.iteration_flops`) or that as a
+# share of the peak; model FLOPs utilisation (the FLOPs without recomputation over the
+# peak, a fraction or a percentage); tokens or sequences per second of the whole job.
+TIME_MEASURES = (
+    "tflops_per_gpu",
+    "pct_peak",
+    "mfu",
+    "iter_time_s",
+    "iter_time_ms",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "samples_per_s",
+)
+POSITIVE_COLUMNS = ("hidden", "heads", "layers", "seq_len", "vocab", "tp", "pp", "gpus")
+POSITIVE_COLUMNS += ("global_batch", "value")
 MEMORY_MEASURES = {
     "params_grads_optimizer_gib": "layer_states",
     "activations_gib": "layer_activations",
@@ -211,16 +227,15 @@ def row_arch(row: pd.Series) -> dict:
 def row_settings(row: pd.Series) -> dict:
     """Shape, layout and software settings of one CSV row (published, or documented)."""
     extra = SC21_TABLE1.get(row["id"], {})
-    stack_name = row.get("stack") if isinstance(row.get("stack"), str) else None
+    stack_name = None if _blank(row.get("stack")) else str(row["stack"]).strip()
     stack_name = stack_name or DATASET_STACK.get(row["dataset"], DEFAULT_STACK)
     stack = dict(ref.STACKS[stack_name])
     if "ddp" in extra:
         stack["dp_overlap"] = 1 if extra["ddp"] == "torch" else 0
-    gpu = str(row.get("gpu", "A100-80GB"))
-    hw = stack_hardware(gpu, stack_name)
+    hw = stack_hardware(row_gpu(row), stack_name)
     if _num(row.get("peak_tflops")) > 0:
         hw["peak_flops"] = _num(row["peak_tflops"]) * 1e12
-    recompute = str(row.get("recompute", "full")).strip().lower()
+    recompute = row_recompute(row)
     return dict(
         h=_num(row["hidden"]),
         a=_num(row["heads"]),
@@ -439,26 +454,103 @@ def published_seconds(row: pd.Series) -> float:
     value = _num(row.get("iter_time_s"))
     if value > 0:
         return value
-    if row["measured"] == "iter_time_s":
-        return _num(row["value"])
-    if row["measured"] == "tflops_per_gpu":
-        flops = _num(row.get("hw_flops_per_iter"))
-        if not flops > 0:
-            recompute = ref.RECOMPUTE_CODES.get(str(row.get("recompute", "full")), ref.FULL)
-            flops = float(
-                ref.iteration_flops(
-                    row["hidden"],
-                    row["seq_len"],
-                    row["layers"],
-                    row["vocab"],
-                    row["global_batch"],
-                    recompute,
-                    row["heads"],
-                    row_arch(row) or None,
-                )
-            )
-        return flops / (_num(row["gpus"]) * _num(row["value"]) * 1e12)
+    measured, value, gpus = row["measured"], _num(row["value"]), _num(row["gpus"])
+    tokens = _num(row["global_batch"]) * _num(row["seq_len"])
+    direct = {
+        "iter_time_s": lambda: value,
+        "iter_time_ms": lambda: value / 1e3,
+        "tokens_per_s": lambda: tokens / value,
+        "tokens_per_s_per_gpu": lambda: tokens / (value * gpus),
+        "samples_per_s": lambda: _num(row["global_batch"]) / value,
+    }
+    if measured in direct:
+        return direct[measured]()
+    if measured == "tflops_per_gpu":
+        return row_flops(row) / (gpus * value * 1e12)
+    if measured == "pct_peak":
+        return row_flops(row) / (gpus * row_peak_flops(row) * value / 100.0)
+    if measured == "mfu":
+        share = value / 100.0 if value > 1.0 else value
+        return row_flops(row, ref.NONE) / (gpus * row_peak_flops(row) * share)
     return math.nan
+
+
+def row_flops(row: pd.Series, recompute: int | None = None) -> float:
+    """FLOPs of one iteration of `row`: the CSV's ``hw_flops_per_iter``, else
+    `ref.iteration_flops` of its shape with its recomputation (or `recompute`: `ref.NONE`
+    gives the model FLOPs of an MFU)."""
+    flops = _num(row.get("hw_flops_per_iter"))
+    if flops > 0 and recompute is None:
+        return flops
+    if recompute is None:
+        recompute = ref.RECOMPUTE_CODES[row_recompute(row)]
+    return float(
+        ref.iteration_flops(
+            row["hidden"],
+            row["seq_len"],
+            row["layers"],
+            row["vocab"],
+            row["global_batch"],
+            recompute,
+            row["heads"],
+            row_arch(row) or None,
+        )
+    )
+
+
+def row_peak_flops(row: pd.Series) -> float:
+    """Peak FLOP/s of one GPU of `row`: its ``peak_tflops``, else its GPU's spec sheet."""
+    peak = _num(row.get("peak_tflops"))
+    return peak * 1e12 if peak > 0 else pm.GPUS[row_gpu(row)]["peak_flops"]
+
+
+def row_gpu(row: pd.Series) -> str:
+    """The `perfmodel.GPUS` key of the row's ``gpu`` (blank: A100-80GB, the GPU of every
+    run in `DEFAULT_CSV`; `check_rows` refuses names `perfmodel.gpu_named` does not know)."""
+    name = row.get("gpu")
+    return "A100-80GB" if _blank(name) else pm.gpu_named(str(name))
+
+
+def row_recompute(row: pd.Series) -> str:
+    """The row's ``recompute`` (none, selective or full; blank: full, as in [N21])."""
+    name = row.get("recompute")
+    return "full" if _blank(name) else str(name).strip().lower()
+
+
+def _blank(value) -> bool:
+    """An empty CSV cell (NaN once read), or only spaces."""
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return value is None or not str(value).strip()
+
+
+def check_rows(frame: pd.DataFrame, path) -> None:
+    """Stop with one line naming the file, line, row id and column of the first cell that
+    is not what `row_settings` and `published_seconds` need."""
+    known = (*TIME_MEASURES, *MEMORY_MEASURES)
+    for i, row in frame.iterrows():
+        where = f"{os.fspath(path)}, line {i + 2} (id {row['id']})"
+
+        def stop(column, expected, got):
+            raise SystemExit(f"{where}, column {column}: expected {expected}, got {got!r}")
+
+        for column in POSITIVE_COLUMNS:
+            if not (math.isfinite(_num(row[column])) and _num(row[column]) > 0):
+                stop(column, "a positive number", row[column])
+        tp, pp, gpus = _num(row["tp"]), _num(row["pp"]), _num(row["gpus"])
+        if gpus % (tp * pp):
+            stop("gpus", f"a multiple of tp × pp = {tp * pp:g}", row["gpus"])
+        dp = _num(row.get("dp"))
+        if not math.isnan(dp) and dp * tp * pp != gpus:
+            stop("dp", f"gpus / (tp × pp) = {gpus / (tp * pp):g}", row["dp"])
+        if not _blank(row.get("gpu")) and pm.gpu_named(str(row["gpu"])) is None:
+            stop("gpu", f"one of {', '.join(pm.GPUS)} (or A100, H100, DGX H100, ...)", row["gpu"])
+        if not _blank(row.get("stack")) and str(row["stack"]).strip() not in ref.STACKS:
+            stop("stack", f"one of {', '.join(ref.STACKS)}", row["stack"])
+        if row_recompute(row) not in ref.RECOMPUTE_CODES:
+            stop("recompute", f"one of {', '.join(ref.RECOMPUTE_CODES)}", row["recompute"])
+        if row["measured"] not in known:
+            stop("measured", f"one of {', '.join(known)}", row["measured"])
 
 
 BOUNDS = {"e_max": (0.3, 0.95), "d0": (1.0, 5000.0)}
@@ -571,6 +663,7 @@ def read_runs(csv_paths) -> pd.DataFrame:
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
             raise SystemExit(f"{path}: missing column(s) {', '.join(missing)}")
+        check_rows(frame, path)
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
     repeated = sorted(set(frame["id"][frame["id"].duplicated()]))
@@ -777,6 +870,7 @@ def run(
         ),
         tables=tables,
         rows=out_rows,
+        at_bound=bound_notes(eff, len(fit_rows)),
     )
     if not quiet:
         print(
@@ -793,7 +887,33 @@ def run(
                 f"{name}: calibrated {tab['calibrated']}; uncalibrated {tab['uncalibrated']}; "
                 f"layout within 2%: {tab['layout_within_2pct']}"
             )
+        for note in result["at_bound"]:
+            print(f"warning: {note}")
     return result
+
+
+def bound_notes(eff: dict, fitted_rows: int) -> list[str]:
+    """A sentence per calibrated parameter that ended at a bound of `BOUNDS`: there the
+    runs ask for what the model's hardware cannot give, and the errors say more about the
+    fixed numbers (the peak, the links) than about the fit."""
+    names = ["e_max"] if fitted_rows == 1 else ["e_max", "d0"] if fitted_rows else []
+    notes = []
+    for name in names:
+        low, high = BOUNDS[name]
+        if eff[name] >= high * (1 - 1e-6):
+            why = (
+                "the calibration runs are faster than this GPU's peak allows: is peak_tflops "
+                "right (FP8 runs: twice the BF16 peak, 1979 on H100) and is gpu the GPU used?"
+                if name == "e_max"
+                else "the runs' GEMMs lose more to their size than the model expects"
+            )
+            notes.append(f"{name} ended at its upper bound {high:g}: {why}")
+        elif eff[name] <= low * (1 + 1e-6) and name == "e_max":
+            notes.append(
+                f"e_max ended at its lower bound {low:g}: the calibration runs are slower than "
+                "30% of the peak; is peak_tflops right, and were they measured as the CSV says?"
+            )
+    return notes
 
 
 RUN_COLUMNS = (

@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     from ._terms.hybrid import DataParallelAllReduce as DataParallelAllReduce
     from ._terms.hybrid import DataParallelInput as DataParallelInput
     from ._terms.hybrid import DataParallelTerm as DataParallelTerm
+    from ._terms.hybrid import gpu_named as gpu_named
     from ._terms.hybrid import GPUS as GPUS
     from ._terms.hybrid import iteration_flops as iteration_flops
     from ._terms.hybrid import LayerGemmTerm as LayerGemmTerm
@@ -255,6 +256,7 @@ _EXPORTS = {
     "basic_memory_per_gpu": "._terms.hybrid",
     "DataParallelTerm": "._terms.hybrid",
     "GPUS": "._terms.hybrid",
+    "gpu_named": "._terms.hybrid",
     "iteration_flops": "._terms.hybrid",
     "LayerGemmTerm": "._terms.hybrid",
     "MemoryBoundTerm": "._terms.hybrid",

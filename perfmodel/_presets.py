@@ -24,6 +24,7 @@ from ._terms import (
     DataParallelAllReduce,
     DataParallelInput,
     DataParallelTerm,
+    gpu_named,
     GPUS,
     HierarchicalAllReduce,
     HostToDeviceTerm,
@@ -202,7 +203,8 @@ def hybrid(
     (`perfmodel fit --model hybrid` fits them and fixes the rest).
 
     Args:
-        gpu: a key of `GPUS` (``"A100-80GB"``, ``"H100-80GB"``).
+        gpu: a key of `GPUS` (``"A100-80GB"``, ``"H100-80GB"``), or a spelling of one
+            (``"A100"``, ``"NVIDIA H100-SXM5-80GB"``: `gpu_named`).
         peak_flops: peak dense FLOP/s of one GPU.
         e_max, d0: GEMM efficiency ``e_max / (1 + d0·(1/M + 1/N + 1/K))``, d0 in elements.
         hbm_bandwidth: B/s.
@@ -215,8 +217,10 @@ def hybrid(
         >>> sorted(model.parameter_specs())[:4]
         ['allreduce.bandwidth_inter', 'allreduce.latency_inter', 'compute.d0', 'compute.e_max']
     """
-    if gpu not in GPUS:
+    named = gpu_named(gpu) if isinstance(gpu, str) else None
+    if named is None:
         raise InputError(f"unknown gpu {gpu!r}; valid: {', '.join(GPUS)}")
+    gpu = named
     given = dict(
         peak_flops=peak_flops,
         e_max=e_max,

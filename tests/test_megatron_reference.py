@@ -264,3 +264,97 @@ def test_published_time_is_derived_when_only_tflops_are_given(bench):
     bare = row.drop(["iter_time_s", "hw_flops_per_iter", "dp"])
     assert bench.published_seconds(bare) == pytest.approx(row.iter_time_s, rel=1e-3)
     assert bench.row_settings(bare)["d"] == row.dp
+
+
+def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
+    # One run (Table 5's 175B, selective recomputation, 64 GPUs) stated each way a paper
+    # or a log may state it: the iteration time comes back the same from each.
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    row = frame[frame.id == "T5_175B_seqsel"].iloc[0].drop(["iter_time_s", "hw_flops_per_iter"])
+    seconds = bench.published_seconds(row)
+    assert row.measured == "iter_time_s" and seconds == row.value
+    gpus, tokens, batch = row.gpus, row.global_batch * row.seq_len, row.global_batch
+    args = (row.hidden, row.seq_len, row.layers, row.vocab, batch)
+    hardware = float(ref.iteration_flops(*args, ref.SELECTIVE, row.heads))
+    model = float(ref.iteration_flops(*args, ref.NONE, row.heads))
+    peak = 312e12
+    stated = {
+        "iter_time_ms": seconds * 1e3,
+        "tokens_per_s": tokens / seconds,
+        "tokens_per_s_per_gpu": tokens / seconds / gpus,
+        "samples_per_s": batch / seconds,
+        "tflops_per_gpu": hardware / seconds / gpus / 1e12,
+        "pct_peak": 100 * hardware / seconds / gpus / peak,
+        "mfu": model / seconds / gpus / peak,  # a fraction
+    }
+    assert set(stated) | {"iter_time_s"} == set(bench.TIME_MEASURES)
+    for measured, value in stated.items():
+        other = row.copy()
+        other["measured"], other["value"] = measured, value
+        assert bench.published_seconds(other) == pytest.approx(seconds, rel=1e-12), measured
+    percent = row.copy()
+    percent["measured"], percent["value"] = "mfu", 100 * stated["mfu"]  # a percentage
+    assert bench.published_seconds(percent) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "column, value, expected",
+    [
+        ("gpu", "V100", "column gpu: expected one of A100-80GB, H100-80GB"),
+        ("measured", "tokens", "column measured: expected one of tflops_per_gpu"),
+        ("recompute", "partial", "column recompute: expected one of none, selective, full"),
+        ("tp", 3, "column gpus: expected a multiple of tp × pp = 24"),
+        ("hidden", "", "column hidden: expected a positive number"),
+        ("dp", 5, "column dp: expected gpus / (tp × pp) = 1"),
+        ("stack", "megatron-2019", "column stack: expected one of megatron-2021"),
+    ],
+)
+def test_a_bad_cell_stops_the_benchmark_in_one_line(bench, tmp_path, column, value, expected):
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    frame = frame[frame.id.isin(["T5_22B_full", "T5_175B_full"])].reset_index(drop=True)
+    frame["stack"] = ""
+    frame[column] = frame[column].astype(object)
+    frame.loc[1, column] = value
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(SystemExit) as stop:
+        bench.read_runs(str(path))
+    message = str(stop.value)
+    assert "\n" not in message and "line 3 (id T5_175B_full)" in message
+    assert expected in message, message
+
+
+def test_gpu_names_are_read_as_published(bench):
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    row = frame[frame.id == "T5_175B_full"].iloc[0]
+    for spelled, key in [("A100", "A100-80GB"), ("NVIDIA H100-SXM5-80GB", "H100-80GB")]:
+        named = row.copy()
+        named["gpu"], named["peak_tflops"] = spelled, float("nan")
+        hw = bench.row_settings(named)["hw"]
+        assert hw["peak_flops"] == bench.pm.GPUS[key]["peak_flops"], spelled
+        assert hw["network_bandwidth"] == bench.pm.GPUS[key]["network_bandwidth"]
+
+
+def test_a_calibration_the_peak_cannot_give_is_named(bench, tmp_path):
+    # The same run three times faster than measured (as an FP8 run read against the BF16
+    # peak would be): e_max stops at its bound, and the result says why it may have.
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    frame = frame[frame.id.isin(["T5_22B_full", "T5_175B_full"])].reset_index(drop=True)
+    frame.to_csv(tmp_path / "measured.csv", index=False)
+    fine = bench.run(str(tmp_path / "measured.csv"), ("T5_175B_full",), True, model="reference")
+    assert fine["at_bound"] == []
+    frame["value"] = frame["value"] / 3.0
+    frame["iter_time_s"] = frame["iter_time_s"] / 3.0
+    frame.to_csv(tmp_path / "fast.csv", index=False)
+    result = bench.run(str(tmp_path / "fast.csv"), ("T5_175B_full",), True, model="reference")
+    assert result["efficiency"]["e_max"] == pytest.approx(bench.BOUNDS["e_max"][1])
+    (note,) = result["at_bound"]
+    assert note.startswith("e_max ended at its upper bound 0.95") and "peak_tflops" in note

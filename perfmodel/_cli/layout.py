@@ -11,6 +11,7 @@
 * `optimal_layout`: ``optimal`` as a layout search over GPU counts (`perfmodel.sweep`).
 """
 
+import argparse
 import csv
 import dataclasses
 import difflib
@@ -32,7 +33,7 @@ from .._errors import InputError
 from .._fitting import fit, FitResult
 from .._presets import build, hybrid_kind
 from .._sweep import layout_alternatives, sweep
-from .._terms import GPUS, layout_status, OUT_OF_MEMORY, REASONS, USABLE_MEMORY
+from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS, USABLE_MEMORY
 
 # `predict` options for layout fields, in the order they are shown.
 LAYOUT_OPTIONS: dict[str, str] = {
@@ -71,11 +72,22 @@ def add_fit_options(p) -> None:
     """`fit` options of the hybrid family."""
     p.add_argument(
         "--gpu",
-        choices=tuple(GPUS),
+        type=_gpu,
         default="A100-80GB",
-        help="with --model hybrid: the GPU whose published numbers fix what the runs "
-        "do not determine (default A100-80GB)",
+        help=f"with --model hybrid: the GPU whose published numbers fix what the runs "
+        f"do not determine: {', '.join(GPUS)} or a spelling of one (A100, DGX H100, "
+        "H100-SXM5-80GB; default A100-80GB)",
     )
+
+
+def _gpu(text: str) -> str:
+    """`--gpu`: the key of `GPUS` that `text` spells (`gpu_named`)."""
+    named = gpu_named(text)
+    if named is None:
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(GPUS)} (or a spelling such as A100, H100), got {text!r}"
+        )
+    return named
 
 
 def add_layout_options(p) -> None:

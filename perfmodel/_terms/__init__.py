@@ -32,6 +32,7 @@ from .hybrid import DataParallelTerm as DataParallelTerm
 from .hybrid import Device as Device
 from .hybrid import gemm_efficiency as gemm_efficiency
 from .hybrid import gemm_time as gemm_time
+from .hybrid import gpu_named as gpu_named
 from .hybrid import GPUS as GPUS
 from .hybrid import hybrid_memory as hybrid_memory
 from .hybrid import inflight_layers as inflight_layers

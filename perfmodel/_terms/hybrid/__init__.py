@@ -12,6 +12,7 @@ from .collectives import Link as Link
 from .efficiency import Device as Device
 from .efficiency import gemm_efficiency as gemm_efficiency
 from .efficiency import gemm_time as gemm_time
+from .hardware import gpu_named as gpu_named
 from .hardware import GPUS as GPUS
 from .hardware import STACKS as STACKS
 from .hardware import USABLE_MEMORY as USABLE_MEMORY

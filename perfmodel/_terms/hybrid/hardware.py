@@ -4,6 +4,8 @@ Nothing here is fitted except `GPUS[...]["e_max"]` and ``["d0"]`` (see each entr
 `USABLE_MEMORY` is read off published runs (see its comment).
 """
 
+import re
+
 GPUS: dict[str, dict[str, float]] = {
     # DGX A100 80GB (Selene, the machine of Narayanan et al. SC'21 and Korthikanti et al.
     # 2022). Peak: 312 TFLOP/s dense FP16/BF16 (A100 datasheet). HBM2e 2,039 GB/s at the
@@ -99,3 +101,19 @@ USABLE_MEMORY: dict[str, float] = {
     "megatron-2022": 0.9,
     "megatron-core": 0.9,
 }
+
+
+def gpu_named(name: str) -> str | None:
+    """The key of `GPUS` that `name` spells (case, spaces, dashes and the words NVIDIA,
+    DGX, SXM4/SXM5, HBM2e/HBM3 ignored: ``"A100"``, ``"NVIDIA A100-SXM4-80GB"``, ``"DGX
+    H100"``, ``"h100 sxm5 80gb"``), or None. A plain "A100" is the 80 GB part, the one of
+    every published Megatron-LM run; other parts (A100 40GB, H100 PCIe) are not in `GPUS`
+    and get None."""
+    key = re.sub(r"[^a-z0-9]", "", str(name).lower())
+    for word in ("nvidia", "dgx", "sxm5", "sxm4", "sxm", "hbm2e", "hbm3", "tensorcore"):
+        key = key.replace(word, "")
+    for gpu in GPUS:
+        base, _, memory = gpu.lower().partition("-")
+        if key in (base, base + memory, base + memory.removesuffix("b")):
+            return gpu
+    return None
