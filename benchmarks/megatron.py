@@ -467,12 +467,20 @@ def published_seconds(row: pd.Series) -> float:
         return direct[measured]()
     if measured == "tflops_per_gpu":
         return row_flops(row) / (gpus * value * 1e12)
+    share = value / 100.0 if value > 1.0 else value  # a percentage, or a fraction
     if measured == "pct_peak":
-        return row_flops(row) / (gpus * row_peak_flops(row) * value / 100.0)
+        return row_flops(row) / (gpus * row_peak_flops(row) * share)
     if measured == "mfu":
-        share = value / 100.0 if value > 1.0 else value
-        return row_flops(row, ref.NONE) / (gpus * row_peak_flops(row) * share)
+        model = _num(row.get("model_flops_per_iter"))
+        flops = model if model > 0 else row_flops(row, ref.NONE)
+        return flops / (gpus * row_peak_flops(row) * share)
     return math.nan
+
+
+def _share_within(items: list) -> float | None:
+    """Share of `items` with a layout gap whose gap is at most 2% (None without any)."""
+    gaps = [i["layout_gap_pct"] for i in items if i.get("layout_gap_pct") is not None]
+    return float(np.mean([g <= 2.0 for g in gaps])) if gaps else None
 
 
 def row_flops(row: pd.Series, recompute: int | None = None) -> float:
@@ -524,22 +532,55 @@ def _blank(value) -> bool:
     return value is None or not str(value).strip()
 
 
+WHOLE_COLUMNS = ("hidden", "heads", "layers", "seq_len", "vocab", "tp", "pp", "gpus")
+WHOLE_COLUMNS += ("global_batch",)
+OPTIONAL_WHOLE = ("dp", "microbatch_size", "interleave", "query_groups", "ffn_hidden")
+OPTIONAL_POSITIVE = ("peak_tflops", "iter_time_s", "hw_flops_per_iter", "model_flops_per_iter")
+OPTIONAL_CHOICES = {
+    "seq_parallel": (0, 1),
+    "gated_mlp": (0, 1),
+    "untied_embeddings": (0, 1),
+    "zero": (0, 1, 2, 3),
+}
+SHARES = ("pct_peak", "mfu")  # a percentage up to 100, or a fraction up to 1
+
+
 def check_rows(frame: pd.DataFrame, path) -> None:
     """Stop with one line naming the file, line, row id and column of the first cell that
-    is not what `row_settings` and `published_seconds` need."""
+    is not what `row_settings` and `published_seconds` need (`frame`'s index is the
+    row's place among the file's lines after the header: `read_runs`)."""
     known = (*TIME_MEASURES, *MEMORY_MEASURES)
     for i, row in frame.iterrows():
+        if _blank(row.get("id")):
+            raise SystemExit(f"{os.fspath(path)}, line {i + 2}, column id: expected a run id")
         where = f"{os.fspath(path)}, line {i + 2} (id {row['id']})"
 
         def stop(column, expected, got):
             raise SystemExit(f"{where}, column {column}: expected {expected}, got {got!r}")
 
-        for column in POSITIVE_COLUMNS:
-            if not (math.isfinite(_num(row[column])) and _num(row[column]) > 0):
-                stop(column, "a positive number", row[column])
+        for column in WHOLE_COLUMNS:
+            if not _whole(row[column]):
+                stop(column, "a positive whole number", row[column])
+        if not (math.isfinite(_num(row["value"])) and _num(row["value"]) > 0):
+            stop("value", "a positive number", row["value"])
+        for column in OPTIONAL_WHOLE:
+            if not _blank(row.get(column)) and not _whole(row[column]):
+                stop(column, "a positive whole number or nothing", row[column])
+        for column in OPTIONAL_POSITIVE:
+            value = _num(row.get(column), 1.0)
+            if not _blank(row.get(column)) and not (math.isfinite(value) and value > 0):
+                stop(column, "a positive number or nothing", row[column])
+        for column, choices in OPTIONAL_CHOICES.items():
+            if not _blank(row.get(column)) and _num(row[column]) not in choices:
+                stop(column, f"one of {', '.join(map(str, choices))} or nothing", row[column])
         tp, pp, gpus = _num(row["tp"]), _num(row["pp"]), _num(row["gpus"])
         if gpus % (tp * pp):
             stop("gpus", f"a multiple of tp × pp = {tp * pp:g}", row["gpus"])
+        if _num(row["heads"]) % tp:
+            stop("heads", f"a multiple of tp = {tp:g} (Megatron-LM splits heads)", row["heads"])
+        v = 1.0 if _blank(row.get("interleave")) else _num(row["interleave"])
+        if _num(row["layers"]) % (pp * v):
+            stop("layers", f"a multiple of pp × interleave = {pp * v:g}", row["layers"])
         dp = _num(row.get("dp"))
         if not math.isnan(dp) and dp * tp * pp != gpus:
             stop("dp", f"gpus / (tp × pp) = {gpus / (tp * pp):g}", row["dp"])
@@ -551,6 +592,13 @@ def check_rows(frame: pd.DataFrame, path) -> None:
             stop("recompute", f"one of {', '.join(ref.RECOMPUTE_CODES)}", row["recompute"])
         if row["measured"] not in known:
             stop("measured", f"one of {', '.join(known)}", row["measured"])
+        if row["measured"] in SHARES and not _num(row["value"]) <= 100.0:
+            stop("value", f"a {row['measured']} up to 100 (%) or 1 (a fraction)", row["value"])
+
+
+def _whole(value) -> bool:
+    number = _num(value)
+    return math.isfinite(number) and number >= 1 and number == int(number)
 
 
 BOUNDS = {"e_max": (0.3, 0.95), "d0": (1.0, 5000.0)}
@@ -659,7 +707,10 @@ def read_runs(csv_paths) -> pd.DataFrame:
     must have `REQUIRED_COLUMNS`, and row ids must not repeat."""
     frames = []
     for path in _paths(csv_paths):
-        frame = pd.read_csv(path)
+        try:  # blank lines kept as empty rows, so that the index counts the file's lines
+            frame = pd.read_csv(path, skip_blank_lines=False).dropna(how="all")
+        except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+            raise SystemExit(f"{path}: not a readable CSV ({str(e).splitlines()[0]})") from None
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
             raise SystemExit(f"{path}: missing column(s) {', '.join(missing)}")
@@ -844,11 +895,7 @@ def run(
             calibrated=summary([i for i in items if not i["calibration"]]),
             calibrated_all_rows=summary(items),
             uncalibrated=summary(items, "error_uncalibrated_pct"),
-            layout_within_2pct=(
-                float(np.mean([i["layout_gap_pct"] <= 2.0 for i in items]))
-                if items and items[0]["layout_gap_pct"] is not None
-                else None
-            ),
+            layout_within_2pct=_share_within(items),
         )
     result = dict(
         csv=_names(csv_path),

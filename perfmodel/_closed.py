@@ -206,17 +206,24 @@ def unmeasured_node(gpus, gpus_per_node) -> float:
     then nothing measured says what the network between nodes costs, and the intervals
     past G widen by NODE_KAPPA·c(N) (`past_node`).
 
+    Every measurement must fit in its own row's node (a 4-GPU run on nodes of 2 crossed
+    one, whatever the node at the largest count).
+
     NODE_KAPPA is the smallest (step 0.5) for which the 90% intervals hold 90% of the 177
     counts past one node of the 89 published tables measured within one node and beyond
     it (`benchmarks/external`, `benchmarks/fresh`, `benchmarks/blind`), fitted on the
-    counts within: 50 / 80 / 90% intervals then hold 0.50 / 0.81 / 0.90 of them, 0.89 at
-    two nodes and 0.90 at four (without it 0.19 / 0.47 / 0.58). Learned on these tables,
-    so in-sample; `benchmarks/extrapolation_research/node_intervals.py` prints that and
-    what it holds on tables it was not learned on.
+    counts within, with the points of `PAST_NODE`: 50 / 80 / 90% intervals then hold
+    0.63 / 0.85 / 0.91 of them, 0.90 at two nodes and at four (without it 0.31 / 0.59 /
+    0.68). Learned on these tables, so in-sample;
+    `benchmarks/extrapolation_research/node_intervals.py` prints that and what it holds
+    on tables it was not learned on.
     """
     node = node_size(gpus, gpus_per_node)
-    fits = node and np.max(np.asarray(gpus, dtype=np.float64)) <= node
-    return float(node) if fits else 0.0
+    if not node:
+        return 0.0
+    n = np.asarray(gpus, dtype=np.float64)
+    per_row = np.broadcast_to(np.asarray(gpus_per_node, dtype=np.float64), n.shape)
+    return float(node) if np.all(n <= per_row) else 0.0
 
 
 def data_node(data) -> float:

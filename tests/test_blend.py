@@ -168,6 +168,21 @@ def test_past_an_unmeasured_node_the_curve_moves_to_the_log_log_power_law(tmp_pa
     assert "past the node of 8 GPUs that no measurement reaches beyond" in " ".join(
         describe_weights(fit.model).split()
     )
+    # A file saved before round 5 (no "node" option) reads as its blend did: no node.
+    document = json.loads((tmp_path / "f.json").read_text())
+    assert document["model"]["options"].pop("node") == 8.0
+    (tmp_path / "old.json").write_text(json.dumps(document))
+    old = read_saved(tmp_path / "old.json")
+    assert old is not None and old.model.node == 0.0 and pm.load_fit(tmp_path / "old.json")
+    ratio = old.predict(ask)["throughput"] / fit.predict(ask)["throughput"]
+    np.testing.assert_allclose(ratio, np.exp(log_u - log_blend), rtol=1e-9)  # throughput ∝ 1/u
+    for bad in ("8", True, 4.0):  # a string, a bool, a node below the largest count
+        document["model"]["options"]["node"] = bad
+        (tmp_path / "bad.json").write_text(json.dumps(document))
+        assert read_saved(tmp_path / "bad.json") is None
+        with pytest.raises(pm.InputError) as error:
+            pm.load_fit(tmp_path / "bad.json")
+        assert "\n" not in str(error.value)
     measured_past = pm.fit_auto(  # a 16-GPU measurement: no node left unmeasured
         pm.from_arrays([*n, 16.0], throughput=[*rate, 2301.0], gpus_per_node=[8] * 5)
     ).best
@@ -179,6 +194,7 @@ def test_past_an_unmeasured_node_the_curve_moves_to_the_log_log_power_law(tmp_pa
     [
         ([1, 2, 4, 8], [8] * 4, 8.0),  # within one node
         ([1, 2, 4, 8], [4, 4, 8, 8], 8.0),  # the node at the largest count, as `recommend`
+        ([2, 4, 8, 16], [2, 2, 8, 16], 0.0),  # the 4-GPU run crossed a node of 2
         ([1, 2, 4, 8, 16], [8] * 5, 0.0),  # measured past it
         ([1, 2, 4, 8], [1] * 4, 0.0),  # one GPU per node: no node to cross
         ([1, 2, 4, 8], None, 0.0),  # not stated

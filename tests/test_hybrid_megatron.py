@@ -336,6 +336,32 @@ def test_builder_presets_and_errors():
     assert dict(pm.hybrid(gpu="H100-80GB", e_max=0.7).options) == {"gpu": "H100-80GB", "e_max": 0.7}
     with pytest.raises(pm.InputError, match="unknown gpu 'V100'"):
         pm.hybrid(gpu="V100")
+    # Spellings of the known parts are read as them (and stored under their key); other
+    # parts, even near spellings, are not guessed.
+    assert dict(pm.hybrid(gpu="DGX H100").options) == {"gpu": "H100-80GB"}
+    spelled = {
+        "A100": "A100-80GB",
+        "a100 80gb": "A100-80GB",
+        "NVIDIA A100-SXM4-80GB": "A100-80GB",
+        "H100": "H100-80GB",
+        "NVIDIA H100-SXM5-80GB": "H100-80GB",
+        "H100 80GB HBM3": "H100-80GB",
+    }
+    for name, key in spelled.items():
+        assert pm.gpu_named(name) == key, name
+    for name in ("A100-40GB", "A100 PCIe", "H100 PCIe", "H100 NVL", "H800", "H200", "V100"):
+        assert pm.gpu_named(name) is None, name
+
+
+def test_fit_gpu_flag_takes_spellings_and_refuses_other_parts_in_one_line(capsys):
+    from perfmodel._cli import main
+
+    runs = str(Path(__file__).resolve().parent.parent / "datasets" / "megatron_k22_two_runs.csv")
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", runs, "--model", "hybrid", "--gpu", "A100-40GB"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--gpu: expected one of A100-80GB, H100-80GB" in err
     with pytest.raises(pm.InputError, match="e_max: expected a fraction"):
         pm.hybrid(e_max=1.5)
     # Options of the basic model (fit files and spaces written before) build it.

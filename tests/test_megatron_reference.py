@@ -272,7 +272,8 @@ def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
     import pandas as pd
 
     frame = pd.read_csv(bench.DEFAULT_CSV)
-    row = frame[frame.id == "T5_175B_seqsel"].iloc[0].drop(["iter_time_s", "hw_flops_per_iter"])
+    row = frame[frame.id == "T5_175B_seqsel"].iloc[0]
+    row = row.drop(["iter_time_s", "hw_flops_per_iter", "model_flops_per_iter"])
     seconds = bench.published_seconds(row)
     assert row.measured == "iter_time_s" and seconds == row.value
     gpus, tokens, batch = row.gpus, row.global_batch * row.seq_len, row.global_batch
@@ -294,9 +295,14 @@ def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
         other = row.copy()
         other["measured"], other["value"] = measured, value
         assert bench.published_seconds(other) == pytest.approx(seconds, rel=1e-12), measured
-    percent = row.copy()
-    percent["measured"], percent["value"] = "mfu", 100 * stated["mfu"]  # a percentage
-    assert bench.published_seconds(percent) == pytest.approx(seconds, rel=1e-12)
+    for measured, scale in (("mfu", 100.0), ("pct_peak", 0.01)):  # a fraction or a %
+        other = row.copy()
+        other["measured"], other["value"] = measured, scale * stated[measured]
+        assert bench.published_seconds(other) == pytest.approx(seconds, rel=1e-12), measured
+    given = row.copy()  # the model FLOPs of the CSV, where it gives them
+    given["measured"], given["value"] = "mfu", stated["mfu"]
+    given["model_flops_per_iter"] = 2 * model
+    assert bench.published_seconds(given) == pytest.approx(2 * seconds, rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -306,9 +312,16 @@ def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
         ("measured", "tokens", "column measured: expected one of tflops_per_gpu"),
         ("recompute", "partial", "column recompute: expected one of none, selective, full"),
         ("tp", 3, "column gpus: expected a multiple of tp × pp = 24"),
-        ("hidden", "", "column hidden: expected a positive number"),
+        ("hidden", "", "column hidden: expected a positive whole number"),
         ("dp", 5, "column dp: expected gpus / (tp × pp) = 1"),
         ("stack", "megatron-2019", "column stack: expected one of megatron-2021"),
+        ("microbatch_size", 0, "column microbatch_size: expected a positive whole number or"),
+        ("interleave", "two", "column interleave: expected a positive whole number or"),
+        ("layers", 2.5, "column layers: expected a positive whole number"),
+        ("heads", 100, "column heads: expected a multiple of tp = 8"),
+        ("interleave", 5, "column layers: expected a multiple of pp × interleave = 40"),
+        ("zero", 4, "column zero: expected one of 0, 1, 2, 3 or nothing"),
+        ("peak_tflops", -5, "column peak_tflops: expected a positive number or nothing"),
     ],
 )
 def test_a_bad_cell_stops_the_benchmark_in_one_line(bench, tmp_path, column, value, expected):
@@ -317,7 +330,7 @@ def test_a_bad_cell_stops_the_benchmark_in_one_line(bench, tmp_path, column, val
     frame = pd.read_csv(bench.DEFAULT_CSV)
     frame = frame[frame.id.isin(["T5_22B_full", "T5_175B_full"])].reset_index(drop=True)
     frame["stack"] = ""
-    frame[column] = frame[column].astype(object)
+    frame[column] = frame[column].astype(object) if column in frame else None
     frame.loc[1, column] = value
     path = tmp_path / "runs.csv"
     frame.to_csv(path, index=False)
@@ -358,3 +371,32 @@ def test_a_calibration_the_peak_cannot_give_is_named(bench, tmp_path):
     assert result["efficiency"]["e_max"] == pytest.approx(bench.BOUNDS["e_max"][1])
     (note,) = result["at_bound"]
     assert note.startswith("e_max ended at its upper bound 0.95") and "peak_tflops" in note
+
+
+def test_the_line_named_is_the_file_line_and_a_broken_file_stops_in_one_line(bench, tmp_path):
+    import pandas as pd
+
+    frame = pd.read_csv(bench.DEFAULT_CSV)
+    frame = frame[frame.id.isin(["T5_22B_full", "T5_175B_full"])].reset_index(drop=True)
+    frame.loc[1, "gpu"] = "V100"
+    lines = frame.to_csv(index=False).splitlines()
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join([lines[0], lines[1], "", lines[2]]) + "\n")  # a blank line
+    with pytest.raises(SystemExit, match=r"line 4 \(id T5_175B_full\), column gpu"):
+        bench.read_runs(str(path))
+    frame.loc[1, "id"] = ""
+    frame.loc[1, "gpu"] = "A100"
+    frame.to_csv(path, index=False)
+    with pytest.raises(SystemExit, match=r"runs.csv, line 3, column id: expected a run id"):
+        bench.read_runs(str(path))
+    frame.loc[1, "id"], frame.loc[1, "measured"], frame.loc[1, "value"] = "X", "mfu", 150
+    frame.to_csv(path, index=False)
+    with pytest.raises(SystemExit, match=r"column value: expected a mfu up to 100 \(%\)"):
+        bench.read_runs(str(path))
+    path.write_text("")
+    with pytest.raises(SystemExit, match=r"runs.csv: not a readable CSV"):
+        bench.read_runs(str(path))
+    path.write_text('id,dataset\n"a,b\n')
+    with pytest.raises(SystemExit) as stop:
+        bench.read_runs(str(path))
+    assert "\n" not in str(stop.value) and "runs.csv" in str(stop.value)

@@ -10,9 +10,9 @@ source (external + fresh: CSC's ResNet-50 tables, DeepLearningExamples' Efficien
 parameter-server tables on EC2; blind: DLPerf, 4 nodes of 8 V100s) and per number of
 nodes, the MAPE of the measured throughput for weights moving from the round-4 blend
 to `power_law_flat` by the share k·c(N), c = clip(log2(N/G), 0, 1), k on a grid (k = 1 is
-what ships: `_reference_default.PAST_NODE`), and the k each source would choose alone
-with what it gives on the other. ``python benchmarks/extrapolation_research/node_points.py``
-(10 s).
+what ships: `_reference_default.PAST_NODE`), every fitted family alone, and the k each
+source would choose alone with what it gives on the other.
+``python benchmarks/extrapolation_research/node_points.py`` (10 s).
 """
 
 import dataclasses
@@ -42,6 +42,12 @@ def errors(p: dict, k: float) -> np.ndarray:
     return 100.0 * np.abs(predicted / p["yt"] - 1.0)
 
 
+def family_error(p: dict, family: str) -> float:
+    """MAPE (%) of one fitted family of `p` alone at its held-out counts."""
+    predicted = p["fit"].family_predictions(p["nt"])[family]
+    return float(100.0 * np.mean(np.abs(predicted / p["yt"] - 1.0)))
+
+
 def per_table(problems: list, k: float) -> np.ndarray:
     return np.array([errors(p, k).mean() for p in problems])
 
@@ -64,6 +70,15 @@ def main() -> None:
             cells.append(f"{np.median(e):.2f} / {np.mean(e):.2f}")
         chosen[name] = min(SHARES, key=lambda k: np.mean(per_table(mine, k)))
         print(f"| {name} | {len(mine)} | " + " | ".join(cells) + " |")
+    print("\nevery fitted family alone past the node, MAPE % per table, median / mean:\n")
+    print("| family | " + " | ".join(SOURCES) + " |")
+    print("| --- | " + " | ".join("---" for _ in SOURCES) + " |")
+    for family in problems[0]["fit"].thetas:
+        cells = []
+        for sets in SOURCES.values():
+            e = [family_error(p, family) for p in problems if p["set"] in sets]
+            cells.append(f"{np.median(e):.2f} / {np.mean(e):.2f}")
+        print(f"| {family} | " + " | ".join(cells) + " |")
     print("\nper held-out point, by nodes (median / mean absolute % error):\n")
     print("| source | nodes | points | k = 0 | k = 1 |")
     print("| --- | --- | --- | --- | --- |")

@@ -243,9 +243,12 @@ def _model(document: dict, values: dict):
     largest = float(options["largest"])
     if not (math.isfinite(largest) and largest >= 1):
         raise ValueError("largest")
-    node = float(options.get("node", 0.0))
+    node = options.get("node", 0.0)
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise ValueError("node")
     if node and not (math.isfinite(node) and node >= 2 and largest <= node):
         raise ValueError("node")
+    node = float(node)
     return Blend(
         members=tuple(members),
         names=names,
