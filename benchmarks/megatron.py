@@ -552,10 +552,11 @@ def check_rows(frame: pd.DataFrame, path) -> None:
     known = (*TIME_MEASURES, *MEMORY_MEASURES)
     for i, row in frame.iterrows():
         if _blank(row.get("id")):
-            raise SystemExit(f"{os.fspath(path)}, line {i + 2}, column id: expected a run id")
-        where = f"{os.fspath(path)}, line {i + 2} (id {row['id']})"
+            raise SystemExit(f"{_names(path)}, line {i + 2}, column id: expected a run id")
+        where = f"{_names(path)}, line {i + 2} (id {row['id']})"
 
         def stop(column, expected, got):
+            got = "" if _blank(got) else got
             raise SystemExit(f"{where}, column {column}: expected {expected}, got {got!r}")
 
         for column in WHOLE_COLUMNS:
@@ -567,9 +568,12 @@ def check_rows(frame: pd.DataFrame, path) -> None:
             if not _blank(row.get(column)) and not _whole(row[column]):
                 stop(column, "a positive whole number or nothing", row[column])
         for column in OPTIONAL_POSITIVE:
-            value = _num(row.get(column), 1.0)
+            value = _num(row.get(column))
             if not _blank(row.get(column)) and not (math.isfinite(value) and value > 0):
                 stop(column, "a positive number or nothing", row[column])
+        peak = _num(row.get("peak_tflops"))
+        if math.isfinite(peak) and not 1.0 <= peak <= 10_000.0:
+            stop("peak_tflops", "one GPU's dense peak in TFLOP/s (1 to 10000)", row["peak_tflops"])
         for column, choices in OPTIONAL_CHOICES.items():
             if not _blank(row.get(column)) and _num(row[column]) not in choices:
                 stop(column, f"one of {', '.join(map(str, choices))} or nothing", row[column])
@@ -584,6 +588,19 @@ def check_rows(frame: pd.DataFrame, path) -> None:
         dp = _num(row.get("dp"))
         if not math.isnan(dp) and dp * tp * pp != gpus:
             stop("dp", f"gpus / (tp × pp) = {gpus / (tp * pp):g}", row["dp"])
+        replicas, b = gpus / (tp * pp), _num(row.get("microbatch_size"))
+        if _num(row["global_batch"]) % replicas:
+            stop(
+                "global_batch",
+                f"a multiple of dp = gpus / (tp × pp) = {replicas:g}",
+                row["global_batch"],
+            )
+        if math.isfinite(b) and _num(row["global_batch"]) % (replicas * b):
+            stop(
+                "microbatch_size",
+                f"a divisor of global_batch / dp = {_num(row['global_batch']) / replicas:g}",
+                row["microbatch_size"],
+            )
         if not _blank(row.get("gpu")) and pm.gpu_named(str(row["gpu"])) is None:
             stop("gpu", f"one of {', '.join(pm.GPUS)} (or A100, H100, DGX H100, ...)", row["gpu"])
         if not _blank(row.get("stack")) and str(row["stack"]).strip() not in ref.STACKS:
@@ -717,9 +734,13 @@ def read_runs(csv_paths) -> pd.DataFrame:
         check_rows(frame, path)
         frames.append(frame)
     frame = pd.concat(frames, ignore_index=True)
+    if frame.empty:
+        raise SystemExit(f"{_names(csv_paths)}: no runs (a header and no rows)")
     repeated = sorted(set(frame["id"][frame["id"].duplicated()]))
     if repeated:
-        raise SystemExit(f"--csv: row id(s) {', '.join(map(str, repeated))} appear twice")
+        raise SystemExit(
+            f"{_names(csv_paths)}: row id(s) {', '.join(map(str, repeated))} appear twice"
+        )
     return frame
 
 
@@ -728,8 +749,13 @@ def _paths(csv_paths) -> list:
 
 
 def _names(csv_paths) -> str:
-    """The CSV path(s), relative to the working folder, comma-separated."""
-    return ",".join(os.path.relpath(p) for p in _paths(csv_paths))
+    """The CSV path(s), comma-separated: relative to the working folder when inside it."""
+
+    def name(path) -> str:
+        relative = os.path.relpath(path)
+        return os.fspath(path) if relative.startswith("..") else relative
+
+    return ",".join(name(p) for p in _paths(csv_paths))
 
 
 def run(
@@ -949,8 +975,10 @@ def bound_notes(eff: dict, fitted_rows: int) -> list[str]:
         low, high = BOUNDS[name]
         if eff[name] >= high * (1 - 1e-6):
             why = (
-                "the calibration runs are faster than this GPU's peak allows: is peak_tflops "
-                "right (FP8 runs: twice the BF16 peak, 1979 on H100) and is gpu the GPU used?"
+                "the calibration runs are faster than the model allows on this GPU and "
+                "software: is peak_tflops right (FP8 runs: twice the BF16 peak, 1979 on "
+                "H100), is gpu the GPU used, and is the stack the run's (a 2023+ run is "
+                "megatron-core: flash attention, overlapped gradient reduction)?"
                 if name == "e_max"
                 else "the runs' GEMMs lose more to their size than the model expects"
             )
@@ -959,6 +987,12 @@ def bound_notes(eff: dict, fitted_rows: int) -> list[str]:
             notes.append(
                 f"e_max ended at its lower bound {low:g}: the calibration runs are slower than "
                 "30% of the peak; is peak_tflops right, and were they measured as the CSV says?"
+            )
+        elif eff[name] <= low * (1 + 1e-6):
+            notes.append(
+                f"d0 ended at its lower bound {low:g}: the runs' smaller GEMMs are no slower "
+                "than their larger ones, so the size penalty is gone and e_max carries the "
+                "fit alone; two runs of different shapes and the same software pin it"
             )
     return notes
 
@@ -1046,6 +1080,8 @@ def main() -> None:
     calibrate = tuple(i for i in args.calibrate.split(",") if i)
     if len(calibrate) > 2:
         raise SystemExit("--calibrate: at most two rows")
+    if len(set(calibrate)) < len(calibrate):
+        raise SystemExit(f"--calibrate: {calibrate[0]} given twice; name two different rows")
     absent = [p for p in args.csv if not os.path.exists(p)]
     if absent:
         raise SystemExit(f"--csv: {', '.join(absent)} not found")
@@ -1067,4 +1103,10 @@ def _finite(x):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit as stop:  # bad input: its one line, and status 2 as the CLI's
+        if isinstance(stop.code, str):
+            print(f"megatron.py: error: {stop.code}", file=sys.stderr)
+            raise SystemExit(2) from None
+        raise

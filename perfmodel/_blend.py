@@ -27,6 +27,7 @@ fits the members.
 """
 
 import dataclasses
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -45,7 +46,21 @@ from ._closed import STRADDLING_ANCHORS as STRADDLING_ANCHORS
 from ._closed import STRADDLING_MEMBERS as STRADDLING_MEMBERS
 from ._config import Config
 from ._model import AbstractScalingModel, ScalingModel
-from ._terms import AbstractCostTerm, ParamSpec
+from ._terms import AbstractCostTerm, ComputeTerm, ParamSpec, Role
+
+
+class ScalingLoss(AbstractCostTerm):
+    """The name and role of a blend's ``scaling_loss`` part (`Blend.breakdown`): what its
+    power laws ``c·N^e`` lose to perfect scaling, ``c·N^e − c/N`` seconds per unit of
+    work, an overhead not split into physical terms. A label: it has no parameters and is
+    never evaluated on its own (0 s)."""
+
+    name: str = eqx.field(static=True, default=_closed.SCALING_LOSS)
+    role: ClassVar[Role] = "overhead"
+    params: ClassVar[dict[str, ParamSpec]] = {}
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        return jnp.zeros_like(config.gpus)
 
 
 def _described(member: str, spec: ParamSpec) -> ParamSpec:
@@ -196,23 +211,37 @@ class Blend(AbstractScalingModel):
         names and roles of `breakdown`."""
         found = {}
         for i in self._active():
+            if self.names[i].startswith("power_law"):  # `_member_parts`
+                found.setdefault("compute", ComputeTerm())
+                found.setdefault(_closed.SCALING_LOSS, ScalingLoss())
+                continue
             for term in self.members[i].terms:
                 found.setdefault(term.name, term)
         return tuple(found.values())
+
+    def _member_parts(self, i: int, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Member i's breakdown; a power law's as perfect scaling and its loss to it
+        (`_closed.power_parts`), so that the blend's parts keep physical names."""
+        member = self.members[i]
+        if not self.names[i].startswith("power_law"):
+            return member.breakdown(config)
+        time = member.parameters()["power.time"]
+        return _closed.power_parts(member(config), time, config.gpus)
 
     def breakdown(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Seconds of each term name: every member's term shares ``term_f/u_f``, weighted
         by ``w_f(N)`` and scaled to the blend's time, so they add up to it.
 
         A term is the same physics in every member that has it (``serial`` is Amdahl's
-        and the USL's serial part), so its share is the weighted mean of its shares.
+        and the USL's serial part), so its share is the weighted mean of its shares. A
+        power law ``c·N^e`` has no physical terms: its ``compute`` is c/N, perfect scaling
+        from its one-GPU time, and its ``scaling_loss`` the rest (`ScalingLoss`).
         """
         total = self(config)
         parts = {}
         for i, weight in self._weight_list(config.gpus):
-            member = self.members[i]
-            u = member(config)
-            for name, seconds in member.breakdown(config).items():
+            u = self.members[i](config)
+            for name, seconds in self._member_parts(i, config).items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
         return parts

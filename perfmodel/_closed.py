@@ -157,6 +157,18 @@ def member_weight(anchored, far, inside_weight, near_weight, far_weight):
     return anchored * inside_weight + (1.0 - anchored) * outside
 
 
+SCALING_LOSS = "scaling_loss"  # the breakdown name of what a power law loses (`power_parts`)
+
+
+def power_parts(seconds, time, n) -> dict:
+    """A blend's power law ``c·N^e`` as breakdown parts: ``compute`` = c/N, perfect
+    scaling from its one-GPU time c, and `SCALING_LOSS` = c·N^e − c/N, what it loses to
+    that (every cost that does not shrink as 1/N, not split into physical terms; < 0
+    where e < −1, a superlinear fit). `seconds` is c·N^e at `n`."""
+    ideal = time / n
+    return {"compute": ideal, SCALING_LOSS: seconds - ideal}
+
+
 def node_weight(past, weight, node_weight):
     """A blend member's weight at N past an unmeasured node: ``(1 − c)·w + c·w_node``,
     c = `past_node` (0 within the node, 1 from two nodes on), w its weight without the

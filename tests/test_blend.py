@@ -242,7 +242,7 @@ def test_blend_is_the_weighted_geometric_mean_of_its_members(vgg):
             "serial",
             "compute",
             "allreduce",
-            "power",
+            "scaling_loss",
         }
     )
 

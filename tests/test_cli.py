@@ -285,7 +285,12 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     status, printed, err = run(capsys, *argv)
     assert status == 2 and printed == ""
     assert len(err.strip().splitlines()) == 1
-    assert "conformal intervals are for new measurements" in err
+    assert "the default blend's intervals are conformal, for new measurements (--kind" in err
+    assert "--model NAME) and ask with --method laplace" in err
+    # `next` needs one family's covariance: refused in one line, naming what to do.
+    status, printed, err = run(capsys, "next", str(out), "--candidates", "16,32")
+    assert status == 2 and printed == "" and len(err.strip().splitlines()) == 1
+    assert "refit one family (perfmodel fit CSV --model NAME) and ask again" in err
 
 
 def test_intervals_say_what_they_are_for(capsys, fit_file):

@@ -322,6 +322,9 @@ def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
         ("interleave", 5, "column layers: expected a multiple of pp × interleave = 40"),
         ("zero", 4, "column zero: expected one of 0, 1, 2, 3 or nothing"),
         ("peak_tflops", -5, "column peak_tflops: expected a positive number or nothing"),
+        ("peak_tflops", "abc", "column peak_tflops: expected a positive number or nothing"),
+        ("peak_tflops", 0.001, "column peak_tflops: expected one GPU's dense peak in TFLOP/s"),
+        ("microbatch_size", 3, "column microbatch_size: expected a divisor of global_batch"),
     ],
 )
 def test_a_bad_cell_stops_the_benchmark_in_one_line(bench, tmp_path, column, value, expected):

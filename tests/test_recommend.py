@@ -208,6 +208,11 @@ def test_an_open_ended_count_interval_names_the_end_of_the_search(amdahl):
     rec = dataclasses.replace(pm.recommend(amdahl, level=None), level=0.9, gpus_interval=(7, None))
     line = rec.lines()[1]
     assert line.endswith(f"interval 7 to more than {rec.searched} (the end of the search) GPUs")
+    # Every draw still speeding up at the end: no lower end to print (not "None to ...").
+    rec = dataclasses.replace(rec, gpus_interval=(None, None))
+    line = rec.lines()[1]
+    assert line.endswith(f"interval more than {rec.searched} (the end of the search) GPUs")
+    assert "None" not in line
 
 
 def test_a_count_below_the_measured_ones_says_it_is_extrapolated():

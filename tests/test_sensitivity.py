@@ -181,16 +181,18 @@ def blend_fit():
     return pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
 
 
-def test_a_blend_says_what_its_power_term_is_and_which_parameters_it_cannot_tell(blend_fit):
+def test_a_blend_says_what_its_scaling_loss_is_and_which_parameters_it_cannot_tell(blend_fit):
     report = pm.sensitivity(blend_fit, 64)
     (transfer,) = [p for p in report.parameters if p.undetermined]
     assert transfer.name == "weak_data_parallel.allreduce.transfer"
     assert report.parameters[-1] is transfer  # ranked last, whatever its elasticity
     (note,) = report.notes
     exponent = dict(blend_fit.model.options)["power_exponent"]
-    assert note.startswith("power: the share of the blend's two power laws") and (
+    assert note.startswith("scaling_loss: what the blend's power laws c·N^e") and (
         f"{exponent:.3g}" in note
     )
+    # The power laws' time is perfect scaling (compute) plus their loss to it.
+    assert "power" not in report.breakdown and report.breakdown["scaling_loss"] > 0
     sentences = report.sentences()
     idle = [p for p in report.parameters if not p.undetermined and abs(p.change.time_change) < 5e-4]
     assert len(idle) >= 2 and sum("change nothing measurable" in s for s in sentences) == 1
@@ -213,7 +215,7 @@ def test_cli_explain_and_report_show_no_value_for_an_undetermined_parameter(
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if "allreduce.transfer " in line)
     assert row.split()[1:] == ["—", "s", "undetermined"]
-    assert "power: the share of the blend's two power laws" in out
+    assert "scaling_loss: what the blend's power laws c·N^e" in out
     assert main(["report", str(path), "-o", str(tmp_path / "r.md")]) == 0
     text = (tmp_path / "r.md").read_text()
     assert "| weak_data_parallel.allreduce.transfer | — | undetermined: the data show" in text

@@ -313,12 +313,13 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
 
 
 def _notes(model: AbstractScalingModel, breakdown: dict[str, float]) -> tuple[str, ...]:
-    """What the ``power`` term of the default blend is: its power laws' share."""
-    if model.family != "blend" or "power" not in breakdown:
+    """What the ``scaling_loss`` part of the default blend is: its power laws' loss."""
+    if model.family != "blend" or "scaling_loss" not in breakdown:
         return ()
     options = dict(model.options)
     exponents = f"{options['power_exponent']:.3g} and {options['flat_exponent']:.3g}"
     return (
-        f"power: the share of the blend's two power laws c·N^e (e = {exponents}, fitted), "
-        "which do not split the time into physical terms",
+        f"scaling_loss: what the blend's power laws c·N^e (e = {exponents}, fitted) lose "
+        "to perfect scaling from their one-GPU time (c·N^e − c/N; their c/N counts as "
+        "compute): every cost that does not shrink as 1/N, not split into physical terms",
     )

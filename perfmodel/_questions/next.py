@@ -269,7 +269,8 @@ def next_measurements(
     """Rank `candidates` by how much one more measurement there narrows the interval on q.
 
     Args:
-        fit: a fitted model with a Laplace covariance (`FitResult.raw_covariance`).
+        fit: a fitted model with a Laplace covariance (`FitResult.raw_covariance`): one
+            family, not the default blend, whose intervals are conformal.
         candidates: GPU counts that could still be benchmarked.
         quantity: ``"optimum"`` (the continuous optimal GPU count, where ∂T/∂N = 0),
             ``"knee"`` (where the marginal speedup dS/dN falls to `threshold`),
@@ -288,10 +289,16 @@ def next_measurements(
         does not depend on σ².
 
     Raises:
-        InputError: bad candidates or options, a fit without free parameters, or a
-            quantity the data cannot determine at all.
+        InputError: bad candidates or options, the default blend, a fit without free
+            parameters, or a quantity the data cannot determine at all.
     """
     counts = _check_candidates(candidates)
+    if fit.intervals == "conformal":
+        raise InputError(
+            "next ranks measurements by how they narrow one family's Laplace covariance, "
+            "which the default blend (conformal intervals) does not have: refit one family "
+            "(perfmodel fit CSV --model NAME) and ask again"
+        )
     if quantity not in QUANTITIES:
         raise InputError(f"unknown quantity {quantity!r}; valid: {', '.join(QUANTITIES)}")
     if not 0 < level < 1:

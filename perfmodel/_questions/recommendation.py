@@ -15,6 +15,7 @@ TERM_PHRASES = {
     "input": "host-to-device input",
     "tensor": "tensor-parallel communication",
     "overlap": "the overlap",
+    "scaling_loss": "what the measurements' power law loses to perfect scaling",
 }
 
 
@@ -159,9 +160,9 @@ class Recommendation:
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval
             upper = f"more than {self.searched} (the end of the search)" if hi is None else hi
+            band = f"{lo} to {upper}" if lo is not None else upper  # None: every draw's too
             out.append(
-                f"  the count worth buying: {self.level:.0%} confidence interval {lo} to "
-                f"{upper} GPUs"
+                f"  the count worth buying: {self.level:.0%} confidence interval {band} GPUs"
             )
         out += [f"  {a.sentence}" for a in self.alternatives]
         return out

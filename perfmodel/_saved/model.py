@@ -248,7 +248,11 @@ class Blend:
         for i, weight in self.weights(n):
             member = self.members[i]
             u = member.seconds(n, config)
-            for name, seconds in member.term_seconds(n, config).items():
+            if self.names[i].startswith("power_law"):  # as `perfmodel._blend.Blend`
+                own = _closed.power_parts(u, member.values["power.time"], n)
+            else:
+                own = member.term_seconds(n, config)
+            for name, seconds in own.items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
         return parts
@@ -256,6 +260,10 @@ class Blend:
     def roles(self) -> dict:
         found = {}
         for i in self.active():
+            if self.names[i].startswith("power_law"):
+                found.setdefault("compute", "compute")
+                found.setdefault(_closed.SCALING_LOSS, "overhead")
+                continue
             for term in self.members[i].terms:
                 found.setdefault(term.name, term.role)
         return found

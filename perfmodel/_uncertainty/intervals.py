@@ -129,8 +129,10 @@ def predict_interval(
     per_step = counts if fit.data.per_gpu else 1.0
     if method == "conformal" and kind != "prediction":
         raise InputError(
-            "conformal intervals are for new measurements (kind='prediction'); for the "
-            "curve's uncertainty fit one family (--model NAME) and use method='laplace'"
+            "the default blend's intervals are conformal, for new measurements (--kind "
+            "prediction); for the curve's own uncertainty refit one family (perfmodel fit "
+            "CSV --model NAME) and ask with --method laplace (kind='confidence', "
+            "method='laplace' from Python)"
         )
     if method == "conformal" and ensemble is None:
         with jax.enable_x64(True):
