@@ -33,6 +33,7 @@ import typing
 
 import numpy as np
 
+from . import _closed
 from ._config import CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from ._errors import InputError
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
@@ -304,6 +305,8 @@ def check_document(document, source: str):
     fixed = _check_parameters(c, document["parameters"], specs, family)
     _check_component_copies(c, components, document["parameters"])
     _check_anchor_flags(c, components, spec.get("options", {}).get("anchor", ""))
+    if family == "blend":
+        _check_blend_copies(c, components, spec.get("options", {}))
     free = _check_free(c, document["free"], specs, fixed, family)
     _check_bounds(c, document["bounds"], specs)
     _check_covariance(c, document["raw_covariance"], len(free))
@@ -336,10 +339,41 @@ def _check_component_copies(c: _Checker, components, parameters) -> None:
                 continue
             if not math.isclose(float(value), float(top["value"]), rel_tol=1e-9, abs_tol=0.0):
                 raise InputError(
-                    f"{c.source}: model.components[{i}].parameters.{name}: {value!r} differs "
-                    f"from parameters.{member}.{name}.value ({top['value']!r}), which the "
-                    "answers use; edit that one, or make the two agree"
+                    f"{c.source}: the two copies of {member}.{name} disagree: "
+                    f"parameters.{member}.{name}.value is {top['value']!r} (the one the "
+                    f"answers use) and model.components[{i}].parameters.{name} is "
+                    f"{value!r}; give both the value you want"
                 )
+
+
+def _check_blend_copies(c: _Checker, components, options: dict) -> None:
+    """A blend's members repeat its weights (``weight``: NEAR, ``far``: FAR of its regime)
+    and its power laws' exponents (``options.exponent``), which the answers take from the
+    regime and ``model.options``: a copy edited alone is refused, naming both."""
+    regime = options.get("regime")
+    exponents = {
+        "power_law": options.get("power_exponent"),
+        "power_law_flat": options.get("flat_exponent"),
+    }
+    for i, component in enumerate(components):
+        name = component.get("name", component["family"])
+        where = f"model.components[{i}]"
+        for key, table in (("weight", _closed.NEAR), ("far", _closed.FAR)):
+            expected = table.get(regime, {}).get(name, 0.0)
+            if key in component and not math.isclose(float(component[key]), expected):
+                raise InputError(
+                    f"{c.source}: {where}.{key}: {component[key]!r} is not the {regime} "
+                    f"regime's weight of {name} ({expected!r}), which the answers use; the "
+                    "weights are the regime's, not a field to edit"
+                )
+        given = (component.get("options") or {}).get("exponent")
+        expected = exponents.get(name)
+        if given is not None and expected is not None and given != expected:
+            raise InputError(
+                f"{c.source}: the two copies of {name}'s exponent disagree: "
+                f"model.options gives {expected!r} (the one the answers use) and "
+                f"{where}.options.exponent {given!r}; give both the value you want"
+            )
 
 
 def _check_anchor_flags(c: _Checker, components, anchor: str) -> None:

@@ -227,3 +227,17 @@ def test_a_count_below_the_measured_ones_says_it_is_extrapolated():
         pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], [1.0, 0.52, 0.28, 0.16])), level=None
     )
     assert not any("no count below" in a.sentence for a in measured.alternatives)
+
+
+def test_superlinear_measurements_are_named_where_the_curve_carries_them_on():
+    # 2.5× the per-GPU throughput of 1 GPU at 8: the curve extrapolates that (995% at
+    # 4096), and the answer says the measurements themselves are superlinear.
+    data = pm.from_arrays([1, 2, 4, 8], throughput=[100.0, 250.0, 700.0, 2000.0])
+    rec = pm.recommend(pm.fit("amdahl", data), level=None)
+    assert rec.superlinear == (8, pytest.approx(2.5))
+    (line,) = [x for x in rec.lines() if x.lstrip().startswith("superlinear:")]
+    assert "efficiency reaches 250% at 8 GPUs (against 1)" in line
+    assert rec.to_dict()["superlinear"] == {"gpus": 8, "efficiency": pytest.approx(2.5)}
+    linear = pm.from_arrays([1, 2, 4, 8], throughput=[100.0, 190.0, 370.0, 700.0])
+    rec = pm.recommend(pm.fit("amdahl", linear), level=None)
+    assert rec.superlinear is None and "superlinear" not in rec.summary(None)

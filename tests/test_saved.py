@@ -351,7 +351,17 @@ def _double_a_member_copy(document):
         (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
         (lambda d: d["model"]["options"].update(regime=7), "model.options.regime: expected"),
         (lambda d: d["data"].update(unit=3), "data.unit: expected a string"),
-        (_double_a_member_copy, "differs from parameters.amdahl.serial.time.value"),
+        (_double_a_member_copy, "the two copies of amdahl.serial.time disagree"),
+        pytest.param(
+            lambda d: d["model"]["components"][1].update(far=0.9),
+            "model.components[1].far: 0.9 is not the weak regime's weight",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            lambda d: d["model"]["components"][3]["options"].update(exponent=-0.5),
+            "the two copies of power_law_flat's exponent disagree",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_an_edited_fit_file_gets_the_schemas_error(tmp_path, cache, edit, message):

@@ -269,7 +269,26 @@ def recommend(
         unit=unit,
         measured_up_to=int(np.max(fit.data.gpus)),
         measured_from=lowest,
+        superlinear=measured_superlinear(fit),
     )
+
+
+SUPERLINEAR = 0.05  # measured efficiency this far above 1 is superlinear (not noise)
+
+
+def measured_superlinear(fit) -> tuple[int, float] | None:
+    """``(N, efficiency)`` at the largest count whose measured efficiency against the
+    fewest GPUs measured exceeds 1 + `SUPERLINEAR` (medians per count of 1/time_s, the
+    speed the speedup is a ratio of), else None."""
+    counts = np.unique(fit.data.gpus)
+    if counts.size < 2:
+        return None
+    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
+    efficiency = (speed / counts) / (speed[0] / counts[0])
+    above = np.flatnonzero(efficiency > 1.0 + SUPERLINEAR)
+    if above.size == 0:
+        return None
+    return int(counts[above[-1]]), float(efficiency[above[-1]])
 
 
 PEAK_DROP = 0.02  # measurements this much slower past their fastest count fall (not noise)

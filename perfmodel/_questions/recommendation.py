@@ -84,6 +84,10 @@ class Recommendation:
             it is an extrapolation and the sentence says so.
         measured_from: the smallest; a count below it (the speedup's own 1-GPU
             reference included, when 1 GPU was not measured) is an extrapolation too.
+        superlinear: ``(N, efficiency)`` when the measurements themselves scale
+            superlinearly (efficiency against the fewest GPUs measured above
+            1 + `SUPERLINEAR` at N, the largest such), else None: the curve carries that on
+            past the measurements, and the answer says so.
 
     A recommendation past one node from measurements within one node
     (`network_unmeasured`) gets a line of its own: nothing measured says what the
@@ -114,6 +118,7 @@ class Recommendation:
     unit: str = "step"
     measured_up_to: int = 0
     measured_from: int = 0
+    superlinear: tuple[int, float] | None = None
 
     @property
     def sentence(self) -> str:
@@ -156,6 +161,14 @@ class Recommendation:
                 f"the intervals past it are wide; measure 2 nodes "
                 f"({2 * self.gpus_per_node} GPUs) before trusting counts past "
                 f"{self.gpus_per_node}"
+            )
+        if self.superlinear is not None:
+            n, efficiency = self.superlinear
+            out.append(
+                f"  superlinear: the measurements' efficiency reaches {efficiency:.0%} at {n} "
+                f"GPUs (against {self.measured_from}), and the curve carries that on past "
+                "them; check the smallest run (slow or throttled?) and whether the batch or "
+                "the data per GPU changes with the count"
             )
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval
@@ -203,6 +216,11 @@ class Recommendation:
                 "measured_up_to": self.measured_up_to,
                 "measured_from": self.measured_from,
                 "network_unmeasured": self.network_unmeasured,
+                "superlinear": (
+                    None
+                    if self.superlinear is None
+                    else {"gpus": self.superlinear[0], "efficiency": self.superlinear[1]}
+                ),
                 "assumptions": dict(self.assumptions),
                 "alternatives": [
                     {k: v for k, v in dataclasses.asdict(a).items()} for a in self.alternatives
