@@ -470,3 +470,13 @@ def test_cli_errors_are_one_line(argv, message, joint_case, capsys, tmp_path):
     assert captured.err.count("\n") == 1 and captured.err.startswith("perfmodel: error: ")
     assert re.search(message, captured.err), captured.err
     assert not out.exists()
+
+
+def test_command_line_errors_name_flags_not_keyword_arguments(capsys):
+    # A parser or fit error raised with the library's keyword names reads, on the
+    # command line, with the flags that set them.
+    log = str(Path(__file__).resolve().parent.parent / "datasets/nccl/nccl_tests_44_2x2080ti.log")
+    assert main(["fit-collective", log, "--link-bandwidth", "4e11"]) == 2
+    err = capsys.readouterr().err
+    assert "a link bandwidth (--link-bandwidth) applies to a fitted factor only" in err
+    assert "add --factor fitted" in err and "link_bandwidth=" not in err

@@ -10,6 +10,7 @@ import textwrap
 import pandas as pd
 import pytest
 
+import perfmodel as pm
 from perfmodel._cli import main
 
 # A hybrid fit of measured runs takes ~20 s on two cores: every test here is slow.
@@ -201,6 +202,7 @@ def test_a_measured_run_with_an_invalid_layout_is_refused_with_its_line(two_runs
         ["report", "-o", "x.md"],
         ["explain", "--gpus", "8"],
         ["next", "--candidates", "128,256"],
+        ["whatif", "--set", "compute.e_max=0.9", "-o", "x.json"],
     ],
 )
 def test_gpu_count_curves_of_a_hybrid_fit_are_refused(fitted, tmp_path, capsys, argv):
@@ -210,6 +212,17 @@ def test_gpu_count_curves_of_a_hybrid_fit_are_refused(fitted, tmp_path, capsys, 
     err = capsys.readouterr().err
     assert f"{command}: a hybrid (Megatron-LM layout) fit answers per layout" in err
     assert "perfmodel optimal" in err and not list(tmp_path.iterdir())
+
+
+def test_python_questions_over_gpu_counts_refuse_a_hybrid_fit(fitted):
+    # The same refusal from Python: at the fit's one layout (tp 8, pp 8) 1 GPU is not a
+    # valid layout, so a speedup curve over GPU counts would compare invalid layouts.
+    fit = pm.load_fit(fitted)
+    for question in (pm.recommend, pm.optimal_gpus, pm.diminishing_returns):
+        with pytest.raises(pm.InputError, match="answers per layout.*search layouts"):
+            question(fit)
+    with pytest.raises(pm.InputError, match="compare_fits: a hybrid"):
+        pm.compare_fits(fit, pm.what_if(fit, {"compute.e_max": 0.9}))
 
 
 def test_predict_reads_the_runs_csv_itself_as_layouts(fitted, two_runs, capsys):

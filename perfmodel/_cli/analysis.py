@@ -251,7 +251,10 @@ def _run_require(args) -> int:
 
 def _run_whatif(args) -> int:
     check_outputs({"-o": args.output}, [args.fit])
+    from .layout import refuse_layout_fit
+
     before = load_fit(args.fit)
+    refuse_layout_fit(before, "whatif")
     after = what_if(before, parse_assignments(args.set, "--set"))
     gpus = None if args.gpus is None else parse_list(args.gpus, "--gpus", cast=int)
     comparison = compare_fits(

@@ -73,6 +73,7 @@ FLAGS = {
     "n_starts": "--starts",
     "top_k": "--top",
     "batches": "--global-batch",
+    "samples_per_unit": "--samples-per-epoch",
 }
 SIGPIPE_STATUS = 141
 REPLAYED = ("fit", "demo")  # the commands `replay` answers again (its COMMANDS)

@@ -89,8 +89,12 @@ def _inputs(args) -> list:
 
 
 def cli_hints(error: InputError, ranks_flag: str) -> InputError:
-    """The parser's error with the command-line flag in place of the keyword argument."""
-    text = str(error).replace("pass collective=", "pass --collective NAME")
+    """The parser's error with the command-line flag in place of the keyword argument
+    (``{arg:n_ranks}`` is `ranks_flag`, the others `app.flag`)."""
+    from .app import flag
+
+    text = error.render(lambda name: ranks_flag if name == "n_ranks" else flag(name))
+    text = text.replace("pass collective=", "pass --collective NAME")
     return InputError(text.replace("pass n_ranks=", f"pass {ranks_flag} N"))
 
 

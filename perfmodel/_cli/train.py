@@ -224,7 +224,8 @@ def run_predict(args) -> int:
         f"time to train of {fit.source} ({fit.step.family} step time × critical batch "
         f"B_noise ≈ {fit.noise_batch:.4g}); time_s in s per step; {rule}"
     )
-    print(f"_lo/_hi: {level:.0%} prediction interval for a new run ({args.method})")
+    method = f" ({args.method})" if args.method else ""
+    print(f"_lo/_hi: {level:.0%} prediction interval for a new run{method}")
     shown = ["gpus", "global_batch", "time_s", "steps_to_target", "time_to_train_s"]
     shown += ["time_to_train_s_lo", "time_to_train_s_hi", "gpu_hours"]
     print(format_table(rows, shown))

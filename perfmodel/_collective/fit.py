@@ -216,7 +216,10 @@ def _check(factor, link_bandwidth, loss, n_starts):
             "factor/bandwidth. Give the NVLink or NIC bandwidth of one GPU, say"
         )
     if factor == "nominal" and link_bandwidth is not None:
-        raise InputError("a link bandwidth applies to a fitted factor only (factor='fitted')")
+        raise InputError(
+            "a link bandwidth ({arg:link_bandwidth}) applies to a fitted factor only: "
+            "add --factor fitted (factor='fitted' from Python)"
+        )
     if n_starts < 1:
         raise InputError(f"n_starts must be ≥ 1, got {n_starts}")
 

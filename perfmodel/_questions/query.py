@@ -198,6 +198,24 @@ def _first_best(score) -> np.ndarray:
     return np.where(np.isfinite(best[..., 0]), index, -1)
 
 
+def refuse_layout_fit(fit, what: str) -> None:
+    """An InputError for questions that vary the GPU count alone (the optimum, the knee,
+    the recommendation, a what-if comparison) on a `hybrid` (Megatron-LM layout) fit: at
+    its one layout most counts are not valid (1 GPU for a tp 8 × pp 8 run), so the answer
+    would compare invalid layouts. Saved fits (NumPy) are never hybrid."""
+    if isinstance(fit, SavedFit):
+        return
+    from .._presets import hybrid_kind  # a FitResult: JAX is loaded already
+
+    if hybrid_kind(fit.model) == "hybrid":
+        raise InputError(
+            f"{what}: a hybrid (Megatron-LM layout) fit answers per layout, and {what} varies "
+            "the GPU count alone at one layout, invalid at most counts; search layouts "
+            "instead (perfmodel optimal FIT, perfmodel sweep, or perfmodel.sweep over a "
+            "layout space)"
+        )
+
+
 def optimal_gpus(
     fit,
     *,
@@ -240,6 +258,7 @@ def optimal_gpus(
             "{arg:deadline_s} applies to the cost objective (the cheapest count whose step "
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
+    refuse_layout_fit(fit, "optimal_gpus")
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, _ = curves.curve(counts, overrides)
@@ -334,6 +353,7 @@ def diminishing_returns(
             f"{{arg:efficiency_floor}}: expected a number in (0, 1], got {efficiency_floor}"
         )
     multiple_of = check_count(multiple_of, "multiple_of")
+    refuse_layout_fit(fit, "diminishing_returns")
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, marginals = curves.curve(counts, overrides)

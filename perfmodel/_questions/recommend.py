@@ -27,6 +27,7 @@ from .query import (
     evaluator,
     optimal_gpus,
     Optimum,
+    refuse_layout_fit,
     sampled_counts,
     step_gains,
 )
@@ -172,6 +173,7 @@ def recommend(
         >>> fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))  # doctest: +SKIP
         >>> print(pm.recommend(fit).sentence)  # doctest: +SKIP
     """
+    refuse_layout_fit(fit, "recommend")
     if level is not None:
         level = check_level(level)
     if max_gpus < 1:

@@ -17,7 +17,14 @@ from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
 from .._text import brief
 from .._text import seconds as format_seconds
-from .query import amdahl_bound, diminishing_returns, DiminishingReturns, optimal_gpus, Optimum
+from .query import (
+    amdahl_bound,
+    diminishing_returns,
+    DiminishingReturns,
+    optimal_gpus,
+    Optimum,
+    refuse_layout_fit,
+)
 
 _CONFIG_DEFAULTS = {
     f.name: f.default for f in dataclasses.fields(Config) if f.default is not dataclasses.MISSING
@@ -220,6 +227,7 @@ def compare_fits(
         max_gpus, threshold, efficiency_floor: as for `optimal_gpus` and
             `diminishing_returns`.
     """
+    refuse_layout_fit(before, "compare_fits")
     if gpus is None:
         gpus = 2.0 ** np.arange(int(math.log2(max(max_gpus, 1))) + 1)
     counts = np.asarray(gpus, dtype=np.float64)

@@ -67,7 +67,7 @@ def _detect_text(text: str, source: str) -> str:
     raise InputError(
         f"{source}: cannot tell the log format: no ':::MLLOG' line, no Megatron-LM "
         "'iteration N/M | ... elapsed time per iteration (ms): ...' line and no CSV header "
-        f"with a step column ({', '.join(STEP_COLUMNS)}); give format= (one of "
+        f"with a step column ({', '.join(STEP_COLUMNS)}); give {{arg:format}} (one of "
         f"{', '.join(FORMATS)})"
     )
 
@@ -218,7 +218,7 @@ def read_log_runs(
             found = sorted({run.status or "none" for run in runs})
             raise InputError(
                 f"{_source(paths)}: no run with status {status!r} (found: {', '.join(found)}); "
-                "pass status=None to keep every run"
+                "keep every run with --all-runs (status=None from Python)"
             )
         runs = kept
     return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths)), runs
