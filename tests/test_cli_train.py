@@ -41,6 +41,20 @@ def test_fit_of_mllog_logs_is_a_time_to_train_fit(ssd_fit, capsys):
     assert "read 3 run(s) from 3 MLPerf result log(s)" in err
 
 
+def test_runs_left_out_by_their_status_are_counted_and_the_flag_named(tmp_path, capsys):
+    for log in (LOGS / "mllog_ssd").iterdir():
+        text = log.read_text()
+        if log.name.startswith("dgxa100_n2"):
+            text = text.replace('"status": "success"', '"status": "aborted"')
+        (tmp_path / log.name).write_text(text)
+    status, _, err = run(capsys, "fit", tmp_path, "-o", tmp_path / "ssd.json")
+    assert status == 0
+    assert (
+        "read 2 run(s) from 3 MLPerf result log(s); 1 run(s) not successful (aborted) left "
+        "out: --all-runs keeps them" in err
+    )
+
+
 def test_predict_gives_time_to_train_with_its_interval_per_row(ssd_fit, capsys):
     status, out, _ = run(
         capsys, "predict", ssd_fit, "--gpus", "64,512", "--global-batch", "1536,2048", "--json"

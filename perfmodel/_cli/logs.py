@@ -167,15 +167,19 @@ def read_data(args):
     data, runs = read_log_runs(
         _paths(args), args.format, quantity=args.quantity, status=status, **options
     )
-    print(runs_line(runs, kind, data.gpus.size), file=sys.stderr)
+    print(runs_line(runs, kind, data.gpus.size, getattr(runs, "left_out", ())), file=sys.stderr)
     return data
 
 
-def runs_line(runs, kind: str, kept: int) -> str:
+def runs_line(runs, kind: str, kept: int, out=()) -> str:
+    """What was read, for stderr; `out`: the MLPerf runs the status filter left out."""
     names = {"mllog": "MLPerf result", "megatron": "Megatron-LM", "lightning": "Lightning"}
-    files = len({run.source for run in runs})
+    files = len({run.source for run in [*runs, *out]})
     line = f"read {kept} run(s) from {files} {names.get(kind, 'CSV')} log(s)"
     if kind == "mllog":
+        if out:
+            states = ", ".join(sorted({run.status or "none" for run in out}))
+            line += f"; {len(out)} run(s) not successful ({states}) left out: --all-runs keeps them"
         return line + " (time to train: run_stop − run_start)"
     dropped = [run.warmup_dropped for run in runs]
     steps = [run.warmup_steps for run in runs]

@@ -84,7 +84,8 @@ def run_fit(args, fit_options: dict) -> int:
         check_report_path(report)
     runs = training_runs(args)
     if runs.runs:
-        print(runs_line(list(runs.runs), "mllog", runs.data.gpus.size), file=sys.stderr)
+        kept = runs.data.gpus.size
+        print(runs_line(runs.runs, "mllog", kept, runs.left_out), file=sys.stderr)
     family = STEP_FAMILY if args.model == "auto" else args.model
     options = {k: v for k, v in fit_options.items() if v or k == "seed"}
     result = fit_time_to_train(runs, step_family=family, **options)

@@ -207,7 +207,8 @@ def read_log_runs(
     **options,
 ) -> tuple[Benchmarks, list[RunSummary]]:
     """`read_log`'s `Benchmarks` and the runs they were made of (after the status
-    filter), read once."""
+    filter), read once; the runs the filter left out are the returned list's
+    ``left_out`` (`KeptRuns`)."""
     if quantity is not None and quantity not in QUANTITIES:
         raise InputError(f"quantity: expected one of {', '.join(QUANTITIES)}, got {quantity!r}")
     runs = read_runs(paths, format, **options)
@@ -220,8 +221,17 @@ def read_log_runs(
                 f"{_source(paths)}: no run with status {status!r} (found: {', '.join(found)}); "
                 "keep every run with --all-runs (status=None from Python)"
             )
-        runs = kept
+        left_out = [run for run in runs if run.status != status]
+        runs = KeptRuns(kept)
+        runs.left_out = left_out
     return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths)), runs
+
+
+class KeptRuns(list):
+    """The runs `read_log_runs` kept, with the ones its status filter left out as
+    ``left_out`` (a list)."""
+
+    left_out: list = []
 
 
 def run_table(runs: list[RunSummary]):

@@ -28,6 +28,7 @@ class TrainingRuns:
         samples_per_unit: samples per unit of work: 1 for samples, the dataset size
             (samples per epoch) for epochs, or None when not known.
         runs: the per-run details when read from logs (`RunSummary`), else empty.
+        left_out: the logged runs the status filter left out (aborted, …).
     """
 
     data: Benchmarks
@@ -35,6 +36,7 @@ class TrainingRuns:
     work_unit: str
     samples_per_unit: float | None
     runs: tuple[RunSummary, ...] = ()
+    left_out: tuple[RunSummary, ...] = ()
 
 
 def _check_unit(work: str | None) -> None:
@@ -135,16 +137,20 @@ def read_training_runs(
     if kind == "mllog":
         global_batch = options.pop("global_batch", None)
         runs = read_runs(files, "mllog", **options)
+        left_out = []
         if status is not None:
-            runs = [run for run in runs if run.status == status] or runs[:0]
+            left_out = [run for run in runs if run.status != status]
+            runs = [run for run in runs if run.status == status]
             if not runs:
                 raise InputError(
-                    f"{_source(paths)}: no run with status {status!r}; pass status=None "
-                    "to keep every run"
+                    f"{_source(paths)}: no run with status {status!r}; keep every run with "
+                    "--all-runs (status=None from Python)"
                 )
         if global_batch is not None:
             runs = [dataclasses.replace(run, global_batch=float(global_batch)) for run in runs]
-        out = _from_summaries(runs, _source(paths), work)
+        out = dataclasses.replace(
+            _from_summaries(runs, _source(paths), work), left_out=tuple(left_out)
+        )
     elif kind == "csv":
         if len(files) != 1:
             raise InputError(f"{_source(paths)}: read one CSV of runs at a time")
