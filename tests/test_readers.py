@@ -505,3 +505,22 @@ def test_training_runs_refuse_per_step_logs_and_bad_options():
         read_training_runs(LOGS / "mllog_ssd", work="tokens")
     with pytest.raises(InputError, match="format: expected mllog or csv"):
         read_training_runs(LOGS / "mllog_ssd", format="megatron")
+
+
+def test_a_log_too_short_to_tell_its_warm_up_says_so(tmp_path):
+    # Two logged intervals: "auto" cannot tell the warm-up (3012 ms) from the steady state
+    # (842 ms), so the median keeps it, and the line that says what was read says so.
+    from perfmodel._cli.logs import runs_line
+
+    lines = MEGATRON.joinpath("gpt_8gpu.log").read_text().splitlines()
+    iteration = [i for i, line in enumerate(lines) if "elapsed time per iteration" in line]
+    (full,) = read_runs(MEGATRON / "gpt_8gpu.log")  # 12 intervals: the warm-up is dropped
+    assert "fewer than 3 intervals" not in runs_line([full], "megatron", 1)
+    path = tmp_path / "short.log"
+    cut = set(iteration[2:])
+    path.write_text("\n".join(x for i, x in enumerate(lines) if i not in cut) + "\n")
+    (run,) = read_runs(path)
+    assert run.warmup_dropped == 0 and run.steps_used == 2
+    line = runs_line([run], "megatron", 1)
+    assert "1 run(s) logged fewer than 3 intervals, so their warm-up is in the median" in line
+    assert "--warmup STEPS" in line

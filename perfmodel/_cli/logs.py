@@ -14,7 +14,10 @@ from .._readers import (
     read_training_runs,
     WORK_UNITS,
 )
+from .._readers.summary import AUTO_RULE
 from .common import POSITIVE, whole
+
+AUTO_MIN = 3  # logged intervals `steady_median`'s "auto" needs to drop a warm-up
 
 QUANTITIES = ("step_time", "time_to_train", "epoch_time")
 
@@ -185,7 +188,20 @@ def runs_line(runs, kind: str, kept: int, out=()) -> str:
     steps = [run.warmup_steps for run in runs]
     line += ": median seconds per step after warm-up; warm-up dropped "
     line += f"{_span(dropped)} logged interval(s) ({_span(steps)} steps) per run"
-    return line + f" ({runs[0].warmup_rule})"
+    line += f" ({runs[0].warmup_rule})"
+    # "auto" tells the warm-up apart from three logged intervals on; below that the first
+    # interval, compilation and data-loader start included, is in the median.
+    short = sum(
+        1
+        for run in runs
+        if run.warmup_rule == AUTO_RULE and run.steps_used + run.warmup_dropped < AUTO_MIN
+    )
+    if short:
+        line += (
+            f"; {short} run(s) logged fewer than {AUTO_MIN} intervals, so their warm-up is "
+            "in the median: log more steps, or give --warmup STEPS"
+        )
+    return line
 
 
 def _span(values) -> str:
