@@ -7,6 +7,7 @@ import sys
 
 from .._errors import InputError
 from .._readers import (
+    AUTO_RULE,
     detect_format,
     FORMATS,
     log_files,
@@ -14,7 +15,6 @@ from .._readers import (
     read_training_runs,
     WORK_UNITS,
 )
-from .._readers.summary import AUTO_RULE
 from .common import POSITIVE, whole
 
 AUTO_MIN = 3  # logged intervals `steady_median`'s "auto" needs to drop a warm-up

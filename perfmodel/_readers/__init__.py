@@ -11,5 +11,6 @@ from .read import run_table as run_table
 from .runs import read_training_runs as read_training_runs
 from .runs import TrainingRuns as TrainingRuns
 from .runs import WORK_UNITS as WORK_UNITS
+from .summary import AUTO_RULE as AUTO_RULE
 from .summary import RunSummary as RunSummary
 from .summary import steady_median as steady_median
