@@ -135,7 +135,7 @@ def _header(result: FitResult) -> str:
 
 def _run_explain(args) -> int:
     result = load_with_changes(args.fit, args.set)
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "explain")
     reports = [
@@ -220,7 +220,7 @@ def _target(args) -> tuple[str, float]:
 
 def _run_require(args) -> int:
     result = load_with_changes(args.fit, args.set)
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "require")
     if args.param == "gpus" and args.gpus is not None:
@@ -251,7 +251,7 @@ def _run_require(args) -> int:
 
 def _run_whatif(args) -> int:
     check_outputs({"-o": args.output}, [args.fit])
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     before = load_fit(args.fit)
     refuse_layout_fit(before, "whatif")
@@ -301,7 +301,7 @@ def _run_whatif(args) -> int:
 
 def _run_next(args) -> int:
     result = load_fit(args.fit)
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "next")
     answer = next_measurements(

@@ -202,19 +202,6 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
 
 
-def refuse_layout_fit(result: FitResult, command: str) -> None:
-    """An InputError for `command`s that vary the GPU count alone (`plot`, `report`,
-    `explain`, `require`, `next`) on a `hybrid` fit: at the fit's one layout most counts are not
-    valid (1 GPU for a tp 8 × pp 8 run), so their speedups would compare invalid layouts."""
-    if hybrid_kind(result.model) == "hybrid":
-        raise InputError(
-            f"{command}: a hybrid (Megatron-LM layout) fit answers per layout, and "
-            f"{command} varies the GPU count alone at one layout, invalid at most counts; "
-            "use perfmodel predict FIT --tp/--pp/... or --layouts CSV, perfmodel optimal "
-            "FIT (a layout search) or perfmodel sweep"
-        )
-
-
 def ignored_columns(data) -> list[str]:
     """Columns of the runs CSV that no `Config` field reads: a misspelt
     ``micro_batch_size`` leaves every run at the default micro-batch size."""

@@ -7,6 +7,7 @@ import sys
 
 from .._errors import InputError
 from .._readers import (
+    AUTO_MIN_INTERVALS,
     AUTO_RULE,
     detect_format,
     FORMATS,
@@ -16,8 +17,6 @@ from .._readers import (
     WORK_UNITS,
 )
 from .common import POSITIVE, whole
-
-AUTO_MIN = 3  # logged intervals `steady_median`'s "auto" needs to drop a warm-up
 
 QUANTITIES = ("step_time", "time_to_train", "epoch_time")
 
@@ -167,10 +166,10 @@ def read_data(args):
     kind = _kind(args)
     options = _log_options(args, kind)
     status = None if args.all_runs else "success"
-    data, runs = read_log_runs(
+    data, runs, left_out = read_log_runs(
         _paths(args), args.format, quantity=args.quantity, status=status, **options
     )
-    print(runs_line(runs, kind, data.gpus.size, getattr(runs, "left_out", ())), file=sys.stderr)
+    print(runs_line(runs, kind, data.gpus.size, left_out), file=sys.stderr)
     return data
 
 
@@ -194,12 +193,12 @@ def runs_line(runs, kind: str, kept: int, out=()) -> str:
     short = sum(
         1
         for run in runs
-        if run.warmup_rule == AUTO_RULE and run.steps_used + run.warmup_dropped < AUTO_MIN
+        if run.warmup_rule == AUTO_RULE and run.steps_used + run.warmup_dropped < AUTO_MIN_INTERVALS
     )
     if short:
         line += (
-            f"; {short} run(s) logged fewer than {AUTO_MIN} intervals, so their warm-up is "
-            "in the median: log more steps, or give --warmup STEPS"
+            f"; {short} run(s) logged fewer than {AUTO_MIN_INTERVALS} intervals, so their "
+            "warm-up is in the median: log more steps, or give --warmup STEPS"
         )
     return line
 

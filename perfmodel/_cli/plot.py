@@ -97,7 +97,7 @@ def _run_plot(args) -> int:
     check_outputs({"-o": args.output}, [args.fit])
     _check_output(args.output, FORMATS, "image")
     result = load_fit(args.fit)
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "plot")
     from .._convergence import has_time_to_train, load_time_to_train
@@ -130,7 +130,7 @@ def _run_report(args) -> int:
     check_outputs(report_outputs(args.output, "-o", training_file), [args.fit])
     check_report_path(args.output)
     result = load_fit(args.fit)
-    from .layout import refuse_layout_fit
+    from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "report")
     # A time-to-train fit file: its step fit, and what it answers about training.

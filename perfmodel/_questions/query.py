@@ -211,8 +211,8 @@ def refuse_layout_fit(fit, what: str) -> None:
         raise InputError(
             f"{what}: a hybrid (Megatron-LM layout) fit answers per layout, and {what} varies "
             "the GPU count alone at one layout, invalid at most counts; search layouts "
-            "instead (perfmodel optimal FIT, perfmodel sweep, or perfmodel.sweep over a "
-            "layout space)"
+            "instead: perfmodel predict FIT --tp/--pp/... or --layouts CSV, perfmodel optimal "
+            "FIT (a layout search), perfmodel sweep, or perfmodel.sweep over a layout space"
         )
 
 

@@ -275,6 +275,14 @@ def recommend(
     )
 
 
+def measured_speeds(fit) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts, speed)``: each measured GPU count and the median of 1/time_s there (the
+    speed the speedup is a ratio of)."""
+    counts = np.unique(fit.data.gpus)
+    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
+    return counts, speed
+
+
 SUPERLINEAR = 0.05  # measured efficiency this far above 1 is superlinear (not noise)
 
 
@@ -282,10 +290,9 @@ def measured_superlinear(fit) -> tuple[int, float] | None:
     """``(N, efficiency)`` at the largest count whose measured efficiency against the
     fewest GPUs measured exceeds 1 + `SUPERLINEAR` (medians per count of 1/time_s, the
     speed the speedup is a ratio of), else None."""
-    counts = np.unique(fit.data.gpus)
+    counts, speed = measured_speeds(fit)
     if counts.size < 2:
         return None
-    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
     efficiency = (speed / counts) / (speed[0] / counts[0])
     above = np.flatnonzero(efficiency > 1.0 + SUPERLINEAR)
     if above.size == 0:
@@ -300,10 +307,9 @@ def measured_peak(fit) -> tuple[int, float] | None:
     """``(N, drop)`` when the measurements are fastest at a count N below the largest
     measured one and the largest is slower by `drop` (a share, at least `PEAK_DROP`;
     medians per count of 1/time_s, the speed the speedup is a ratio of), else None."""
-    counts = np.unique(fit.data.gpus)
+    counts, speed = measured_speeds(fit)
     if counts.size < 3:
         return None
-    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
     best = int(np.argmax(speed))
     drop = 1.0 - speed[-1] / speed[best]
     if best == counts.size - 1 or drop < PEAK_DROP:

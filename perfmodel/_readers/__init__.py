@@ -11,6 +11,7 @@ from .read import run_table as run_table
 from .runs import read_training_runs as read_training_runs
 from .runs import TrainingRuns as TrainingRuns
 from .runs import WORK_UNITS as WORK_UNITS
+from .summary import AUTO_MIN_INTERVALS as AUTO_MIN_INTERVALS
 from .summary import AUTO_RULE as AUTO_RULE
 from .summary import RunSummary as RunSummary
 from .summary import steady_median as steady_median

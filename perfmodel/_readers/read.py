@@ -205,14 +205,14 @@ def read_log_runs(
     quantity: str | None = None,
     status: str | None = "success",
     **options,
-) -> tuple[Benchmarks, list[RunSummary]]:
-    """`read_log`'s `Benchmarks` and the runs they were made of (after the status
-    filter), read once; the runs the filter left out are the returned list's
-    ``left_out`` (`KeptRuns`)."""
+) -> tuple[Benchmarks, list[RunSummary], list[RunSummary]]:
+    """`read_log`'s `Benchmarks`, the runs they were made of (after the status filter)
+    and the runs the filter left out, read once."""
     if quantity is not None and quantity not in QUANTITIES:
         raise InputError(f"quantity: expected one of {', '.join(QUANTITIES)}, got {quantity!r}")
     runs = read_runs(paths, format, **options)
     kind = runs[0].format
+    left_out = []
     if status is not None and kind == "mllog":
         kept = [run for run in runs if run.status == status]
         if not kept:
@@ -222,16 +222,9 @@ def read_log_runs(
                 "keep every run with --all-runs (status=None from Python)"
             )
         left_out = [run for run in runs if run.status != status]
-        runs = KeptRuns(kept)
-        runs.left_out = left_out
-    return to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths)), runs
-
-
-class KeptRuns(list):
-    """The runs `read_log_runs` kept, with the ones its status filter left out as
-    ``left_out`` (a list)."""
-
-    left_out: list = []
+        runs = kept
+    data = to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths))
+    return data, runs, left_out
 
 
 def run_table(runs: list[RunSummary]):

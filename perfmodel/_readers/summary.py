@@ -14,6 +14,7 @@ from .._data import Benchmarks, stated_scaling
 from .._errors import InputError
 
 WARMUP_FACTOR = 1.2  # "auto": a leading interval slower than this × the steady median
+AUTO_MIN_INTERVALS = 3  # logged intervals "auto" needs to tell a warm-up apart
 AUTO_RULE = (
     f"auto: the first logged interval, and the leading ones slower than {WARMUP_FACTOR:g}× "
     "the median of the second half of the log (at most half the intervals)"
@@ -92,7 +93,7 @@ def steady_median(
         if warmup != "auto":
             raise InputError(f"warmup: expected 'auto' or a step count, got {warmup!r}")
         dropped = 0
-        if n >= 3:
+        if n >= AUTO_MIN_INTERVALS:
             steady = float(np.median(seconds[n // 2 :]))
             dropped = 1
             while dropped < n // 2 and seconds[dropped] > WARMUP_FACTOR * steady:
