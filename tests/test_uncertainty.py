@@ -265,6 +265,21 @@ def test_throughput_fit_has_throughput_bounds(fit, laplace):
     np.testing.assert_allclose(band["throughput_hi"], 1.0 / band["time_s_lo"])
 
 
+def test_a_counts_bounds_do_not_depend_on_the_other_counts_asked():
+    # Squared loss on times: at 1e5 GPUs the noise (absolute, in seconds) exceeds the
+    # predicted time, so draws are floored; the floor must be each draw's own, not one
+    # taken over every count asked (found by a newcomer: bounds moved with --gpus).
+    gpus = np.array([1.0, 2.0, 4.0, 8.0])
+    data = pm.from_arrays(gpus, np.array([10.0, 5.3, 2.9, 1.7]))
+    fit = pm.fit("power_law", data, loss="squared")
+    draws = pm.ensemble(fit, "laplace")
+    alone = pm.predict_interval(fit, [1e5], 0.9, ensemble=draws)
+    among = pm.predict_interval(fit, [8, 1e5, 1e7], 0.9, ensemble=draws)
+    assert alone["time_s_lo"][0] == among["time_s_lo"][1]
+    assert alone["time_s_hi"][0] == among["time_s_hi"][1]
+    assert 0.0 < alone["time_s_lo"][0] < alone["time_s"][0] < alone["time_s_hi"][0]
+
+
 def test_what_if_keeps_the_original_uncertainty(fit, laplace):
     faster = pm.what_if(fit, {"serial.time": "x0.5"})
     draws = pm.ensemble(faster, discrepancy=0.0)

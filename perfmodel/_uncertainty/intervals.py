@@ -147,8 +147,11 @@ def predict_interval(
         if kind == "prediction":
             noise = draws.noise[:, None]
             if fit.loss_kind == "squared":
-                space = np.asarray(problem.to_space(jnp.exp(log_t))) + noise
-                space = np.maximum(space, 1e-12 * np.abs(space).max())
+                curve = np.asarray(problem.to_space(jnp.exp(log_t)))
+                # Noise as large as the value would make it negative: floor each draw at
+                # a millionth of its own noiseless value (as the bootstrap does), so a
+                # count's bounds do not depend on the other counts asked.
+                space = np.maximum(curve + noise, 1e-6 * np.abs(curve))
                 log_t = np.log(np.asarray(problem.from_space(jnp.asarray(space))))
             else:
                 log_t = log_t + noise
