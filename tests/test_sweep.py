@@ -420,6 +420,30 @@ def test_shipped_example_space_parses():
     assert np.prod([len(v) for v in space.axes.values()]) > 1e7
 
 
+def test_cli_writes_the_ranked_configurations_as_csv_for_a_csv_name(tmp_path, capsys):
+    body = (
+        '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n[axes]\n'
+        'gpus = [1, 2, 4, 8]\nprice_per_gpu_hour = [1.0, 2.5]\n[sweep]\nprecision = "float64"\n'
+    )
+    path = _space(tmp_path, body)
+    out = tmp_path / "top.csv"
+    assert main(["sweep", path, "--json", "--top", "3", "-o", str(out), "--no-progress"]) == 0
+    top = pd.DataFrame(json.loads(capsys.readouterr().out)["top"])
+    table = pd.read_csv(out)
+    assert list(table.columns) == [
+        *("gpus", "price_per_gpu_hour", "step_time_s", "samples_per_s", "cost_per_step"),
+        *("cost_per_sample", "serial_s", "compute_s"),
+    ]
+    assert table["gpus"].tolist() == [8, 8, 4] and table["gpus"].dtype == np.int64
+    np.testing.assert_allclose(
+        table.to_numpy(float), top[table.columns].to_numpy(float), rtol=1e-15
+    )
+    # Any other name: the whole result as JSON, as before.
+    other = tmp_path / "result.out"
+    assert main(["sweep", path, "--top", "3", "-o", str(other), "--no-progress"]) == 0
+    assert json.loads(other.read_text())["top"] == top.to_dict(orient="records")
+
+
 def test_repr_is_one_line_and_summary_the_tables(result):
     assert "\n" not in repr(result) and repr(result).startswith("<SweepResult: ")
     text = result.summary()

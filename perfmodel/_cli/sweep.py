@@ -41,6 +41,7 @@ from .._sweep import (
     Space,
     sweep,
     SweepResult,
+    WHOLE_FIELDS,
 )
 from . import train
 from .common import check_outputs, format_table, message, POSITIVE, print_json, whole
@@ -55,7 +56,12 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("sweep", help="sweep a design space described in a TOML file")
     p.add_argument("space", help="space file (TOML): model, fixed values, axes, options")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("-o", "--output", help="also write the result here as JSON")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="also write the result here: with a .csv name the ranked configurations (the "
+        "top table: axes, step time, samples/s, cost, …) as CSV, else all of it as JSON",
+    )
     p.add_argument(
         "--top",
         type=whole(1),
@@ -163,6 +169,17 @@ def result_document(result: SweepResult, space: Space, alternatives=None) -> dic
         "warnings": list(result.warnings),
         **extra,
     }
+
+
+def ranked_csv(result: SweepResult, space: Space) -> str:
+    """The ranked configurations (`SweepResult.top`, best first) as CSV text: the axes,
+    then step time, samples/s, cost, memory and seconds per term (every column but the
+    status ones, the same on every ranked row); whole-number axes written as integers."""
+    frame = result.top.drop(columns=["valid", "feasible", "reason"], errors="ignore")
+    for name in space.axes:
+        if name in WHOLE_FIELDS and name in frame:
+            frame[name] = frame[name].astype("int64")
+    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def _unranked_summary(name: str, frame) -> str:
@@ -315,7 +332,8 @@ def _run_sweep(args) -> int:
         )
     document = result_document(result, space, alternatives)
     if args.output is not None:
-        text = to_json(document)
+        csv = args.output.lower().endswith(".csv")
+        text = ranked_csv(result, space) if csv else to_json(document)
         with atomic_write(args.output) as stream:
             stream.write(text)
     if args.json:
