@@ -2,6 +2,7 @@ import dataclasses
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -377,13 +378,25 @@ BAD_SPACES = [
         "tp = [1, 2, 4, 8]\n[sweep]\nmax_configs = 1000",
         "the space has 2e\\+04 configurations, more than the maximum 1000; pass --yes",
     ),
+    (  # every tp would list the same time
+        "[model]\nfamily = 'amdahl'\n[axes]\ngpus = [1, 2]\ntp = [1, 2]",
+        "axes.tp: the amdahl model does not read tp: the time is the same whatever its value; "
+        "a sweep of it reads gpus, global_batch, price_per_gpu_hour and the model's parameters$",
+    ),
+    (
+        "[model]\nfamily = 'usl'\n[fixed]\ngpus_per_node = 4\n[axes]\ngpus = [1, 2]",
+        "fixed.gpus_per_node: the usl model does not read gpus_per_node",
+    ),
+    (  # hybrid_basic's; the Megatron-LM model counts the parameters from the shape
+        "[model]\nfamily = 'hybrid'\n[fixed]\nparameters = 7e9\n[axes]\ngpus = [8]",
+        "fixed.parameters: the hybrid model does not read parameters: .*; a sweep of it reads "
+        "gpus, gpus_per_node, global_batch, tp, pp, microbatches, layers, hidden, ",
+    ),
 ]
 
 
 @pytest.mark.parametrize("body, message", BAD_SPACES)
 def test_cli_bad_space_exits_2_with_one_line(tmp_path, capsys, body, message):
-    import re
-
     path = _space(tmp_path, body)
     out = tmp_path / "out.json"
     assert main(["sweep", path, "-o", str(out)]) == 2
@@ -410,14 +423,76 @@ def test_cli_max_configs_and_yes(tmp_path, capsys):
     assert "nope.toml: no such file" in capsys.readouterr().err
 
 
-def test_shipped_example_space_parses():
+def test_shipped_example_space_parses(tmp_path):
     from perfmodel._sweep import load_space
 
     here = os.path.dirname(os.path.abspath(__file__))
-    space = load_space(os.path.join(here, "..", "benchmarks", "spaces", "gpt3_175b_dgx_h100.toml"))
+    spaces = os.path.join(here, "..", "benchmarks", "spaces")
+    space = load_space(os.path.join(spaces, "gpt3_175b_dgx_h100.toml"))
     assert space.model.family == "hybrid"
     assert max(space.axes["gpus"]) == 4096 and space.axes["microbatch_size"][-1] == 8
     assert np.prod([len(v) for v in space.axes.values()]) > 1e7
+    # Every shipped space, and the one in docs/sweeps.md, reads all its axes and fields.
+    with open(os.path.join(here, "..", "docs", "sweeps.md"), encoding="utf-8") as stream:
+        (block,) = re.findall(r"```toml\n(.*?)```", stream.read(), re.S)
+    for name in os.listdir(spaces):
+        assert load_space(os.path.join(spaces, name)).model.family == "hybrid"
+    assert load_space(_space(tmp_path, block)).axes["tp"] == [1, 2, 4, 8]
+
+
+def test_fields_read_follow_the_model():
+    from perfmodel._sweep.reads import fields_read
+
+    # Besides the model's own: gpus and price (cost), and the global batch (per sample).
+    assert fields_read(pm.amdahl()) == ("gpus", "global_batch", "price_per_gpu_hour")
+    assert fields_read(pm.usl(), per_step=False) == ("gpus", "price_per_gpu_hour")
+    # A flat all-reduce runs over dp = gpus/(tp·pp) ranks; the hierarchical one by node.
+    assert {"tp", "pp", "message_bytes"} <= set(fields_read(pm.data_parallel()))
+    assert "gpus_per_node" not in fields_read(pm.data_parallel())
+    assert "gpus_per_node" in fields_read(pm.data_parallel(hierarchical=True))
+    basic = set(fields_read(pm.hybrid_basic(**OPTIONS)))
+    assert {"tp", "pp", "microbatches", "parameters", "zero", "gpu_memory_bytes"} <= basic
+
+
+def test_cli_refuses_a_fit_swept_over_what_it_does_not_read(tmp_path, capsys):
+    # The walkthrough's case: Amdahl's law fitted to throughput, swept over tp as well.
+    from perfmodel._sweep import load_space
+
+    data = pm.load_dataset("tf_dgx1_p100_vgg16_real")
+    amdahl = pm.amdahl().with_parameters({"serial.time": 3e-4, "compute.time": 6e-3})
+    fit = dataclasses.replace(fitted(amdahl, data), config_defaults={"global_batch": 512.0})
+    pm.save_fit(fit, tmp_path / "a.json")
+    head = '[model]\nfit = "a.json"\n[axes]\ngpus = [1, 2, 4, 8, 16]\n'
+    out = tmp_path / "top.csv"
+    for extra, name in (
+        ("tp = [1, 2]", "axes.tp"),
+        ("global_batch = [64, 128]", "axes.global_batch"),
+    ):
+        path = _space(tmp_path, head + extra)
+        assert main(["sweep", path, "-o", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err
+        assert err.startswith(f"perfmodel: error: {path}: {name}: the amdahl model does not read")
+        # Per unit of work already: no global batch; the fit's own (512) is no error.
+        assert err.endswith(
+            "a sweep of it reads gpus, price_per_gpu_hour and the model's parameters"
+        )
+        assert not out.exists()
+    assert load_space(_space(tmp_path, head + "price_per_gpu_hour = [1, 2]")).axes["gpus"]
+
+
+def test_python_sweep_warns_of_fields_the_model_does_not_read():
+    found = pm.sweep(
+        pm.amdahl(), {"gpus": [1, 2], "tp": [1, 2]}, fixed={"layers": 4}, progress=False
+    )
+    tail = (
+        "the time is the same whatever its value; a sweep of it reads gpus, global_batch, "
+        "price_per_gpu_hour and the model's parameters"
+    )
+    assert found.warnings == (
+        f"axis 'tp': the amdahl model does not read tp: {tail}",
+        f"fixed value 'layers': the amdahl model does not read layers: {tail}",
+    )
 
 
 def test_cli_writes_the_ranked_configurations_as_csv_for_a_csv_name(tmp_path, capsys):

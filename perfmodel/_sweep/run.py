@@ -33,6 +33,7 @@ from .._presets import hybrid_kind
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
+from .reads import unread, unread_line
 from .stream import arrange, Plan, stream, walk_shape
 
 OBJECTIVES = ("time", "cost", "time_to_train", "cost_to_train")
@@ -74,8 +75,10 @@ class SweepResult:
             selects included) evaluating one configuration, or None if unavailable;
             counted when first read (it lowers a chunk's evaluation again, seconds for
             the `hybrid` family, which the command line's answers do not need).
-        warnings: what the space leaves to defaults that describe a toy workload (the
-            model's shape, `WORKLOAD_FIELDS`) or no memory limit, one line each.
+        warnings: axes and fixed values of `Config` fields the model does not read
+            (`fields_read`: their values change no time), and what the space leaves to
+            defaults that describe a toy workload (the model's shape,
+            `WORKLOAD_FIELDS`) or no memory limit, one line each.
     """
 
     evaluated: int
@@ -392,6 +395,12 @@ def _request(
     axes, fixed = _split(model, axes, fixed)
     specs = model.parameter_specs()
     model = model.with_parameters({n: v for n, v in fixed.items() if n in specs})
+    per_step = fit is None or fit.target == "time"
+    left, read = unread(model, [*axes, *fixed], per_step=per_step)
+    notes = tuple(
+        f"{'axis' if n in axes else 'fixed value'} {n!r}: {unread_line(model.family, n, read)}"
+        for n in left
+    )
     defaults = {k: v for k, v in (fit.config_defaults if fit else {}).items() if k not in axes}
     fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
     if "gpus" not in axes and "gpus" not in fixed:
@@ -434,7 +443,7 @@ def _request(
     model = jax.tree_util.tree_map(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
-    warnings = default_warnings(model, set(axes) | set(fixed))
+    warnings = notes + default_warnings(model, set(axes) | set(fixed))
     return _Request(
         model=model,
         axes=axes,
@@ -442,7 +451,7 @@ def _request(
         per=per,
         group=group,
         objective=objective,
-        per_step=fit is None or fit.target == "time",
+        per_step=per_step,
         top_k=top_k,
         pareto=pareto,
         counts=counts,

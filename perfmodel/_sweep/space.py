@@ -28,9 +28,11 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import read_bytes
+from .._fitting import FitResult
 from .._io import load_fit
 from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._schema import check_options
+from .reads import unread, unread_line
 from .run import WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -215,6 +217,17 @@ def _limit(options: dict, max_configs: float | None) -> float:
     return float(limit)
 
 
+def _check_read(model, axes: dict, fixed: dict) -> None:
+    """Refuse an axis or fixed value of a `Config` field that the model does not read:
+    a sweep over it would list its values side by side with the same times."""
+    fit = model if isinstance(model, FitResult) else None
+    model = fit.model if fit is not None else model
+    for table, names in (("axes", axes), ("fixed", fixed)):
+        left, read = unread(model, names, per_step=fit is None or fit.target == "time")
+        if left:
+            raise InputError(f"{table}.{left[0]}: {unread_line(model.family, left[0], read)}")
+
+
 def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
     spec = _table(document, "model", source)
     notes = []
@@ -252,6 +265,7 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     options = _table(document, "sweep", source)
     _check_size(axes_spec, _limit(options, max_configs), yes, source)
     axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
+    _check_read(model, axes, fixed)
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
