@@ -150,6 +150,21 @@ def test_bad_input_exits_2_and_writes_nothing(capsys, tmp_path, csv_text, argv, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.csv"]
 
 
+def test_a_fit_that_did_not_converge_says_so_on_stderr(capsys, tmp_path):
+    # A bound that excludes the data holds the optimiser off a stationary point: the fit
+    # is printed (and exits 0, as `fit-collective`'s), with a warning that says why.
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    status, out, err = run(
+        capsys, "fit", str(csv), "--model", "amdahl", "--bound", "serial.time=10:20"
+    )
+    assert status == 0 and "NOT converged" in out
+    assert "warning: the fit did not converge (gradient norm" in err
+    assert "a --bound or --fix that holds the fit away from the data" in err
+    status, _, err = run(capsys, "fit", str(csv), "--model", "amdahl")
+    assert status == 0 and "did not converge" not in err
+
+
 def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
     status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--tp", "8")
     assert status == 2 and "--tp: layouts are for hybrid fits" in err

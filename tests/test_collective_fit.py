@@ -148,10 +148,63 @@ def test_real_logs(name, busbw_gb):
     assert 0.85 * printed.max() < g.busbw < 1.1 * printed.max()
     assert g.busbw / 1e9 == pytest.approx(busbw_gb, rel=0.02)
     assert g.r2 > 0.98
+    assert not any("off the fit" in w for w in result.warnings)  # no row named an outlier
     if name == "nccl_tests_44_2x2080ti":
         # This nccl-tests version prints both ranks' bytes as the size: algbw = size/2/t.
         assert any("0.5 × the size column" in note for note in result.notes)
         np.testing.assert_allclose(g.rows["message_bytes"], frame["message_bytes"] / 2)
+
+
+SHIPPED = Path(__file__).resolve().parent.parent / "datasets" / "nccl"
+
+
+def with_outlier(tmp_path) -> tuple[Path, int]:
+    """The shipped 2×2080 Ti log with the out-of-place time of its 1 MiB row 100× too
+    large, and that row's line number."""
+    lines = (SHIPPED / "nccl_tests_44_2x2080ti.log").read_text().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines, 1) if line.split()[:1] == ["1048576"])
+    cells = lines[number - 1].split()
+    cells[3] = f"{float(cells[3]) * 100:.1f}"  # the out-of-place time (us)
+    lines[number - 1] = "  ".join(cells) + "\n"
+    path = tmp_path / "outlier.log"
+    path.write_text("".join(lines))
+    return path, number
+
+
+def test_an_outlier_converges_and_is_named_with_its_line(tmp_path, capsys):
+    # It ended "not converged: gradient norm inf" with exit status 0: L-BFGS, started at
+    # the minimum, ended a rounding error above it and its point was thrown away.
+    path, line = with_outlier(tmp_path)
+    out = tmp_path / "fit.json"
+    assert main(["fit-collective", str(path), "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].endswith(": converged")
+    assert json.loads(out.read_text())["converged"] is True
+    warning = [w for w in captured.err.splitlines() if "off the fit" in w]
+    assert len(warning) == 1, captured.err
+    assert f"outlier.log line {line}, out-of-place time 4738 us" in warning[0]
+    assert "1 of 26 measurements is over 3× off the fit" in warning[0]
+    assert "remove it from the log" in warning[0] and "--loss huber" in warning[0]
+    assert "did not converge" not in captured.err
+    # The huber loss barely moves for the outlier; the row is still named.
+    huber = pm.fit_collective(path, loss="huber")
+    assert huber.group("all_reduce").busbw / 1e9 == pytest.approx(20.3, rel=0.05)
+    assert any(f"line {line}" in w and "limits its pull" in w for w in huber.warnings)
+
+
+def test_a_fit_that_stops_short_says_so_on_stderr(tmp_path, capsys, monkeypatch):
+    import perfmodel._cli.collective as command
+
+    def short(*args, **kwargs):  # one Adam and one L-BFGS step cannot reach the minimum
+        return pm.fit_collective(*args, **kwargs, adam_steps=1, lbfgs_steps=1)
+
+    monkeypatch.setattr(command, "fit_collective", short)
+    log = SHIPPED / "nccl_tests_44_2x2080ti.log"
+    assert main(["fit-collective", str(log), "--starts", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].endswith(": NOT converged")
+    assert "warning: the fit did not converge (gradient norm" in captured.err
+    assert "More --starts or another --seed may help" in captured.err
 
 
 def test_objective_gradient_jit_and_closed_form_jacobian():

@@ -32,6 +32,7 @@ from .common import (
     message,
     POSITIVE,
     print_json,
+    warn_not_converged,
     whole,
 )
 
@@ -121,7 +122,8 @@ def _run_fit_collective(args) -> int:
     rows = sum(len(g.rows["time_s"]) for g in result.groups)
     print(
         f"{', '.join(result.sources)}: {rows} measurements; factor {result.factor}, "
-        f"{result.loss_kind} loss, {result.precision}: {result.message.split('; ')[0]}"
+        f"{result.loss_kind} loss, {result.precision}: "
+        + ("converged" if result.converged else "NOT converged")
     )
     for note in result.notes:
         print(f"note: {note}")
@@ -129,6 +131,7 @@ def _run_fit_collective(args) -> int:
     for g in result.groups:
         print(f"\n{g.collective} at {g.n_ranks} ranks: fitted vs printed bus bandwidth")
         print(format_table(_size_rows(g)))
+    warn_not_converged(result.converged, result.message)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output:

@@ -137,6 +137,22 @@ def message(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def warn_not_converged(converged: bool, message: str, options: str = "") -> None:
+    """One line on stderr for a fit that stopped short of a minimum (`message` opens with
+    why): `fit` and `fit-collective` print and write it all the same, but not silently.
+    `options` names the command's constraints that can hold a fit off its data."""
+    if converged:
+        return
+    why = message.split("; ")[0].removeprefix("not converged: ")
+    held = f", or a {options} that holds the fit away from the data" if options else ""
+    print(
+        f"warning: the fit did not converge ({why}): the parameters may not minimise the "
+        "loss. More --starts or another --seed may help; so may removing a measurement far "
+        f"off the others{held}",
+        file=sys.stderr,
+    )
+
+
 def print_json(document) -> None:
     """Print `document` as strict JSON (non-finite numbers as null), serialised in full
     before the first character is printed, so an error never leaves half a document."""

@@ -53,6 +53,7 @@ from .common import (
     parse_assignments,
     print_json,
     to_float,
+    warn_not_converged,
     whole,
 )
 from .draws import draws_or_none
@@ -305,6 +306,7 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
     if selection is not None:
         print()
         print(selection.table(common.TABLE_WIDTH))
+    warn_not_converged(result.converged, result.message, options="--bound or --fix")
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
 

@@ -339,13 +339,16 @@ def _fit_float64(rows, notes, factor, link_bw, loss, n_starts, adam_steps, lbfgs
     per_group = np.where(np.isfinite(per_group), per_group, np.inf)
     best = np.argmin(per_group, axis=0)
     start = {k: v[best, np.arange(g_pad)] for k, v in ends.items()}
-    start_value = float(per_group[best, np.arange(g_pad)].sum() / len(group))
+    # The start's loss as L-BFGS sums it (the per-group sums above round otherwise).
+    start_value, start_gnorm = map(float, _value_and_gnorm(start, *args))
     params, value, gnorm, iterations = refine_lbfgs(
         collective_objective, start, lower, upper, lbfgs_steps, args
     )
     value, gnorm = float(value), float(gnorm)
-    if not value <= start_value:  # L-BFGS failed (non-finite): keep the Adam point
-        params, value, gnorm = start, start_value, math.inf
+    # From a start already at the minimum, L-BFGS may end a rounding error above it: only
+    # a loss that is non-finite or really higher sends us back (with the start's gradient).
+    if not value <= start_value + 1e-12 * abs(start_value):
+        params, value, gnorm = start, start_value, start_gnorm
     physical = {
         k[4:]: np.exp(np.asarray({**fixed, **params}[k], dtype=np.float64))[: len(keys)]
         for k in ("log_latency", "log_bandwidth", "log_factor")
@@ -363,6 +366,16 @@ def _fit_float64(rows, notes, factor, link_bw, loss, n_starts, adam_steps, lbfgs
         rows, notes, keys, group, physical, free, at_edge, factor, link_bw, loss, value, gnorm,
         adam_steps + int(iterations),
     )  # fmt: skip
+
+
+@functools.partial(jax.jit, static_argnames=("kind",))
+def _value_and_gnorm(params, fixed, group, steps, size, time_s, scale, weights, kind):
+    """`collective_objective` at `params` and the norm of its gradient."""
+    value, grad = jax.value_and_grad(collective_objective)(
+        params, fixed, group, steps, size, time_s, scale, weights, kind
+    )
+    squares = [jnp.sum(g**2) for g in jax.tree_util.tree_leaves(grad)]
+    return value, jnp.sqrt(sum(squares))
 
 
 @functools.partial(jax.jit, static_argnames=("kind", "g_pad"))
@@ -393,6 +406,46 @@ def jacobian_log_params(
     return jac if loss == "squared" else jac / predicted[:, None]
 
 
+# A measurement this many times off its fitted time (or this fraction of it) is named:
+# the α-β fits of the shipped logs stay within 1.5×, and a glitch of 10× or more stands out.
+MISFIT_FACTOR = 3.0
+
+
+def misfits(op: str, n: int, where: dict, time_s, predicted, loss: str) -> list[str]:
+    """A warning naming the measurements of one group at least `MISFIT_FACTOR` times off
+    the fit (file, line, placement, measured and fitted µs), worst first; none if none.
+
+    `where` holds each measurement's ``source``, ``line`` and ``placement``.
+    """
+    ratio = np.asarray(time_s) / np.asarray(predicted)
+    off = np.maximum(ratio, 1.0 / ratio)
+    worst = [int(i) for i in np.argsort(-off, kind="stable") if off[i] >= MISFIT_FACTOR]
+    if not worst:
+        return []
+    named = "; ".join(
+        f"{where['source'][i]} line {where['line'][i]}, "
+        f"{str(where['placement'][i]).replace('_', '-')} time {time_s[i] * 1e6:.4g} us where "
+        f"the fit gives {predicted[i] * 1e6:.4g} us ({ratio[i]:.3g}×)"
+        for i in worst[:3]
+    )
+    named += f"; and {len(worst) - 3} more" if len(worst) > 3 else ""
+    one = len(worst) == 1
+    if loss == "huber":
+        remedy = f"the huber loss limits {'its' if one else 'their'} pull; remove "
+        remedy += f"{'it' if one else 'them'} from the log to fit without {'it' if one else 'them'}"
+    else:
+        remedy = (
+            f"{'it pulls' if one else 'they pull'} the fit of the others: remove "
+            f"{'it' if one else 'them'} from the log and fit again, or fit with the huber "
+            "loss (--loss huber; loss='huber' from Python)"
+        )
+    return [
+        f"{op} at {n} ranks: {len(worst)} of {len(off)} measurements "
+        f"{'is' if one else 'are'} over {MISFIT_FACTOR:g}× off the fit (an outlier, or a "
+        f"unit slip?): {named}. {remedy[0].upper()}{remedy[1:]}"
+    ]
+
+
 def _group_fit(i, op, n, rows, mask, physical, free, at_edge, factor, loss, warnings):
     size, time_s = rows["message_bytes"][mask], rows["time_s"][mask]
     steps, nominal = (float(c[0]) for c in ring_coefficients(op, [n]))
@@ -415,6 +468,8 @@ def _group_fit(i, op, n, rows, mask, physical, free, at_edge, factor, loss, warn
                 f"{op} at {n} ranks: {name} is poorly determined (Laplace error a factor "
                 f"{math.exp(min(sd, 50.0)):.3g})"
             )
+    where = {k: rows[k][mask] for k in ("source", "line", "placement")}
+    warnings += misfits(op, n, where, time_s, predicted, loss)
     r2, mape = fit_quality(time_s, predicted)
     out = {k: rows[k][mask] for k in ("message_bytes", "placement", "time_s", "source", "line")}
     out["busbw_bytes_per_s"] = rows["busbw_bytes_per_s"][mask]
