@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _megatron_reference as ref  # noqa: E402
 
 import perfmodel as pm  # noqa: E402
+from perfmodel._data import header_columns  # noqa: E402  (the package's CSV header check)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(HERE, "..", "datasets", "megatron_published_runs.csv")
@@ -728,6 +729,11 @@ def read_runs(csv_paths) -> pd.DataFrame:
             frame = pd.read_csv(path, skip_blank_lines=False).dropna(how="all")
         except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
             raise SystemExit(f"{path}: not a readable CSV ({str(e).splitlines()[0]})") from None
+        try:  # pandas read a repeated column as `tp.1`, which nothing reads
+            with open(path, encoding="utf-8-sig") as stream:
+                header_columns(stream.readline().rstrip("\r\n"), os.fspath(path))
+        except pm.InputError as e:
+            raise SystemExit(str(e)) from None
         missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
         if missing:
             raise SystemExit(f"{path}: missing column(s) {', '.join(missing)}")

@@ -309,17 +309,17 @@ def _not_utf8(content: bytes, source: str) -> str:
     return f"{source}: not readable as UTF-8 text"
 
 
-def _header(content: bytes, source: str) -> list[str]:
-    """The column names of the first line, stripped; repeated names are refused (pandas
-    would rename the second ``time_s.1`` and fit the first one silently)."""
-    first = content.split(b"\n", 1)[0].rstrip(b"\r")
-    try:
-        text = first.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(_not_utf8(content, source)) from None
-    if not text.strip():
-        raise InputError(f"{source}: the first line is empty, expected a header line")
-    names = [name.strip() for name in next(csv.reader([text], skipinitialspace=True))]
+def unique_columns(names, source: str) -> list[str]:
+    """The header's column names, stripped, with a name given twice refused: pandas would
+    read the second as ``tp.1`` (then ignored or unknown) and `csv.DictReader` keep the
+    last, so one of the two would be used silently. Every CSV reader checks its header
+    here (benchmarks and runs, time to train, per-step tracker logs, layouts).
+
+    Raises:
+        InputError: ``"<source>: column 'tp' appears twice in the header (columns 2 and
+            4)…"``.
+    """
+    names = [str(name).strip() for name in names]
     seen: dict[str, int] = {}
     for position, name in enumerate(names, start=1):
         if name and name in seen:
@@ -328,6 +328,24 @@ def _header(content: bytes, source: str) -> list[str]:
                 f"{seen[name]} and {position}); which one is meant? rename or drop one"
             )
         seen[name] = position
+    return names
+
+
+def header_columns(line: str, source: str) -> list[str]:
+    """`unique_columns` of one header line of CSV text."""
+    return unique_columns(next(csv.reader([line], skipinitialspace=True), []), source)
+
+
+def _header(content: bytes, source: str) -> list[str]:
+    """The column names of the first line, stripped (`unique_columns`)."""
+    first = content.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        text = first.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(_not_utf8(content, source)) from None
+    if not text.strip():
+        raise InputError(f"{source}: the first line is empty, expected a header line")
+    names = header_columns(text, source)
     return [name or f"Unnamed: {i}" for i, name in enumerate(names)]
 
 

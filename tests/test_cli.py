@@ -170,6 +170,30 @@ def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
     assert status == 2 and "--tp: layouts are for hybrid fits" in err
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # csv.DictReader kept the last of the two: tp=4 was used without a word.
+        ("gpus,tp,pp,tp\n64,8,8,4\n", "column 'tp' appears twice in the header (columns 2 and 4)"),
+        ("gpus,tp, tp\n64,8,4\n", "column 'tp' appears twice in the header (columns 2 and 3)"),
+        ("gpus,tp,pp\n64,8,8\n\n128,8,8,4\n", "line 4: 4 cells, but the header has 3 columns"),
+        ("gpus,tp,pp\n64,8,8\n128,8\n", "row 2 (line 3), column 'pp': empty cell"),
+    ],
+)
+def test_a_layouts_csv_is_refused_in_one_line(tmp_path, text, message):
+    import argparse
+
+    from perfmodel import InputError
+    from perfmodel._cli.layout import layouts_from_args
+
+    path = tmp_path / "layouts.csv"
+    path.write_text(text)
+    args = argparse.Namespace(layouts=str(path), gpus=None)
+    with pytest.raises(InputError) as caught:
+        layouts_from_args(args)
+    assert str(caught.value).startswith(f"--layouts {path}") and message in str(caught.value)
+
+
 def test_bad_gpu_list(capsys, fit_file):
     status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "1,0.5")
     assert status == 2 and "whole numbers" in err

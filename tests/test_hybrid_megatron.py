@@ -401,6 +401,10 @@ def test_several_runs_csvs_read_as_one_table(bench, tmp_path):
     frame.iloc[:2].drop(columns=["vocab"]).to_csv(second, index=False)
     with pytest.raises(SystemExit, match=r"b\.csv: missing column\(s\) vocab"):
         bench.read_runs([str(first), str(second)])
+    # pandas read a second 'tp' as 'tp.1', which nothing reads: the first was used.
+    frame.iloc[:2].assign(**{"tp ": 1}).to_csv(second, index=False)
+    with pytest.raises(SystemExit, match=r"b\.csv: column 'tp' appears twice in the header"):
+        bench.read_runs([str(first), str(second)])
 
 
 def test_the_unseen_mtnlg_runs_agree_with_narayanan_eq3():

@@ -344,6 +344,12 @@ CSV_ERRORS = [
     ("step,step_time\n1,0.5\n", {"time_unit": "h"}, r"time unit must be s, ms or us"),
     ("step,step_time\n1,0.5\n", {}, r"m.csv line 2: no GPU count in the log; pass gpus="),
     ('step,step_time\n1,"0.5\n', {}, r"m.csv: not readable as CSV text"),
+    # pandas read the second as 'step_time.1' and the first was used without a word.
+    (
+        "step,step_time,loss,step_time\n1,0.5,2,0.6\n",
+        {},
+        r"m.csv: column 'step_time' appears twice in the header \(columns 2 and 4\)",
+    ),
 ]
 
 
@@ -485,6 +491,10 @@ def test_training_runs_from_mllog_and_from_a_csv_of_runs():
             r"row 2 \(line 3\), column 'samples': expected a positive number, got '-1'",
         ),
         ("gpus,throughput,global_batch,samples\n8,100,512,5\n", "a throughput column"),
+        (
+            "gpus,time_s,global_batch,samples,samples\n8,100,512,5000,6000\n",
+            r"runs.csv: column 'samples' appears twice in the header \(columns 4 and 5\)",
+        ),
     ],
 )
 def test_training_runs_csv_errors(tmp_path, content, message):

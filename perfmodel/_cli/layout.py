@@ -29,6 +29,7 @@ from .._config import (
     WHOLE_FIELDS,
     WORKLOAD_FIELDS,
 )
+from .._data import unique_columns
 from .._errors import InputError
 from .._fitting import fit, FitResult
 from .._presets import build, hybrid_kind
@@ -267,35 +268,46 @@ def _value(text: str, field: str, where: str) -> float:
 
 
 def _read_layouts(path: str) -> dict[str, np.ndarray]:
+    where = f"--layouts {path}"
     try:
-        with open(path, newline="") as stream:
-            rows = list(csv.DictReader(stream))
+        with open(path, newline="", encoding="utf-8-sig") as stream:
+            reader = csv.reader(stream)
+            lines = [(reader.line_num, cells) for cells in reader]
     except OSError as error:
-        raise InputError(f"--layouts {path}: cannot read ({error.strerror})")
+        raise InputError(f"{where}: cannot read ({error.strerror})")
     except (UnicodeDecodeError, csv.Error) as error:
-        raise InputError(f"--layouts {path}: not a CSV ({error})")
+        raise InputError(f"{where}: not a CSV ({error})")
+    if not lines:
+        raise InputError(f"{where}: no rows")
+    header = unique_columns(lines[0][1], where)
+    rows = [(line, cells) for line, cells in lines[1:] if any(c.strip() for c in cells)]
     if not rows:
-        raise InputError(f"--layouts {path}: no rows")
+        raise InputError(f"{where}: no rows")
     # A runs CSV (`fit --model hybrid`'s input) reads as its layouts: the measured column
     # is left out, so predictions can be set beside the measurements.
-    columns = [c.strip() for c in rows[0] if c.strip() not in MEASURED_COLUMNS]
+    columns = [c for c in header if c not in MEASURED_COLUMNS]
     unknown = [c for c in columns if c not in CONFIG_FIELDS]
     if unknown:
         raise InputError(
-            f"--layouts {path}: unknown column {unknown[0]!r}; valid: Config fields "
+            f"{where}: unknown column {unknown[0]!r}; valid: Config fields "
             + ", ".join(CONFIG_FIELDS)
         )
     if "gpus" not in columns:
-        raise InputError(f"--layouts {path}: missing column 'gpus'")
+        raise InputError(f"{where}: missing column 'gpus'")
     out = {c: [] for c in columns}
-    for i, row in enumerate(rows, start=1):
-        for key, text in row.items():
-            if key.strip() in MEASURED_COLUMNS:
+    for i, (line, cells) in enumerate(rows, start=1):
+        if len(cells) > len(header):
+            raise InputError(
+                f"{where} line {line}: {len(cells)} cells, but the header has "
+                f"{len(header)} columns ({', '.join(header)})"
+            )
+        for key, text in zip(header, cells + [""] * (len(header) - len(cells))):
+            if key in MEASURED_COLUMNS:
                 continue
-            where = f"--layouts {path} row {i} (line {i + 1}), column {key.strip()!r}"
-            if text is None or not str(text).strip():
-                raise InputError(f"{where}: empty cell, expected a number")
-            out[key.strip()].append(_value(str(text), key.strip(), where))
+            at = f"{where} row {i} (line {line}), column {key!r}"
+            if not text.strip():
+                raise InputError(f"{at}: empty cell, expected a number")
+            out[key].append(_value(text, key, at))
     return {k: np.asarray(v) for k, v in out.items()}
 
 

@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._data import header_columns
 from .._errors import InputError
 from .summary import RunSummary, steady_median
 
@@ -120,6 +121,7 @@ def read_tracker_csv(
     """
     if time_unit not in UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    header_columns(text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r"), source)
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
