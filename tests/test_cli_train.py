@@ -118,6 +118,25 @@ def test_fit_of_a_csv_of_runs_and_sweep_by_time_to_train(tmp_path, capsys):
     assert best["time_to_train_s"] == pytest.approx(plan.time_to_train_s, rel=1e-5)  # float32
 
 
+def test_a_run_under_one_step_to_the_target_is_named_on_stderr(tmp_path, capsys):
+    # Epochs typed into the samples column: the run "reached the target" in 0.055 of a
+    # step. It was fitted without a word (B_noise collapsed to 0.8 samples).
+    lines = SSD_CSV.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[3].split(",")
+    cells[header.index("samples")] = cells[header.index("epochs")]
+    lines[3] = ",".join(cells)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("\n".join(lines) + "\n")
+    status, _, err = run(capsys, "fit", "--time-to-train", runs, "--json")
+    assert status == 0
+    (warning,) = [line for line in err.splitlines() if "under one step" in line]
+    assert warning.startswith(f"warning: {runs} row 3 (line 4): samples 50 is less than ")
+    assert "global_batch 912" in warning and "probably steps, samples per GPU or epochs" in warning
+    status, _, err = run(capsys, "fit", "--time-to-train", SSD_CSV, "--json")
+    assert status == 0 and "under one step" not in err
+
+
 def test_megatron_logs_report_the_warm_up_dropped(capsys):
     status, out, err = run(capsys, "fit", LOGS / "megatron", "--model", "amdahl")
     assert status == 0

@@ -506,6 +506,44 @@ def test_training_runs_csv_errors(tmp_path, content, message):
         read_training_runs(path)
 
 
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        # 600 steps typed as samples: × the batch is near the other runs' samples.
+        ("64,2048,600,170\n", "row 4 (line 6): samples 600 is less than global_batch 2048"),
+        ("64,2048,600,170\n", "probably steps, not samples: × global_batch gives 1.229e+06"),
+        # Samples per GPU: × 512 GPUs is near the others.
+        ("512,4096,2400,60\n", "probably samples per GPU, not samples: × 512 GPUs gives"),
+        # Neither reading fits the other runs.
+        ("64,2048,3,170\n", "probably steps, samples per GPU or epochs, not samples"),
+    ],
+)
+def test_a_run_under_one_step_to_the_target_is_warned(tmp_path, rows, expected):
+    from perfmodel._readers import read_training_runs
+
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "gpus,global_batch,samples,time_s\n8,256,1000000,1000\n16,512,1100000,520\n\n"
+        "32,1024,1300000,300\n" + rows
+    )
+    runs = read_training_runs(path)
+    assert len(runs.warnings) == 1 and expected in runs.warnings[0], runs.warnings
+    np.testing.assert_array_equal(runs.data.lines, [2, 3, 5, 6])  # the blank line counted
+    assert runs.work[0] == 1e6 and runs.work[2] == 1.3e6  # its rows read, not shifted
+
+
+def test_a_csv_of_runs_with_a_blank_line_reads_each_rows_work(tmp_path):
+    # pandas skipped the blank line the benchmark reader counts: the work column was read
+    # one row off, and the last row ended in an IndexError.
+    from perfmodel._readers import read_training_runs
+
+    path = tmp_path / "runs.csv"
+    path.write_text("gpus,global_batch,samples,time_s\n8,256,1e6,1000\n\n16,512,2e6,520\n")
+    runs = read_training_runs(path)
+    np.testing.assert_array_equal(runs.work, [1e6, 2e6])
+    assert runs.warnings == ()
+
+
 def test_training_runs_refuse_per_step_logs_and_bad_options():
     from perfmodel._readers import read_training_runs
 

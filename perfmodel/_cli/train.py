@@ -86,6 +86,8 @@ def run_fit(args, fit_options: dict) -> int:
     if runs.runs:
         kept = runs.data.gpus.size
         print(runs_line(runs.runs, "mllog", kept, runs.left_out), file=sys.stderr)
+    for warning in runs.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     family = STEP_FAMILY if args.model == "auto" else args.model
     options = {k: v for k, v in fit_options.items() if v or k == "seed"}
     result = fit_time_to_train(runs, step_family=family, **options)

@@ -38,6 +38,60 @@ class TrainingRuns:
     runs: tuple[RunSummary, ...] = ()
     left_out: tuple[RunSummary, ...] = ()
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per run whose work to the target is under one global batch: it
+        reached the target in less than one optimizer step, almost surely a unit slip
+        (steps, samples per GPU or epochs given as samples; a batch in tokens). Naming
+        the file, row and fields, and the unit it probably is."""
+        batch = self.data.config.get("global_batch")
+        if batch is None or self.samples_per_unit is None:
+            return ()
+        samples = self.work * self.samples_per_unit
+        steps = samples / batch
+        short = np.flatnonzero(steps < 1.0)
+        whole = samples[steps >= 1.0]
+        typical = float(np.median(whole)) if whole.size >= 2 else None
+        return tuple(self._under_one_step(int(i), samples, typical) for i in short)
+
+    def _under_one_step(self, i: int, samples: np.ndarray, typical: float | None) -> str:
+        data = self.data
+        batch, gpus = float(data.config["global_batch"][i]), float(data.gpus[i])
+        if self.runs:
+            where = f"{self.runs[i].source} line {self.runs[i].line}"
+        elif data.lines is not None and not data.source.startswith("<"):
+            where = f"{data.source} row {i + 1} (line {int(data.lines[i])})"
+        else:
+            where = f"{data.source} run {i + 1}"
+        if self.work_unit == "samples":
+            given = f"samples {samples[i]:g}"
+        else:
+            given = f"epochs {self.work[i]:g} × {self.samples_per_unit:g} samples per epoch"
+        text = (
+            f"{where}: {given} is less than global_batch {batch:g}, so the run reached the "
+            f"target in under one step ({samples[i] / batch:.3g})"
+        )
+        if self.work_unit != "samples":
+            return text + (
+                "; is the dataset size (samples per epoch) or the global batch in another "
+                "unit? It is fitted as given"
+            )
+        # The reading that brings it within 3× of the other runs' samples, if one does.
+        meant = [
+            ("steps", "global_batch", samples[i] * batch),
+            ("samples per GPU", f"{gpus:g} GPUs", samples[i] * gpus),
+        ]
+        for name, factor, value in meant if typical is not None else ():
+            if abs(np.log(value / typical)) <= np.log(3.0):
+                return text + (
+                    f"; probably {name}, not samples: × {factor} gives {value:.4g} samples, "
+                    f"near the other runs' median {typical:.4g}. It is fitted as given"
+                )
+        return text + (
+            "; probably steps, samples per GPU or epochs, not samples, or a global batch "
+            "in other units (tokens). It is fitted as given"
+        )
+
 
 def _check_unit(work: str | None) -> None:
     if work is not None and work not in WORK_UNITS:
@@ -70,7 +124,10 @@ def _from_summaries(runs: list[RunSummary], source: str, work: str | None) -> Tr
 
 
 def _work_column(path: str, data: Benchmarks, work: str | None) -> tuple[np.ndarray, str]:
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    # Blank lines kept as rows: `data.lines` counts them, and picks the rows by them.
+    frame = pd.read_csv(
+        path, dtype=str, keep_default_na=False, skipinitialspace=True, skip_blank_lines=False
+    )
     frame.columns = [str(c).strip() for c in frame.columns]
     present = [unit for unit in WORK_UNITS if unit in frame.columns]
     if work is None:
@@ -85,10 +142,10 @@ def _work_column(path: str, data: Benchmarks, work: str | None) -> tuple[np.ndar
     rows = np.asarray(data.lines) - 2
     text = frame[work].astype(str).str.strip().to_numpy()[rows]
     values = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
-    for line, cell, value in zip(data.lines, text, values):
+    for row, (line, cell, value) in enumerate(zip(data.lines, text, values), start=1):
         if not (np.isfinite(value) and value > 0):
             raise InputError(
-                f"{path} row {line - 1} (line {line}), column {work!r}: expected a positive "
+                f"{path} row {row} (line {line}), column {work!r}: expected a positive "
                 f"number, got {cell!r}"
             )
     return values, work
