@@ -70,7 +70,11 @@ def test_html_is_one_self_contained_page(written):
 def test_html_answers_match_the_queries(written):
     fit = written["fit"]
     answers = _section(written["html"], "Answers")
-    best, knee = pm.optimal_gpus(fit), pm.diminishing_returns(fit)
+    # What `perfmodel optimal` answers: whole nodes when the data state the node size.
+    answer = pm.recommend(fit)
+    best, knee = answer.optimum, answer.knee
+    assert f"<td>GPUs worth buying</td><td>{answer.gpus} GPUs" in answers
+    assert html.escape(answer.sentence) in answers
     assert f"<td>{best.gpus} GPUs" in answers  # then "(the search limit …)" when it is
     assert f"from {knee.gpus} GPUs" in answers
     bound = pm.amdahl_bound(fit)  # None for the default blend: no serial part far ahead

@@ -129,7 +129,7 @@ class SavedFit:
         if isinstance(draws, ConformalDraws):
             if kind != "prediction":
                 raise KeyError(kind)  # the JAX path explains why not
-            return conformal_band(self, level, self.predict(gpus), draws.zeta)
+            return conformal_band(self, level, self.predict(gpus))
         return laplace_band(self, level, self.predict(gpus), draws, kind)
 
     # What the searches ask (`perfmodel._questions.curves.JaxCurves`) -----------------

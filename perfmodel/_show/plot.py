@@ -17,10 +17,10 @@ from .._errors import InputError
 from .._fitting import FitResult
 from .._questions import (
     amdahl_bound,
-    diminishing_returns,
     DiminishingReturns,
-    optimal_gpus,
     Optimum,
+    recommend,
+    Recommendation,
 )
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -44,6 +44,9 @@ class Curves:
         parts: seconds per term at `gpus` (`ScalingModel.breakdown`).
         optimum: the fastest GPU count up to `max_gpus`.
         knee: where returns diminish (marginal speedup below `threshold`).
+        recommendation: the GPU count worth buying (`recommend`), whose optimum and
+            knee these are: in whole nodes when the data state the node size, as
+            ``perfmodel optimal`` answers.
         bound: Amdahl's bound on speedup, or None.
         quantity: axis label of the measured quantity, with its unit.
         log_x: whether GPU counts span a decade or more (then log axes).
@@ -60,6 +63,7 @@ class Curves:
     bound: float | None
     quantity: str
     log_x: bool
+    recommendation: Recommendation | None = None
 
 
 def quantity_label(fit: FitResult) -> str:
@@ -112,8 +116,10 @@ def curves(
     """
     if interval is not None and not 0 < interval < 1:
         raise InputError(f"interval level must be in (0, 1), got {interval}")
-    optimum = optimal_gpus(fit, max_gpus=max_gpus)
-    knee = diminishing_returns(fit, threshold=threshold, max_gpus=max_gpus)
+    # The answers `perfmodel optimal` gives (whole nodes when the node size is known),
+    # so a figure or a report never names another count than the command line.
+    answer = recommend(fit, max_gpus=max_gpus, threshold=threshold, level=interval)
+    optimum, knee = answer.optimum, answer.knee
     measured = fit.data.gpus
     if gpus_range is None:
         lo = min(1.0, float(measured.min()))
@@ -145,6 +151,7 @@ def curves(
         bound=amdahl_bound(fit),
         quantity=quantity_label(fit),
         log_x=hi / lo >= 10.0,
+        recommendation=answer,
     )
 
 

@@ -1,6 +1,7 @@
 """A fit as one self-contained page to share: HTML (figure embedded) or Markdown.
 
-The page holds the answers (optimal GPU count, diminishing returns, Amdahl's bound,
+The page holds the answers (the GPU count worth buying, as `perfmodel optimal` says
+it, the fastest count, diminishing returns, Amdahl's bound,
 what each parameter would buy), the fitted parameters with units and intervals, the
 candidate families compared, predictions with their interval, the figure and the data.
 """
@@ -113,9 +114,18 @@ def _at_optimum(fit: FitResult, time_s: float) -> str:
 
 
 def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
-    opt, knee = c.optimum, c.knee
+    opt, knee, rec = c.optimum, c.knee, c.recommendation
     limit = " (the search limit: more GPUs may still help)" if opt.at_limit else ""
-    rows = [
+    rows = []
+    if rec is not None:
+        rows.append(
+            {
+                "question": "GPUs worth buying",
+                "answer": f"{rec.gpus} GPU{'s' if rec.gpus != 1 else ''}",
+                "detail": rec.sentence,
+            }
+        )
+    rows += [
         {
             "question": "fastest GPU count",
             "answer": f"{opt.gpus} GPUs{limit}",
@@ -137,8 +147,7 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
             {
                 "question": "diminishing returns",
                 "answer": f"from {knee.gpus} GPUs",
-                "detail": f"{knee.criterion}: one more GPU adds {knee.marginal_speedup:.3g}×, "
-                f"efficiency {knee.efficiency:.1%}, speedup {knee.speedup:.3g}×",
+                "detail": knee.summary(),
             }
         )
     if c.bound is None and fit.family == "blend":

@@ -134,7 +134,7 @@ def predict_interval(
             "CSV --model NAME) and ask with --method laplace (kind='confidence', "
             "method='laplace' from Python)"
         )
-    if method == "conformal" and ensemble is None:
+    if method == "conformal":  # closed form, draws or not (the command line's too)
         with jax.enable_x64(True):
             lo, hi = conformal_bounds(fit, fit.config(counts, **overrides).broadcast(), level)
         return interval_columns(fit.target, point, lo * per_step, hi * per_step)
