@@ -201,7 +201,7 @@ def load_benchmarks(
     time_column: str | None = None,
     time_unit: str | None = None,
     throughput_column: str | None = None,
-    throughput_unit: str = "work/s",
+    throughput_unit: str | None = None,
     series: str | None = None,
     scaling: str | None = None,
 ) -> Benchmarks:
@@ -211,8 +211,11 @@ def load_benchmarks(
     `time_column`: in `time_unit` (``"s"``, ``"ms"`` or ``"us"``) when given, else in the
     unit its name ends in (``Time_ms``, ``step time (us)``), else seconds; a name and a
     `time_unit` that disagree are refused. ``throughput`` is work per second unless
-    `throughput_unit` says otherwise. What was assumed is in `Benchmarks.read_as`
-    (``"read Time_ms as milliseconds, from its name"``), which fits print. Columns named like
+    `throughput_unit` says otherwise; a `throughput_column` whose name states a rate
+    (``images_per_min``, ``tokens/s``, ``samples per hour``) is read in it, and a
+    `throughput_unit` whose time disagrees with the name is refused. What was assumed is
+    in `Benchmarks.read_as` (``"read Time_ms as milliseconds, from its name"``), which
+    fits print. Columns named like
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
     Repeated measurements are kept. `throughput_unit` names the work a
@@ -246,6 +249,7 @@ def load_benchmarks(
         role(time_column, "time_column", f"time_{unit}")
     elif time_unit is not None and time_unit not in TIME_UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    throughput_unit, named_unit = _throughput_unit(throughput_column, throughput_unit, source)
     if throughput_column is not None:
         role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
     if renames:
@@ -265,11 +269,47 @@ def load_benchmarks(
         column = _measured_column(frame, source)
         if column == THROUGHPUT_COLUMN:
             read_as = f"read {throughput_column or column} as {throughput_unit}"
+            read_as += ", from its name" if named_unit else ""
             if seconds != 1.0:
                 read_as += f", ÷ {seconds:g} for {per_second}"
         else:
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
     return dataclasses.replace(data, read_as=read_as)
+
+
+_RATE_IN_NAME = re.compile(
+    r"^(?P<work>.*?[a-z].*?)\s*(?:_per_|\s+per\s+|/)\s*(?P<per>[a-z]+)\s*\)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def rate_of_column(column: str) -> str | None:
+    """The rate a throughput column's name states, as work per time: ``images_per_min``
+    → ``"images/min"``, ``throughput (tokens/s)`` → ``"tokens/s"``; None when the name
+    states none (``throughput``, ``img_s``)."""
+    match = _RATE_IN_NAME.match(column.strip())
+    if match is None:
+        return None
+    work, per = match["work"], match["per"].lower()
+    key = per[:-1] if per not in PER_TIME and per.endswith("s") else per
+    if key not in PER_TIME:
+        return None
+    work = work.rpartition("(")[2].strip(" _") or work.strip(" _()")
+    return f"{work}/{per}" if work else None
+
+
+def _throughput_unit(column: str | None, unit: str | None, source: str) -> tuple[str, bool]:
+    """``(unit, from_name)``: `unit` when given, else the rate `column`'s name states,
+    else work per second; a name and a `unit` whose times disagree are refused."""
+    named = None if column is None else rate_of_column(column)
+    if unit is None:
+        return (named, True) if named else ("work/s", False)
+    if named and throughput_seconds(named, source)[0] != throughput_seconds(unit, source)[0]:
+        raise InputError(
+            f"{source}: column {column!r} is {named} by its name, but {{arg:throughput_unit}} "
+            f"says {unit}; leave {{arg:throughput_unit}} out or name the column without a rate"
+        )
+    return unit, False
 
 
 def throughput_seconds(unit: str, source: str) -> tuple[float, str]:

@@ -55,6 +55,41 @@ def test_a_throughput_unit_that_is_not_work_per_time_is_refused(tmp_path, unit):
         pm.load_benchmarks(path, throughput_unit=unit)
 
 
+@pytest.mark.parametrize(
+    "column, seconds, per_second",
+    [
+        ("images_per_min", 60, "images/s"),
+        ("throughput (tokens/s)", 1, "tokens/s"),
+        ("samples per hour", 3600, "samples/s"),
+        ("seqs/sec", 1, "seqs/s"),
+    ],
+)
+def test_a_throughput_column_is_read_in_the_rate_its_name_states(
+    tmp_path, column, seconds, per_second
+):
+    # A newcomer's images_per_min was read as images per second: costs 60× off.
+    path = write(tmp_path, f"gpus,{column}\n1,200\n4,700\n")
+    data = pm.load_benchmarks(path, throughput_column=column)
+    np.testing.assert_allclose(data.time_s, [seconds / 200, seconds / 700])
+    converted = f", ÷ {seconds:g} for {per_second}" if seconds != 1 else ""
+    assert data.unit == per_second
+    assert data.read_as.endswith(", from its name" + converted)
+
+
+def test_a_throughput_unit_that_disagrees_with_the_columns_name_is_refused(tmp_path):
+    path = write(tmp_path, "gpus,images_per_min\n1,200\n4,700\n")
+    with pytest.raises(pm.InputError, match=r"'images_per_min' is images/min by its name, but"):
+        pm.load_benchmarks(path, throughput_column="images_per_min", throughput_unit="images/s")
+    data = pm.load_benchmarks(
+        path, throughput_column="images_per_min", throughput_unit="img/minute"
+    )
+    assert data.unit == "img/s" and data.time_s[0] == pytest.approx(60 / 200)
+    plain = pm.load_benchmarks(
+        write(tmp_path, "gpus,img_s\n1,200\n4,700\n"), throughput_column="img_s"
+    )
+    assert plain.unit == "work/s"  # no rate in the name: work per second, as before
+
+
 def test_a_shipped_throughput_per_hour_is_read_per_second():
     data = pm.load_dataset("usl_specsdm91")  # SPEC SDM91: scripts per hour
     assert data.unit == "scripts/s" and data.time_s[0] == pytest.approx(3600 / 64.9)

@@ -201,7 +201,8 @@ def _add_fit_options(p) -> None:
         "--throughput-unit",
         metavar="WORK/TIME",
         help="what the throughput counts, per s, min, h or day (images/s, scripts/hour: "
-        "read as per second); default: a shipped dataset's unit, else work/s",
+        "read as per second); default: a shipped dataset's unit, else the rate the "
+        "column's name states (images_per_min, tokens/s), else work/s",
     )
     p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
     p.add_argument(
@@ -318,9 +319,16 @@ def _load_csv(args):
         time_column=args.time_column,
         time_unit=args.time_unit,
         throughput_column=args.throughput_column,
-        throughput_unit=args.throughput_unit or dataset_unit(args.csv),
+        throughput_unit=args.throughput_unit or _shipped_unit(args.csv),
         series=args.series,
     )
+
+
+def _shipped_unit(path: str) -> str | None:
+    """A shipped dataset's throughput unit; None for other files (then the column's
+    name, else work per second)."""
+    unit = dataset_unit(path)
+    return None if unit == "work/s" else unit
 
 
 def shipped_or_path(text: str) -> str:
