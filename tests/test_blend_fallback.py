@@ -188,3 +188,16 @@ def test_edited_anchor_fields_are_refused_naming_the_field(sdm91, tmp_path, edit
     path.write_text(json.dumps(document))
     with pytest.raises(InputError, match=message):
         pm.load_fit(path)
+
+
+def test_gpus_for_a_serial_share_where_the_blends_serial_part_vanishes(sdm91):
+    # Far out the members with a serial term have no weight: the share is exactly 0, and
+    # log 0 = −inf is a share that meets every ceiling, not a gap in the curve.
+    for goal in (0.1, 0.2, 0.4, 0.6):
+        answer = pm.require(sdm91, parameter="gpus", target=("serial_share", goal))
+        assert answer.reachable and "Traceback" not in answer.message
+    answer = pm.require(sdm91, parameter="gpus", target=("serial_share", 0.2))
+    assert answer.side == "≤" and answer.value == 19 and answer.best == 0.0
+    (_, first), (again, last) = answer.feasible
+    assert first == pytest.approx(answer.exact) and 216 < again < last
+    assert "holds up to 19 GPUs" in answer.message and "and again from" in answer.message

@@ -337,7 +337,9 @@ def require(
 def _answer(problem: _Problem) -> Requirement:
     grid, sign = problem.grid, TARGETS[problem.kind]
     log_q = problem.evaluate(grid)[0]
-    valid = np.isfinite(log_q)
+    # log Q = −inf is Q = 0, a value like any other: a serial share of 0 (a blend whose
+    # members with a serial term have no weight at that count) meets every ceiling.
+    valid = ~np.isnan(log_q)
     good = valid & (sign * (log_q - math.log(problem.goal)) >= 0)
     best = int(np.argmax(np.where(valid, sign * log_q, -np.inf)))
     at_end = not problem.gpus and best in (0, len(grid) - 1)
@@ -376,7 +378,11 @@ def _answer(problem: _Problem) -> Requirement:
     # Refine every boundary between grid points that meet the target and points that don't.
     roots = []
     for i in np.flatnonzero(good[1:] != good[:-1]):
-        root, iterations = solve_bracketed(problem, float(grid[i]), float(grid[i + 1]))
+        lo, hi = float(grid[i]), float(grid[i + 1])
+        if valid[i] and valid[i + 1]:
+            root, iterations = solve_bracketed(problem, lo, hi)
+        else:  # no number on one side to refine against: the last grid point that meets it
+            root, iterations = (hi if good[i + 1] else lo), 0
         roots.append((root, iterations, bool(good[i + 1])))  # True: met above the root
     feasible = _feasible(problem, good, roots)
     if not roots:
@@ -439,6 +445,9 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
         message = f"{problem.want} holds {holds} {value:g} GPUs (crossing at {exact:.6g} GPUs)"
         if side == "≥" and feasible and feasible[0][1] < problem.value(problem.grid[-1]):
             message += f" up to {feasible[0][1]:.4g} GPUs, past which it is lost again"
+        later = [lo for lo, hi in feasible[1:] if hi > lo]
+        if side == "≤" and later:  # e.g. a blend whose serial share falls again far out
+            message += f", and again from {later[0]:.4g} GPUs"
         return message
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
