@@ -371,14 +371,60 @@ def unique_columns(names, source: str) -> list[str]:
     return names
 
 
+def unix_newlines(text):
+    """`text` (str or bytes) with Windows (CRLF) and old Mac (lone CR) line endings as
+    LF, so that every CSV reader counts the lines an editor shows."""
+    lf, cr = ("\n", "\r") if isinstance(text, str) else (b"\n", b"\r")
+    return text.replace(cr + lf, lf).replace(cr, lf)
+
+
+def _open_quote_line(text: str) -> int | None:
+    """The line (from 1) where a quote that is never closed opens, or None."""
+    line, opened = 1, None
+    for part in re.finditer(r'["\n]', text):
+        if part.group() == "\n":
+            line += 1
+        else:
+            opened = line if opened is None else None
+    return opened
+
+
+def csv_error(error: Exception, text, source: str, columns: int | None = None) -> InputError:
+    """A csv or pandas parser error on CSV `text` (str or bytes, LF line endings) as one
+    line naming `source` and the line of the file (pandas numbers rows its own way):
+    a quote never closed, a row with more cells than the header's `columns`, or the
+    parser's first words."""
+    message = str(error).strip()
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    line = _open_quote_line(text) if "EOF inside string" in message else None
+    if line is not None:
+        return InputError(
+            f'{source} line {line}: a quote (") opens here and is never closed; close it, '
+            "or remove it if the cell is not quoted"
+        )
+    match = re.search(r"in line (\d+), saw (\d+)", message)
+    if match is not None and columns is not None:
+        line, cells = match.groups()
+        return InputError(
+            f"{source} line {line}: {cells} cells, but the header has {columns} columns"
+        )
+    first = message.splitlines()[0] if message else type(error).__name__
+    return InputError(f"{source}: not readable as CSV text ({first})")
+
+
 def header_columns(line: str, source: str) -> list[str]:
     """`unique_columns` of one header line of CSV text."""
-    return unique_columns(next(csv.reader([line], skipinitialspace=True), []), source)
+    try:
+        cells = next(csv.reader([line], skipinitialspace=True), [])
+    except csv.Error as error:
+        raise InputError(f"{source} line 1: the header is not readable as CSV ({error})")
+    return unique_columns(cells, source)
 
 
 def _header(content: bytes, source: str) -> list[str]:
     """The column names of the first line, stripped (`unique_columns`)."""
-    first = content.split(b"\n", 1)[0].rstrip(b"\r")
+    first = content.split(b"\n", 1)[0]
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -393,7 +439,7 @@ def _read_csv(source: str) -> pd.DataFrame:
     """Every data row, with the physical line it came from in ``frame.attrs["lines"]``
     (blank lines skipped but counted). pandas parses numbers in C; a column with any
     cell that is not a number stays text, for `_numeric` to name that cell."""
-    content = read_bytes(source, "CSV file")
+    content = unix_newlines(read_bytes(source, "CSV file"))
     if not content.strip():
         raise InputError(f"{source}: empty file, expected a header line and data rows")
     names = _header(content, source)
@@ -419,7 +465,7 @@ def _read_csv(source: str) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         frame = pd.DataFrame(columns=[*names, _EXTRA])
     except pd.errors.ParserError as error:
-        raise InputError(_parser_message(str(error), len(names), source)) from None
+        raise csv_error(error, content, source, len(names)) from None
     except UnicodeDecodeError:
         raise InputError(_not_utf8(content, source)) from None
     except ValueError as error:
@@ -443,16 +489,6 @@ def _read_csv(source: str) -> pd.DataFrame:
     if frame.empty:
         raise InputError(f"{source}: header but no data rows")
     return frame
-
-
-def _parser_message(message: str, columns: int, source: str) -> str:
-    """pandas' "Expected 3 fields in line 5, saw 4" as a sentence about the header."""
-    match = re.search(r"in line (\d+), saw (\d+)", message)
-    if match is None:
-        first = message.strip().splitlines()[0]
-        return f"{source}: not readable as CSV text ({first})"
-    line, cells = match.groups()
-    return f"{source} line {line}: {cells} cells, but the header has {columns} columns"
 
 
 def _require(frame: pd.DataFrame, column: str, source: str) -> str:

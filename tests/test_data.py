@@ -151,7 +151,7 @@ def test_series_selection(tmp_path):
             "gpus,time_s,gpus_per_node\n1,1,x\n",
             r"column 'gpus_per_node': expected a finite number",
         ),
-        ('gpus,time_s\n1,"1\n', r"not readable as CSV text"),
+        ('gpus,time_s\n1,"1\n', r"line 2: a quote \(\"\) opens here and is never closed"),
     ],
 )
 def test_bad_csv_names_file_row_and_column(tmp_path, text, pattern):
@@ -215,6 +215,8 @@ def test_unknown_dataset_name():
         ("gpus,time_s\n1,1.0\n2,0.5,7,8\n", r"line 3: 4 cells, but the header has 2 columns"),
         ("gpus,time_s\n1,1.0\n\n\n2,x\n", r"row 2 \(line 5\), column 'time_s'.*got 'x'"),
         ("gpus,time_s\r\n1,1\r\n\r\n2,-1\r\n", r"row 2 \(line 4\).*a positive number, got '-1'"),
+        ("gpus,time_s\r1,1\r\r2,-1\r", r"row 2 \(line 4\).*a positive number, got '-1'"),
+        ('gpus,time_s\n1,1.0\n\n2,"0.5\n4,0.3\n', r"line 4: a quote \(\"\) opens here"),
         ("gpus,time_s\n1,1.0,\n2,,\n", r"row 2 \(line 3\), column 'time_s': empty cell"),
         ("gpus,time_s\n1,1\n2.5,0.5\n", r"column 'gpus': expected a whole number ≥ 1, got '2.5'"),
         ("gpus,time_s\n1,nan\n", "expected a finite number, got 'nan'"),
@@ -225,6 +227,15 @@ def test_refused_with_the_line_in_the_file(tmp_path, text, pattern):
     with pytest.raises(pm.InputError, match=pattern) as caught:
         pm.load_benchmarks(write(tmp_path, text, "x.csv"))
     assert str(caught.value).startswith(str(tmp_path / "x.csv"))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_old_mac_and_windows_line_endings_read_as_unix_ones(tmp_path, newline):
+    text = newline.join(["gpus,time_s", "1,1.0", "", "2,0.52", "4,0.28", ""])
+    data = pm.load_benchmarks(write(tmp_path, text))
+    np.testing.assert_array_equal(data.gpus, [1, 2, 4])
+    np.testing.assert_allclose(data.time_s, [1.0, 0.52, 0.28])
+    np.testing.assert_array_equal(data.lines, [2, 4, 5])
 
 
 def test_blank_lines_and_trailing_commas_are_read_as_meant(tmp_path):

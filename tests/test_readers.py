@@ -343,7 +343,7 @@ CSV_ERRORS = [
     ),
     ("step,step_time\n1,0.5\n", {"time_unit": "h"}, r"time unit must be s, ms or us"),
     ("step,step_time\n1,0.5\n", {}, r"m.csv line 2: no GPU count in the log; pass gpus="),
-    ('step,step_time\n1,"0.5\n', {}, r"m.csv: not readable as CSV text"),
+    ('step,step_time\n1,"0.5\n', {}, r"m.csv line 2: a quote \(\"\) opens here"),
     # pandas read the second as 'step_time.1' and the first was used without a word.
     (
         "step,step_time,loss,step_time\n1,0.5,2,0.6\n",
@@ -542,6 +542,28 @@ def test_a_csv_of_runs_with_a_blank_line_reads_each_rows_work(tmp_path):
     runs = read_training_runs(path)
     np.testing.assert_array_equal(runs.work, [1e6, 2e6])
     assert runs.warnings == ()
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_a_csv_of_runs_with_windows_or_old_mac_line_endings(tmp_path, newline):
+    # Lone CRs (an old Mac export) ended in `_csv.Error: new-line character seen in
+    # unquoted field`.
+    from perfmodel._readers import read_training_runs
+
+    path = tmp_path / "runs.csv"
+    rows = ["gpus,global_batch,samples,time_s", "8,256,1e6,1000", "", "16,512,2e6,520", ""]
+    path.write_bytes(newline.join(rows).encode())
+    runs = read_training_runs(path)
+    np.testing.assert_array_equal(runs.work, [1e6, 2e6])
+    np.testing.assert_array_equal(runs.data.lines, [2, 4])
+
+
+def test_a_tracker_csv_with_old_mac_line_endings(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"step,iteration_time\r10,120\r20,100\r30,101\r40,99\r")
+    assert detect_format(path) == "csv"
+    (run,) = read_runs(path, time_unit="ms", gpus=2)
+    assert run.step_time_s == pytest.approx(0.100)
 
 
 def test_training_runs_refuse_per_step_logs_and_bad_options():

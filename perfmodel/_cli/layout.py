@@ -275,8 +275,10 @@ def _read_layouts(path: str) -> dict[str, np.ndarray]:
             lines = [(reader.line_num, cells) for cells in reader]
     except OSError as error:
         raise InputError(f"{where}: cannot read ({error.strerror})")
-    except (UnicodeDecodeError, csv.Error) as error:
+    except UnicodeDecodeError as error:
         raise InputError(f"{where}: not a CSV ({error})")
+    except csv.Error as error:
+        raise InputError(f"{where} line {reader.line_num}: not readable as CSV ({error})")
     if not lines:
         raise InputError(f"{where}: no rows")
     header = unique_columns(lines[0][1], where)

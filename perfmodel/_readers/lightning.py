@@ -23,7 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._data import header_columns
+from .._data import csv_error, header_columns, unix_newlines
 from .._errors import InputError
 from .summary import RunSummary, steady_median
 
@@ -121,14 +121,14 @@ def read_tracker_csv(
     """
     if time_unit not in UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-    header_columns(text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r"), source)
+    text = unix_newlines(text)
+    header_columns(text.lstrip("\ufeff").split("\n", 1)[0], source)
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{source}: empty file, expected a CSV header and rows")
     except (pd.errors.ParserError, ValueError) as error:
-        first = str(error).strip().splitlines()[0]
-        raise InputError(f"{source}: not readable as CSV text ({first})")
+        raise csv_error(error, text, source) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     found = ", ".join(frame.columns)
     step = _pick(frame, step_column, STEP_COLUMNS, "step", source)

@@ -4,7 +4,7 @@
 import os
 from pathlib import Path
 
-from .._data import Benchmarks
+from .._data import Benchmarks, unix_newlines
 from .._errors import InputError
 from .lightning import read_tracker_csv, STEP_COLUMNS
 from .megatron_log import ITERATION_RE, read_megatron
@@ -57,7 +57,7 @@ def _detect_text(text: str, source: str) -> str:
         return "mllog"
     if "elapsed time per iteration" in head and ITERATION_RE.search(head):
         return "megatron"
-    first = head.lstrip("\ufeff").split("\n", 1)[0].strip()
+    first = unix_newlines(head).lstrip("\ufeff").split("\n", 1)[0].strip()
     if "," in first:
         columns = [c.strip() for c in first.split(",")]
         if "step" in columns and "epoch" in columns:

@@ -2,12 +2,14 @@
 to the target (samples or epochs), from MLPerf result files or from a CSV of runs."""
 
 import dataclasses
+import io
 
 import numpy as np
 import pandas as pd
 
-from .._data import Benchmarks, load_benchmarks
+from .._data import Benchmarks, csv_error, load_benchmarks, unix_newlines
 from .._errors import InputError
+from .._files import read_bytes
 from .mllog import TOKEN
 from .read import _read_text, _source, detect_format, log_files, read_runs
 from .summary import RunSummary, to_benchmarks
@@ -125,9 +127,17 @@ def _from_summaries(runs: list[RunSummary], source: str, work: str | None) -> Tr
 
 def _work_column(path: str, data: Benchmarks, work: str | None) -> tuple[np.ndarray, str]:
     # Blank lines kept as rows: `data.lines` counts them, and picks the rows by them.
-    frame = pd.read_csv(
-        path, dtype=str, keep_default_na=False, skipinitialspace=True, skip_blank_lines=False
-    )
+    content = unix_newlines(read_bytes(path, "CSV file"))
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(content),
+            dtype=str,
+            keep_default_na=False,
+            skipinitialspace=True,
+            skip_blank_lines=False,
+        )
+    except (pd.errors.ParserError, ValueError) as error:
+        raise csv_error(error, content, path) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     present = [unit for unit in WORK_UNITS if unit in frame.columns]
     if work is None:
@@ -245,7 +255,7 @@ def _detect_runs(path: str, gpus_column: str | None) -> str:
     text = _read_text(path)
     if TOKEN in text[: 8 << 20]:
         return "mllog"
-    header = text.lstrip("\ufeff").split("\n", 1)[0]
+    header = unix_newlines(text[: 8 << 20]).lstrip("\ufeff").split("\n", 1)[0]
     if (gpus_column or "gpus") in [c.strip() for c in header.split(",")]:
         return "csv"
     return detect_format(path)
