@@ -180,6 +180,10 @@ def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
         ("gpus,tp,pp\n64,8,8\n128,8\n", "row 2 (line 3), column 'pp': empty cell"),
         ("gpus,tp,pp\r64,8,8\r\r128,8\r", "row 2 (line 4), column 'pp': empty cell"),
         ("gpus,tp\n64,8\n1," + "8" * 140000 + "\n", "line 3: not readable as CSV (field larger"),
+        (
+            "gpus,tp,micro_batch_size\n64,8,1\n",
+            "unknown column 'micro_batch_size' (did you mean 'microbatch_size'?); valid: Config",
+        ),
     ],
 )
 def test_a_layouts_csv_is_refused_in_one_line(tmp_path, text, message):

@@ -216,10 +216,14 @@ def ignored_columns(data) -> list[str]:
     return [c for c in names if c not in known and f"read {c} as" not in data.read_as]
 
 
-def _ignored(column: str) -> str:
+def _did_you_mean(column: str) -> str:
+    """`` (did you mean 'microbatch_size'?)`` for a column close to a `Config` field."""
     close = difflib.get_close_matches(column, CONFIG_FIELDS, n=1, cutoff=0.7)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"column {column!r} is not a field perfmodel reads: ignored{hint}"
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _ignored(column: str) -> str:
+    return f"column {column!r} is not a field perfmodel reads: ignored{_did_you_mean(column)}"
 
 
 def _check_measured_layouts(data, ignored: list[str]) -> None:
@@ -291,8 +295,8 @@ def _read_layouts(path: str) -> dict[str, np.ndarray]:
     unknown = [c for c in columns if c not in CONFIG_FIELDS]
     if unknown:
         raise InputError(
-            f"{where}: unknown column {unknown[0]!r}; valid: Config fields "
-            + ", ".join(CONFIG_FIELDS)
+            f"{where}: unknown column {unknown[0]!r}{_did_you_mean(unknown[0])}; valid: "
+            "Config fields " + ", ".join(CONFIG_FIELDS)
         )
     if "gpus" not in columns:
         raise InputError(f"{where}: missing column 'gpus'")
