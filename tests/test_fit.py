@@ -117,6 +117,26 @@ def test_too_few_distinct_gpu_counts_is_an_error():
         pm.fit("usl", data)
 
 
+@pytest.mark.parametrize(
+    "scale, column, message",
+    [
+        (1e-300, "time_s", "the times are too small to fit in float64"),
+        (1e300, "time_s", "the times are too large to fit in float64"),
+        (1e300, "throughput", "the throughputs are too large to fit in float64"),
+    ],
+)
+def test_times_past_float64_are_refused_about_the_data(scale, column, message):
+    # Times of 1e-300 s ended in "model.components[4].parameters.coherency.time: expected
+    # a positive number …, got 0.0": a parameter at 1e-22 of them underflowed to 0.
+    values = scale * np.array([1.0, 0.6, 0.3, 0.2])
+    data = pm.from_arrays([1, 2, 4, 8], **{column: values}, source="tiny.csv")
+    for fit in (pm.fit_auto, lambda d: pm.fit("amdahl", d)):
+        with pytest.raises(pm.InputError, match=f"^tiny.csv: {message}.*rescale"):
+            fit(data)  # said once, not once per family
+    data = pm.from_arrays([1, 2, 4, 8], 1e-280 * np.array([1.0, 0.6, 0.3, 0.2]))
+    assert pm.fit("amdahl", data).parameters()["compute.time"] > 0  # still fits
+
+
 def test_unknown_names_are_errors():
     data = pm.from_arrays([1, 2, 4], [1.0, 0.6, 0.4])
     with pytest.raises(pm.InputError, match="no parameter 'bandwidth'.*valid: serial.time"):

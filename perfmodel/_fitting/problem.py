@@ -17,6 +17,7 @@ import numpy as np
 from .._data import Benchmarks
 from .._errors import InputError
 from .._model import AbstractScalingModel
+from .._schema import MAGNITUDE
 from .loss import LOSSES
 from .optimise import project
 
@@ -92,8 +93,29 @@ def to_numpy_leaves(model: AbstractScalingModel) -> AbstractScalingModel:
 
 def data_scale(data: Benchmarks) -> float:
     """Seconds of one GPU's work, ``median(time_s · gpus)``: the scale of the times a
-    fit's parameters are (bandwidths are bytes over it)."""
-    return float(np.median(data.time_s * data.gpus))
+    fit's parameters are (bandwidths are bytes over it).
+
+    Raises:
+        InputError: a scale so small or large that the parameters' default range
+            (`RAW_LIMIT`, e^±50 around it) leaves normal float64 numbers, which the fit
+            file holds (``1e-307`` to ``1e307``): times of 1e-300 s, say.
+    """
+    scale = float(np.median(data.time_s * data.gpus))
+    margin = math.exp(RAW_LIMIT["time"] + 1.0)
+    if not margin / MAGNITUDE <= scale <= MAGNITUDE / margin:
+        small = scale < 1.0
+        if data.target == "throughput":  # a throughput is work over time
+            what = "throughputs are too " + ("large" if small else "small")
+        else:
+            what = "times are too " + ("small" if small else "large")
+        raise InputError(
+            f"{data.source}: the {what} to fit in float64: one GPU's work takes "
+            f"{scale:.3g} s and a fit's parameters reach {margin:.0e}× either side of it, "
+            f"past the {'smallest' if small else 'largest'} number a fit holds "
+            f"({1 / MAGNITUDE if small else MAGNITUDE:g}); rescale the measurements "
+            "(another unit)"
+        )
+    return scale
 
 
 def raw_centre(kind: str, scale: float) -> float:

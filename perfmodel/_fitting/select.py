@@ -14,7 +14,7 @@ from .._terms import hypotheses_of, is_searched, with_exponents
 from .blend import BLEND_FAMILY, DESCRIPTION, fit_blend
 from .canonical import per_unit_of_work
 from .exact import exact_refits
-from .problem import check_options, FitOptions
+from .problem import check_options, data_scale, FitOptions
 from .result import FitResult
 from .search import fit_pmnf, folds, held_out_errors, SEARCH_STARTS, weighted_fits
 from .single import fit
@@ -241,6 +241,7 @@ def fit_auto(
     if weak and data.scaling is None:
         data = dataclasses.replace(data, scaling="weak")
     data, assumed = per_unit_of_work(data)
+    data_scale(data)  # times too small or large for float64: refused once, not per family
     loss_given = fit_options.get("loss") is not None
     fit_options = {**fit_options, "loss": fit_options.get("loss") or "log"}
     fixed = set(fit_options.get("fix") or ())
