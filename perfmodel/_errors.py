@@ -3,13 +3,15 @@
 import re
 
 _ARGUMENT = re.compile(r"\{arg:([a-z_]+)\}")
+_SUBJECT = re.compile(r"^\{arg:([a-z_]+)\}:")  # a message about that argument
 
 
 class InputError(ValueError):
     """Bad user input: the message names the file, row/line and field and what was expected.
 
-    A message names a keyword argument as ``{arg:name}``: Python shows it as ``name=``,
-    the command line as its flag (``--name``), through `render`.
+    A message names a keyword argument as ``{arg:name}``: Python shows it as ``name=``
+    (``name`` where it opens the message, ``max_gpus: expected …``), the command line as
+    its flag (``--name``), through `render`.
     """
 
     def __init__(self, message: str):
@@ -21,7 +23,8 @@ class InputError(ValueError):
         return _ARGUMENT.sub(lambda match: spell(match.group(1)), self.template)
 
     def __str__(self) -> str:
-        return self.render(lambda name: f"{name}=")
+        subject = _SUBJECT.sub(r"\1:", self.template)
+        return _ARGUMENT.sub(lambda match: f"{match.group(1)}=", subject)
 
 
 class FitError(RuntimeError):

@@ -153,7 +153,7 @@ def test_plan_training_says_why_more_gpus_stop_helping(exact):
         ({"deadline_s": 10.0}, "a deadline goes with the cost objective"),
         ({"objective": "cost", "deadline_s": -1.0}, "expected seconds > 0"),
         ({"price_per_gpu_hour": 0.0}, "expected a positive number"),
-        ({"gpus": [0, 8]}, "gpus=: expected numbers ≥ 1"),
+        ({"gpus": [0, 8]}, "gpus: expected numbers ≥ 1"),
         ({"max_gpus": 8, "multiple_of": 16}, "multiple_of 16 is more than max_gpus 8"),
         ({"gpus": [64], "batches": [8]}, "no global batch of the grid gives 1 sample"),
     ],
