@@ -148,6 +148,13 @@ def seconds(value: float) -> str:
     return f"{value / 1e-9:.3g} ns"
 
 
+def counted(n, noun: str, fmt: str = "g") -> str:
+    """``1 GPU``, ``8 GPUs``, ``1 GPU-hour``: `n` in `fmt` and `noun`, plural unless
+    the number shows as 1."""
+    number = format(n, fmt)
+    return f"{number} {noun}" if number == "1" else f"{number} {noun}s"
+
+
 def span(lo: float | None, hi: float | None, fmt) -> str:
     """``"lo–hi"``, an end None or infinite written as unbounded."""
 

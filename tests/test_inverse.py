@@ -130,6 +130,15 @@ def test_a_speedup_that_is_lost_again_past_the_peak():
     assert "past which it is lost again" in answer.message
 
 
+def test_one_gpu_is_singular_in_the_answers(amdahl_fit):
+    answer = pm.require(amdahl_fit, parameter="gpus", target=("efficiency", 0.99))
+    assert answer.value == 1 and "holds up to 1 GPU (crossing at" in answer.message
+    answer = pm.require(amdahl_fit, parameter="serial.time", target=("efficiency", 0.99), gpus=1)
+    assert "efficiency ≥ 99.0% at 1 GPU holds" in answer.message
+    answer = pm.require(amdahl_fit, parameter="gpus", target=("serial_share", 0.99), max_gpus=100)
+    assert "holds for every GPU count searched" in answer.message
+
+
 def test_solve_bracketed_newton_and_errors():
     root, iterations = solve_bracketed(lambda u: (u**3 - 2.0, 3 * u**2), 0.0, 4.0)
     assert root == pytest.approx(2.0 ** (1 / 3), rel=1e-12) and iterations < 15

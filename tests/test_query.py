@@ -98,6 +98,14 @@ def test_bad_query_arguments():
     assert caught.value.render(lambda name: "--max-gpus").startswith("--max-gpus: expected")
 
 
+def test_one_gpu_is_singular():
+    result = fitted(pm.amdahl())
+    best = pm.optimal_gpus(result, objective="cost", price_per_gpu_hour=2.0)
+    assert best.gpus == 1 and "best by cost: 1 GPU, speedup" in best.summary()
+    knee = pm.diminishing_returns(result, threshold=0.99)
+    assert knee.gpus == 1 and "diminishing returns from 1 GPU, " in knee.summary()
+
+
 def test_search_limit_is_evaluated_in_bounded_memory():
     """The largest allowed search is answered (10⁶ counts, one vector per curve)."""
     result = fitted(pm.amdahl().with_parameters({"serial.time": 1e-7, "compute.time": 1.0}))

@@ -96,6 +96,12 @@ def test_usl_fastest_is_the_peak():
     assert rec.gpus < rec.optimum.gpus
 
 
+def test_one_gpu_hour_per_step_is_singular():
+    model = pm.amdahl().with_parameters({"serial.time": 600.0, "compute.time": 3000.0})
+    cheapest = pm.recommend(fitted(model), level=None).alternatives[1]
+    assert cheapest.sentence.startswith("cheapest per step: 1 GPU, 1 GPU-hour per step")
+
+
 def test_prices_deadlines_and_budgets_are_echoed(amdahl):
     deadline = float(amdahl.predict([10])["time_s"][0])
     rec = pm.recommend(

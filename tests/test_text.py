@@ -1,6 +1,6 @@
 """Tables that fit a terminal: wrapped headers and notes, columns left out and named."""
 
-from perfmodel._text import format_table, seconds, span
+from perfmodel._text import counted, format_table, seconds, span
 
 NOTE = "mean step time of weak_data_parallel and amdahl, each fitted by least squares on throughput"
 
@@ -57,6 +57,13 @@ def test_seconds_and_spans():
     assert seconds(0.288e-6) == "288 ns" and seconds(3.1e-3) == "3.1 ms"
     assert seconds(float("inf")) == "unbounded"
     assert span(1.0, None, str) == "1.0–unbounded"
+
+
+def test_counts_are_singular_for_one():
+    assert counted(1, "GPU") == "1 GPU" and counted(1.0, "GPU") == "1 GPU"
+    assert counted(8, "GPU") == "8 GPUs" and counted(0.5, "GPU-hour") == "0.5 GPU-hours"
+    assert counted(1.0001, "GPU-hour", ".3g") == "1 GPU-hour"  # as it is printed
+    assert counted(1, "collective group") == "1 collective group"
 
 
 def test_a_text_column_wraps_between_words_never_inside_a_name():

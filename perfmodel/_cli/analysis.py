@@ -16,7 +16,7 @@ from .._questions import (
     TARGETS,
     what_if,
 )
-from .._text import wrap
+from .._text import counted, wrap
 from . import common
 from .cache import mark_checked
 from .common import (
@@ -164,9 +164,8 @@ def _run_explain(args) -> int:
 
 
 def _print_explain(report) -> None:
-    n = f"{report.gpus:g}"
     print(
-        f"at {n} GPUs: {describe_quantity('time', report.time_s)}, speedup "
+        f"at {counted(report.gpus, 'GPU')}: {describe_quantity('time', report.time_s)}, speedup "
         f"{report.speedup:.3g}×, efficiency {report.efficiency:.1%}"
     )
     rows = [

@@ -29,6 +29,7 @@ from .._convergence import (
 from .._errors import InputError
 from .._files import all_or_nothing
 from .._questions import what_if
+from .._text import counted
 from .answers import TRAIN_OBJECTIVES
 from .common import format_table, number, parse_assignments, parse_list, print_json
 from .logs import add_log_options as add_log_options
@@ -319,13 +320,13 @@ def run_optimal(args) -> int:
     what = "fastest" if document["objective"] == "time-to-train" else "cheapest"
     if document["deadline_s"] is not None:
         what += f" within {document['deadline_s']:.4g} s"
-    cost = f"{document['gpu_hours']:.4g} GPU-hours"
+    cost = counted(document["gpu_hours"], "GPU-hour", ".4g")
     if document["cost"] is not None:
         cost += f", cost {document['cost']:.4g}"
     if not document["feasible"]:
         print(f"no configuration trains within the deadline: {document['reason']}")
     print(
-        f"train {what} on {document['gpus']} GPUs at global batch "
+        f"train {what} on {counted(document['gpus'], 'GPU')} at global batch "
         f"{document['global_batch']:g}: {document['time_to_train_s']:.4g} s to the target "
         f"({level:.0%} interval {_interval(lo or 0.0, hi or math.inf)} s), {cost}"
     )

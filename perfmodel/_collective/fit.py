@@ -35,6 +35,7 @@ from .._fitting import (
     refine_lbfgs,
 )
 from .._terms import collective_time
+from .._text import counted
 from .data import group_keys, measurements
 
 FACTORS = ("nominal", "fitted")
@@ -185,7 +186,8 @@ class CollectiveFit:
 
     def __repr__(self) -> str:
         groups = ", ".join(f"{g.collective}@{g.n_ranks}" for g in self.groups)
-        return f"<CollectiveFit: {len(self.groups)} groups ({groups}), {self.factor} factor>"
+        count = counted(len(self.groups), "group")
+        return f"<CollectiveFit: {count} ({groups}), {self.factor} factor>"
 
     def group(self, collective: str, n_ranks: int | None = None) -> CollectiveGroupFit:
         """The fit of `collective` (at `n_ranks` when several rank counts were fitted)."""

@@ -37,6 +37,7 @@ from .._fitting import (
 from .._fitting import residuals as loss_residuals
 from .._model import ScalingModel
 from .._presets import build
+from .._text import counted
 from .data import group_keys, measurements
 from .fit import point_loss, ring_coefficients
 from .links import collective_term, term_collective
@@ -72,8 +73,8 @@ class JointFit:
 
     def __repr__(self) -> str:
         return (
-            f"<JointFit: {self.fit.label} sharing {self.term} with {len(self.groups)} "
-            f"collective groups (weight {self.weight:g})>"
+            f"<JointFit: {self.fit.label} sharing {self.term} with "
+            f"{counted(len(self.groups), 'collective group')} (weight {self.weight:g})>"
         )
 
     def to_dict(self) -> dict:

@@ -19,7 +19,7 @@ from .._errors import InputError
 from .._fitting import FitResult, undetermined
 from .._model import AbstractScalingModel
 from .._terms import ParamSpec
-from .._text import brief, format_table
+from .._text import brief, counted, format_table
 
 
 def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
@@ -158,7 +158,9 @@ class Sensitivity:
             lines.append(describe_change(idle[0], self.time_s, self.speedup, self.target))
         elif idle:
             names = ", ".join(f"{p.change.label} {p.name}" for p in idle)
-            lines.append(f"change nothing measurable at {self.gpus:g} GPUs (< 0.05%): {names}")
+            lines.append(
+                f"change nothing measurable at {counted(self.gpus, 'GPU')} (< 0.05%): {names}"
+            )
         if open_:
             verb = "is" if len(open_) == 1 else "are"
             lines.append(
@@ -172,7 +174,8 @@ class Sensitivity:
         limit = "" if self.limiting is None else f"largest other term {self.limiting}"
         return brief(
             "Sensitivity",
-            f"at {self.gpus:g} GPUs {format_seconds(self.time_s)}, speedup {self.speedup:.3g}×",
+            f"at {counted(self.gpus, 'GPU')} {format_seconds(self.time_s)}, "
+            f"speedup {self.speedup:.3g}×",
             limit,
             f"most sensitive to {self.parameters[0].name}" if self.parameters else "",
         )
@@ -185,7 +188,7 @@ class Sensitivity:
         ]
         rows.append({"term": "total", "seconds": self.time_s, "share": "100.0%"})
         head = (
-            f"at {self.gpus:g} GPUs: {format_seconds(self.time_s)}, speedup "
+            f"at {counted(self.gpus, 'GPU')}: {format_seconds(self.time_s)}, speedup "
             f"{self.speedup:.3g}×, efficiency {self.efficiency:.1%}"
         )
         lines = [head, format_table(rows, width=width), *self.notes, "what would move it:"]

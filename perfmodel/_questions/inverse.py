@@ -20,6 +20,7 @@ import numpy as np
 from .._errors import InputError
 from .._fitting import FitResult
 from .._terms import SerialTerm
+from .._text import counted
 from .elasticity import _times, check_gpus, format_seconds, parameter_spec
 
 # Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
@@ -230,7 +231,7 @@ class _Problem:
     @property
     def want(self) -> str:
         """E.g. ``efficiency ≥ 80.0% at 512 GPUs``."""
-        at = "" if self.gpus else f" at {self.n:g} GPUs"
+        at = "" if self.gpus else f" at {counted(self.n, 'GPU')}"
         sense = "≥" if TARGETS[self.kind] > 0 else "≤"
         return f"{_label(self.kind)} {sense} {describe_quantity(self.kind, self.goal)}{at}"
 
@@ -386,7 +387,8 @@ def _answer(problem: _Problem) -> Requirement:
         roots.append((root, iterations, bool(good[i + 1])))  # True: met above the root
     feasible = _feasible(problem, good, roots)
     if not roots:
-        message = f"{problem.want} holds for every {problem.parameter} searched"
+        unknown = "GPU count" if problem.gpus else problem.parameter
+        message = f"{problem.want} holds for every {unknown} searched"
         if current_q is not None:
             now = describe_quantity(problem.kind, current_q)
             message += f" (1e-15× to 1e15× the fitted value; now {now})"
@@ -433,7 +435,7 @@ def _feasible(problem: _Problem, good, roots) -> tuple[tuple[float, float], ...]
 
 def _where(problem: _Problem, at: float, end: bool) -> str:
     if problem.gpus:
-        return f"at {at:g} GPUs"
+        return f"at {counted(at, 'GPU')}"
     if end:
         return f"as {problem.parameter} → {'∞' if math.isinf(at) else f'{at:g}'}"
     return f"at {problem.parameter} = {at:.4g} {problem.unit}"
@@ -442,7 +444,10 @@ def _where(problem: _Problem, at: float, end: bool) -> str:
 def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
     if problem.gpus:
         holds = "from" if side == "≥" else "up to"
-        message = f"{problem.want} holds {holds} {value:g} GPUs (crossing at {exact:.6g} GPUs)"
+        message = (
+            f"{problem.want} holds {holds} {counted(value, 'GPU')} "
+            f"(crossing at {counted(exact, 'GPU', '.6g')})"
+        )
         if side == "≥" and feasible and feasible[0][1] < problem.value(problem.grid[-1]):
             message += f" up to {feasible[0][1]:.4g} GPUs, past which it is lost again"
         later = [lo for lo, hi in feasible[1:] if hi > lo]

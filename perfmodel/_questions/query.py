@@ -13,7 +13,7 @@ import numpy as np
 from .._errors import InputError
 from .._levels import check_level
 from .._saved import SavedFit
-from .._text import brief
+from .._text import brief, counted
 
 OBJECTIVES = ("time", "cost")
 # The searches evaluate every GPU count up to `max_gpus` (the optimum and the knee must be
@@ -63,7 +63,7 @@ class Optimum:
         cost = "" if self.cost is None else f", {self.cost:.4g} per step at the price given"
         return (
             f"{'fastest' if self.objective == 'time' else 'best by ' + self.objective}: "
-            f"{self.gpus} GPUs{spread}{where}, speedup {self.speedup:.3g}×, "
+            f"{counted(self.gpus, 'GPU')}{spread}{where}, speedup {self.speedup:.3g}×, "
             f"efficiency {self.efficiency:.1%}{cost}"
         )
 
@@ -109,7 +109,8 @@ class DiminishingReturns:
                 f"the last {self.multiple_of} GPUs add {self.marginal_speedup:.3g}× speedup per GPU"
             )
         return (
-            f"diminishing returns from {self.gpus} GPUs{spread}, {self.criterion}: {step}, "
+            f"diminishing returns from {counted(self.gpus, 'GPU')}{spread}, {self.criterion}: "
+            f"{step}, "
             f"efficiency {self.efficiency:.1%}"
         )
 

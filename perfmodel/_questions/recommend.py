@@ -18,6 +18,7 @@ import numpy as np
 from .. import _closed
 from .._errors import InputError
 from .._levels import check_level
+from .._text import counted
 from .query import (
     _candidates,
     _count_interval,
@@ -80,7 +81,10 @@ LEVEL_OFF = 0.95  # the fastest count "levels off" within 5% of the Amdahl bound
 
 
 def _cost_text(cost: float | None, unit: str, per: str) -> str:
-    return "" if cost is None else f", {cost:.3g} {unit} per {per}"
+    if cost is None:
+        return ""
+    amount = counted(cost, "GPU-hour", ".3g") if unit == "GPU-hours" else f"{cost:.3g} {unit}"
+    return f", {amount} per {per}"
 
 
 # benchmarks/accuracy.py checks predictions up to about 2× the largest count fitted (its

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._convergence import MIN_GAIN, plan_training, TimeToTrainFit
+from .._text import counted
 
 
 def _seconds(value: float) -> str:
@@ -24,10 +25,6 @@ def _seconds(value: float) -> str:
     if value >= 120:
         return f"{value / 60:.3g} min"
     return f"{value:.4g} s"
-
-
-def _gpus(n: float) -> str:
-    return f"{n:g} GPU" + ("" if n == 1 else "s")
 
 
 def _interval(lo: float, hi: float) -> str:
@@ -58,10 +55,11 @@ def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list
         rows.append(
             {
                 "question": label,
-                "answer": f"{_gpus(found.gpus)} at global batch {found.global_batch:g}"
+                "answer": f"{counted(found.gpus, 'GPU')} at global batch {found.global_batch:g}"
                 + _outside(fit, found.gpus, found.global_batch),
                 "detail": f"{_seconds(found.time_to_train_s)} to the target ({level:.0%} "
-                f"interval {_interval(*found.time_interval_s)}), {hours:.4g} GPU-hours, "
+                f"interval {_interval(*found.time_interval_s)}), "
+                f"{counted(hours, 'GPU-hour', '.4g')}, "
                 f"{found.steps:.4g} steps" + (f"; {reason}" if reason else ""),
             }
         )
@@ -69,7 +67,7 @@ def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list
         rows.append(
             {
                 "question": "diminishing returns",
-                "answer": f"past {_gpus(fastest.knee_gpus)}",
+                "answer": f"past {counted(fastest.knee_gpus, 'GPU')}",
                 "detail": "a doubling of the GPUs (with the best batch at each count) saves "
                 f"less than {MIN_GAIN:.0%} of the time to train",
             }
