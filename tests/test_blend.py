@@ -223,6 +223,21 @@ def test_the_column_name_does_not_change_the_answer():
     np.testing.assert_allclose(throughput["speedup"], steps.predict(gpus)["speedup"], rtol=1e-9)
 
 
+def test_a_family_that_reads_the_batch_fits_step_times_whatever_the_scaling():
+    # Weak scaling (global_batch = 32·N): a family of N alone fits the time per unit of
+    # work, but batch_linear's c·B/N already divides the batch: dividing by N again
+    # counted the work twice (R² −60031).
+    gpus = np.array([1.0, 2.0, 4.0, 8.0])
+    data = pm.from_arrays(gpus, [0.372, 0.3728, 0.374, 0.3757], global_batch=32 * gpus)
+    assert data.scaling == "weak" and per_unit_of_work(data)[0].per_gpu
+    for given in (data, per_unit_of_work(data)[0]):  # also per-GPU data given back
+        steps, assumed = per_unit_of_work(given, pm.batch_linear())
+        assert not steps.per_gpu and np.array_equal(steps.time_s, data.time_s)
+        assert "batch_linear family reads global_batch" in assumed and "weak" in assumed
+    assert "global_batch" in per_unit_of_work(data, pm.hybrid_basic())[1]
+    assert per_unit_of_work(data, pm.amdahl())[0].per_gpu  # families of N alone as before
+
+
 def test_blend_is_the_weighted_geometric_mean_of_its_members(vgg):
     fit = vgg.best
     gpus = np.array([1.0, 8.0, 16.0, 24.0, 32.0, 1024.0])  # near, the ramp, far

@@ -4,8 +4,10 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+import perfmodel as pm
 from perfmodel._cli import main
 
 CSV = "gpus,time_s\n" + "".join(
@@ -377,3 +379,19 @@ def test_fit_takes_a_shipped_datasets_name(capsys, tmp_path, monkeypatch):
     assert json.loads(out.read_text())["data"]["source"].endswith("tf_dgx1_p100_resnet50_real.csv")
     status, printed, err = run(capsys, "fit", "no_such_dataset")
     assert status == 2 and "no_such_dataset: no such file" in err
+
+
+def test_batch_linear_fits_step_times_of_a_batch_that_grows_with_the_gpus(capsys, tmp_path):
+    # global_batch = 32·N states weak scaling; batch_linear's c·B/N shares the batch
+    # itself, so the times stay per step (they were divided by N too: R² −60031).
+    csv = tmp_path / "weak.csv"
+    rows = [(1, 0.372), (2, 0.37283), (4, 0.374), (8, 0.37566), (16, 0.378), (32, 0.38131)]
+    csv.write_text("gpus,time_s,global_batch\n" + "".join(f"{n},{t},{32 * n}\n" for n, t in rows))
+    out_file = tmp_path / "fit.json"
+    status, out, err = run(capsys, "fit", str(csv), "--model", "batch_linear", "-o", str(out_file))
+    assert status == 0 and "assumed: seconds per step" in out
+    document = json.loads(out_file.read_text())
+    assert not document["data"]["per_gpu"] and document["quality"]["mape_percent"] < 2.0
+    fit = pm.load_fit(out_file)  # seconds per step of the batch asked, as measured
+    predicted = fit.predict([1, 32], global_batch=np.array([32.0, 1024.0]))["time_s"]
+    assert predicted == pytest.approx([0.372, 0.38131], rel=0.02)

@@ -146,6 +146,18 @@ def test_megatron_logs_report_the_warm_up_dropped(capsys):
     assert status == 0 and "(the intervals ending at or before step 20)" in err
 
 
+def test_a_batch_ramp_up_fitted_by_batch_linear_is_per_step(tmp_path, capsys):
+    # The slope rule read the ramp-up as weak scaling and divided the step times by N,
+    # which batch_linear's c·B/N already does: R² −1.28, 1.308 s at 16 GPUs.
+    out_file = tmp_path / "meg.json"
+    argv = ["fit", LOGS / "megatron", "--model", "batch_linear", "-o", out_file]
+    status, out, err = run(capsys, *argv)
+    assert status == 0 and "assumed: seconds per step" in out
+    fit = pm.load_fit(out_file)
+    assert fit.r2 > 0.95 and not fit.data.per_gpu
+    assert fit.predict([16], global_batch=512)["time_s"][0] == pytest.approx(0.847, rel=0.05)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

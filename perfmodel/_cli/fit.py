@@ -284,7 +284,8 @@ def fit_model(
 ) -> tuple[FitResult, Selection | None]:
     """Fit the family `model` (or ``"auto"``: the default blend and every candidate, by
     `criterion`). Measurements are read as seconds per unit of work (`per_unit_of_work`),
-    except for the hybrid family, whose step times are of the layouts measured."""
+    except by the families that read global_batch (batch_linear and the hybrid ones),
+    which fit the step times measured."""
     if weak and data.scaling is None:
         data = dataclasses.replace(data, scaling="weak")
     if model == "auto":
@@ -295,10 +296,11 @@ def fit_model(
     if model == "hybrid":
         return fit_hybrid(data, weak=weak, gpu=gpu or "A100-80GB", **options), None
     options["loss"] = options.get("loss") or "log"
-    assumed = ""
-    if model != "hybrid_basic":  # its step times are those of the layouts measured
-        data, assumed = per_unit_of_work(data)
-    result = fit(build(model), data, **options)
+    family = build(model)
+    # Seconds per step for the families that read global_batch (batch_linear,
+    # hybrid_basic): they share the batch over the GPUs themselves.
+    data, assumed = per_unit_of_work(data, family)
+    result = fit(family, data, **options)
     return dataclasses.replace(result, assumed=assumed), None
 
 

@@ -14,16 +14,41 @@ as seconds per unit of work and as seconds per step, every protocol's training c
 the rule is right every time: per-unit slopes are at most −0.37, step-time slopes at
 least −0.16 (`docs/design/extrapolation.md`). It fails for per-unit times of a table
 that gains less than N^0.25 (parallel efficiency below 18% at 8 GPUs).
+
+A family whose formula reads the global batch (`batch_linear`'s ``a + c·B/N``, the
+hybrid families) already shares each run's batch over its GPUs: its times stay seconds per
+step, whatever the scaling, or the work would be counted twice.
 """
 
 import dataclasses
 
 import numpy as np
 
+from .._config import WORKLOAD_FIELDS
 from .._data import Benchmarks
+from .._model import AbstractScalingModel
+from .._presets import hybrid_kind
 
 SCALINGS = ("weak", "strong")
 WEAK_STEP_SLOPE = -0.25
+# Columns that say what a run computes or how it is laid out, global batch first: rows
+# at one GPU count that differ in them are different runs, not repeats. Micro-batches
+# are left out: at a fixed micro-batch size they follow the global batch (a ramp-up).
+WORKLOAD_COLUMNS = tuple(
+    dict.fromkeys(
+        ("global_batch", "tp", "pp", *WORKLOAD_FIELDS["hybrid"], *WORKLOAD_FIELDS["hybrid_basic"])
+    )
+)
+
+
+def workload_read(model: AbstractScalingModel) -> frozenset[str]:
+    """The `WORKLOAD_COLUMNS` that `model`'s formula reads: all of them for the hybrid
+    families, the fields its terms require otherwise (``global_batch`` for
+    `batch_linear`), none for a `Blend` or a family of the GPU count alone."""
+    if hybrid_kind(model):
+        return frozenset(WORKLOAD_COLUMNS)
+    required = {field for term in getattr(model, "terms", ()) for field in term.requires}
+    return frozenset(required & set(WORKLOAD_COLUMNS))
 
 
 def log_log_slope(data: Benchmarks) -> float:
@@ -33,17 +58,30 @@ def log_log_slope(data: Benchmarks) -> float:
     return float(np.polyfit(np.log(data.gpus), np.log(data.time_s), 1)[0])
 
 
-def per_unit_of_work(data: Benchmarks) -> tuple[Benchmarks, str]:
+def per_unit_of_work(
+    data: Benchmarks, model: AbstractScalingModel | None = None
+) -> tuple[Benchmarks, str]:
     """`data` with `time_s` proportional to seconds per unit of work, and a sentence
-    saying what was assumed and why.
+    saying what was assumed and why; for a `model` whose formula reads the global batch
+    (`workload_read`), seconds per step instead.
 
     Throughput and per-GPU data are returned as they are. A time column stated to be a
     fixed global batch (``scaling="strong"``) is per unit of work already; otherwise the
     slope rule of the module decides, and step times of a fixed per-GPU batch become
-    ``per_gpu`` data (`time_s` divided by the GPU count).
+    ``per_gpu`` data (`time_s` divided by the GPU count). A family that reads
+    ``global_batch`` (``T = a + c·B/N``) divides by the GPU count itself: its time
+    columns stay (or become again) the step times measured, whatever the scaling.
     """
     if data.target == "throughput":
         return data, f"read {data.unit} as work per second"
+    if model is not None and "global_batch" in workload_read(model):
+        steps = dataclasses.replace(data, time_s=data.measured, per_gpu=False)
+        scaling = f"{data.scaling} scaling" if data.scaling else "the scaling"
+        return steps, (
+            f"seconds per step of each run's global batch: the {model.family} family reads "
+            f"global_batch and shares it over the GPUs itself, so {scaling} changes "
+            "nothing and the time is not divided by the GPU count"
+        )
     if data.per_gpu:
         return data, "step times of a fixed per-GPU batch, divided by the GPU count"
     if data.scaling == "strong":

@@ -57,7 +57,8 @@ def parameter_rows(fit) -> list[dict]:
 
 
 def header_lines(fit) -> list[str]:
-    """The data (what was read, and as which unit) and the model's quality."""
+    """The data (what was read, and as which unit), the model's quality and what the fit
+    assumed about the measurements (`FitResult.assumed`: their scaling, their unit)."""
     data = fit.data
     first = (
         f"{data.source}: {len(data.gpus)} measurements, {data.distinct_configs()} distinct "
@@ -71,7 +72,8 @@ def header_lines(fit) -> list[str]:
         f"model {fit.label} ({fit.loss_kind} loss, {fit.precision}): R² {fit.r2:.4f}, "
         f"MAPE {fit.mape:.2f}%, {state}"
     )
-    return [first, second]
+    assumed = getattr(fit, "assumed", "")
+    return [first, second, f"assumed: {assumed}"] if assumed else [first, second]
 
 
 def fit_summary(fit, width: int | None = 100) -> str:
