@@ -27,6 +27,7 @@ from perfmodel._fitting import (
     per_unit_of_work,
 )
 from perfmodel._fitting.blend import describe_weights
+from perfmodel._fitting.canonical import mixed_workloads
 from perfmodel._saved import read_saved
 from perfmodel._uncertainty.conformal import calibrated
 
@@ -236,6 +237,21 @@ def test_a_family_that_reads_the_batch_fits_step_times_whatever_the_scaling():
         assert "batch_linear family reads global_batch" in assumed and "weak" in assumed
     assert "global_batch" in per_unit_of_work(data, pm.hybrid_basic())[1]
     assert per_unit_of_work(data, pm.amdahl())[0].per_gpu  # families of N alone as before
+
+
+def test_rows_of_different_workloads_at_one_gpu_count_are_named():
+    data = pm.from_arrays([8, 8, 16], [0.433, 0.812, 0.847], global_batch=[128, 256, 512])
+    line = mixed_workloads(data, pm.amdahl())
+    assert line.startswith("<arrays>: the rows at 8 GPUs differ in global_batch (128, 256)")
+    assert "amdahl model does not read global_batch" in line and "--model batch_linear" in line
+    assert mixed_workloads(data, pm.batch_linear()) == ""  # it models the batch
+    layouts = pm.from_arrays([8, 8, 16], [1.0, 1.1, 0.6], tp=[1, 2, 2])
+    assert "differ in tp (1, 2)" in mixed_workloads(layouts) and "--model hybrid" in (
+        mixed_workloads(layouts)
+    )
+    # One workload per GPU count (weak or strong scaling), or repeats: nothing to say.
+    assert mixed_workloads(pm.from_arrays([8, 16], [1.0, 1.0], global_batch=[128, 256])) == ""
+    assert mixed_workloads(pm.from_arrays([8, 8, 16], [1, 1.1, 0.6], global_batch=[64] * 3)) == ""
 
 
 def test_blend_is_the_weighted_geometric_mean_of_its_members(vgg):

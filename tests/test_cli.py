@@ -389,9 +389,19 @@ def test_batch_linear_fits_step_times_of_a_batch_that_grows_with_the_gpus(capsys
     csv.write_text("gpus,time_s,global_batch\n" + "".join(f"{n},{t},{32 * n}\n" for n, t in rows))
     out_file = tmp_path / "fit.json"
     status, out, err = run(capsys, "fit", str(csv), "--model", "batch_linear", "-o", str(out_file))
-    assert status == 0 and "assumed: seconds per step" in out
+    assert status == 0 and "assumed: seconds per step" in out and "differ in" not in err
     document = json.loads(out_file.read_text())
     assert not document["data"]["per_gpu"] and document["quality"]["mape_percent"] < 2.0
     fit = pm.load_fit(out_file)  # seconds per step of the batch asked, as measured
     predicted = fit.predict([1, 32], global_batch=np.array([32.0, 1024.0]))["time_s"]
     assert predicted == pytest.approx([0.372, 0.38131], rel=0.02)
+
+
+def test_rows_of_different_global_batches_at_one_gpu_count_are_warned_about(capsys, tmp_path):
+    csv = tmp_path / "mixed.csv"
+    csv.write_text("gpus,time_s,global_batch\n8,0.433,128\n8,0.812,256\n16,0.847,512\n")
+    status, _, err = run(capsys, "fit", str(csv))
+    warned = [line for line in err.splitlines() if "differ in global_batch" in line]
+    assert status == 0 and len(warned) == 1
+    assert warned[0].startswith(f"warning: {csv}: the rows at 8 GPUs differ in global_batch (128, ")
+    assert "256)" in warned[0] and "--model batch_linear" in warned[0]

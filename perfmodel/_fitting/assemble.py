@@ -15,6 +15,7 @@ import numpy as np
 
 from .._data import Benchmarks
 from .._model import AbstractScalingModel
+from .canonical import mixed_workloads
 from .covariance import fit_quality, laplace_covariance
 from .groups import Groups, reduce
 from .problem import (
@@ -140,14 +141,18 @@ def flat_names(model: AbstractScalingModel, free) -> tuple[str, ...]:
     return tuple(free[int(i)] for i in (np.concatenate(leaves) if leaves else ()))
 
 
-def data_notes(data: Benchmarks, predicted_q: np.ndarray) -> list[str]:
+def data_notes(
+    data: Benchmarks, predicted_q: np.ndarray, model: AbstractScalingModel | None = None
+) -> list[str]:
     """What the measurements themselves say: a quantity that does not change with the
-    GPU count (no scaling), or one the fit reproduces exactly."""
+    GPU count (no scaling), or rows at one GPU count of different workloads that `model`
+    does not read (`mixed_workloads`)."""
     notes = []
     measured = data.measured
     if len(np.unique(data.gpus)) > 1 and np.ptp(measured) <= 1e-12 * np.abs(measured).max():
         notes.append("the measured quantity is the same at every GPU count: no scaling")
-    return notes
+    mixed = mixed_workloads(data, model)
+    return notes + [mixed] if mixed else notes
 
 
 def assemble(
@@ -180,7 +185,7 @@ def assemble(
         cov = cov[np.ix_(permutation, permutation)]
     share = np.abs(jac) / predicted[:, None]
     negligible = {order[j] for j in range(len(order)) if share[:, j].max(initial=0.0) < 1e-9}
-    warnings = data_notes(data, predicted_q)
+    warnings = data_notes(data, predicted_q, fitted)
     warnings += identifiability(
         fitted, free, options.bounds, cov, data_scale(data), negligible=negligible
     )

@@ -41,6 +41,7 @@ from .._blend import anchor_names, Blend, member_names, STRADDLING_ANCHORS
 from .._data import Benchmarks
 from .._errors import InputError
 from .._presets import blend, straddles_nodes
+from .canonical import mixed_workloads
 from .exact import fit_at
 from .linear import _ridged, nnls
 from .problem import data_scale, RAW_LIMIT
@@ -274,6 +275,8 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
         )
         note = anchor_note(model, data)
         warnings = (note, *warnings) if note else warnings
+        mixed = mixed_workloads(data, model)
+        warnings = (mixed, *warnings) if mixed else warnings
     return dataclasses.replace(
         result,
         converged=True,

@@ -17,7 +17,9 @@ that gains less than N^0.25 (parallel efficiency below 18% at 8 GPUs).
 
 A family whose formula reads the global batch (`batch_linear`'s ``a + c·B/N``, the
 hybrid families) already shares each run's batch over its GPUs: its times stay seconds per
-step, whatever the scaling, or the work would be counted twice.
+step, whatever the scaling, or the work would be counted twice. Rows at one GPU count that
+differ in the batch or the layout (`WORKLOAD_COLUMNS`) are different workloads; a family
+that does not read those columns cannot tell them from noise (`mixed_workloads`).
 """
 
 import dataclasses
@@ -99,3 +101,34 @@ def per_unit_of_work(
         f"{said}time against GPUs has a log-log slope of {slope:.2f} (≤ {WEAK_STEP_SLOPE}): "
         "seconds per unit of work, or per step of a fixed global batch"
     )
+
+
+def mixed_workloads(data: Benchmarks, model: AbstractScalingModel | None = None) -> str:
+    """One line when rows at the same GPU count differ in a `WORKLOAD_COLUMNS` column
+    that `model` does not read (they measure different workloads, which the fit takes
+    for scatter of one), naming the file, the first such count, the values and what to
+    do; else ``""``."""
+    read = workload_read(model) if model is not None else frozenset()
+    for column in WORKLOAD_COLUMNS:
+        if column in read or column not in data.config:
+            continue
+        values = np.asarray(data.config[column], dtype=np.float64)
+        counts = [n for n in np.unique(data.gpus) if np.ptp(values[data.gpus == n]) > 0]
+        if not counts:
+            continue
+        first = counts[0]
+        shown = ", ".join(f"{v:g}" for v in np.unique(values[data.gpus == first]))
+        more = f" (and at {len(counts) - 1} more GPU count(s))" if len(counts) > 1 else ""
+        who = "the model" if model is None else f"the {model.family} model"
+        remedy = (
+            "fit --model batch_linear, which reads global_batch"
+            if column == "global_batch"
+            else "fit --model hybrid, which reads the shape and the layout"
+        )
+        return (
+            f"{data.source}: the rows at {first:g} GPUs differ in {column} ({shown}){more}: "
+            f"different workloads, but {who} does not read {column}, so it takes their "
+            f"difference for scatter and its speedups mix {column} with the GPU count; "
+            f"{remedy}, or keep one {column} per GPU count (split the CSV)"
+        )
+    return ""
