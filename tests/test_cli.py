@@ -167,6 +167,13 @@ def test_a_fit_that_did_not_converge_says_so_on_stderr(capsys, tmp_path):
     assert status == 0 and "did not converge" not in err
 
 
+def test_a_global_batch_per_row_on_a_step_time_fit_is_refused(capsys, fit_file):
+    # It was read only by time-to-train fits and silently ignored by the others.
+    status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--global-batch", "64")
+    assert status == 2
+    assert "--global-batch is for time-to-train fits; this usl fit does not read the batch" in err
+
+
 def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
     status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--tp", "8")
     assert status == 2 and "--tp: layouts are for hybrid fits" in err

@@ -166,6 +166,19 @@ PAST_NODE = (
 
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
+    if getattr(args, "global_batch", None) is not None:  # it was ignored here
+        model = getattr(result, "model", None)  # a saved fit's families never read it
+        if model is not None:
+            from .._fitting import workload_read  # here: the NumPy path imports no JAX
+        reads = model is not None and "global_batch" in workload_read(model)
+        then = (
+            "predicts every row at one batch: give it with --set global_batch=N"
+            if reads
+            else "does not read the batch"
+        )
+        raise InputError(
+            f"--global-batch is for time-to-train fits; this {result.family} fit {then}"
+        )
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:

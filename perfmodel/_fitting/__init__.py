@@ -16,6 +16,7 @@ from .blend import fit_members as fit_members
 from .blend import unanchored_residuals as unanchored_residuals
 from .canonical import per_unit_of_work as per_unit_of_work
 from .canonical import SCALINGS as SCALINGS
+from .canonical import workload_read as workload_read
 from .covariance import fit_quality as fit_quality
 from .covariance import gauss_newton_inverse as gauss_newton_inverse
 from .covariance import laplace_covariance as laplace_covariance
