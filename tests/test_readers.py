@@ -382,6 +382,15 @@ def test_detect_format(path, kind):
     assert detect_format(path) == kind
 
 
+def test_a_megatron_log_that_stopped_before_its_first_iteration_says_so(tmp_path):
+    # It was read as a CSV: "missing column 'gpus' … columns found: using world size: 16".
+    text = (MEGATRON / "gpt_16gpu.log").read_text()
+    crashed = write(tmp_path, "".join(x for x in text.splitlines(True) if "iteration" not in x))
+    assert detect_format(crashed) == "megatron"
+    with pytest.raises(InputError, match=r"no Megatron-LM iteration lines"):
+        read_log(crashed)
+
+
 def test_entry_point_errors(tmp_path):
     with pytest.raises(InputError, match=r"cannot tell the log format.*give format="):
         detect_format(write(tmp_path, "just words\n"))

@@ -37,6 +37,8 @@ _OPTIONS = {
 }
 _OPTIONS["csv"] = _OPTIONS["lightning"]
 _SCAN_BYTES = 8 << 20
+# The banner of Megatron-LM's argument dump (megatron/training/arguments.py, _print_args).
+MEGATRON_ARGUMENTS = "------------------------ arguments ------------------------"
 
 
 def _read_text(path: str) -> str:
@@ -57,6 +59,8 @@ def _detect_text(text: str, source: str) -> str:
         return "mllog"
     if "elapsed time per iteration" in head and ITERATION_RE.search(head):
         return "megatron"
+    if MEGATRON_ARGUMENTS in head or head.lstrip().startswith("using world size:"):
+        return "megatron"  # a job that stopped before its first logged iteration
     first = unix_newlines(head).lstrip("\ufeff").split("\n", 1)[0].strip()
     if "," in first:
         columns = [c.strip() for c in first.split(",")]
