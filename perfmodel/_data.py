@@ -477,9 +477,15 @@ def _read_csv(source: str) -> pd.DataFrame:
     stray = ~blank & ~extra
     if stray.any():
         line = int(lines[np.argmax(stray)])
+        separator = next((s for s in (";", "\t", "|") if s in names[0]), "")
+        hint = (  # "gpus";"time_s" then 1;1,0: a decimal comma splits the row in two
+            f"; the header holds {separator!r}: columns are separated by commas"
+            if separator and len(names) == 1
+            else ""
+        )
         raise InputError(
             f"{source} line {line}: {len(names) + 1} cells, but the header has "
-            f"{len(names)} columns ({', '.join(names)})"
+            f"{len(names)} column{'s' if len(names) != 1 else ''} ({', '.join(names)}){hint}"
         )
     if blank.any():
         frame, lines = frame[~blank], lines[~blank]

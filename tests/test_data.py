@@ -145,6 +145,10 @@ def test_series_selection(tmp_path):
         ("n,time_s\n1,1\n", r"missing column 'gpus'.*columns found: n, time_s$"),
         ("gpus;time_s\n1;1\n", r"columns found: gpus;time_s \(the header holds ';'"),
         ("gpus\ttime_s\n1\t1\n", r"the header holds '\\t': columns are separated by commas"),
+        (  # Excel's European export: semicolons, decimal commas
+            '"gpus";"time_s"\n1;1,0\n',
+            r"line 2: 2 cells, but the header has 1 column .*the header holds ';'",
+        ),
         ("gpus,speed\n1,1\n", r"missing a time or throughput column"),
         ("gpus,time_s,throughput\n1,1,1\n", r"several measured columns"),
         (
