@@ -174,8 +174,9 @@ class Recommendation:
             lo, hi = self.gpus_interval
             upper = f"more than {self.searched} (the end of the search)" if hi is None else hi
             band = f"{lo} to {upper}" if lo is not None else upper  # None: every draw's too
+            noun = "GPU" if band == "1 to 1" else "GPUs"
             out.append(
-                f"  the count worth buying: {self.level:.0%} confidence interval {band} GPUs"
+                f"  the count worth buying: {self.level:.0%} confidence interval {band} {noun}"
             )
         out += [f"  {a.sentence}" for a in self.alternatives]
         return out
