@@ -3,14 +3,15 @@
 import re
 
 _ARGUMENT = re.compile(r"\{arg:([a-z_]+)\}")
-_SUBJECT = re.compile(r"^\{arg:([a-z_]+)\}:")  # a message about that argument
+_SUBJECT = re.compile(r"^\{arg:([a-z_]+)\}(?=[:\s])")  # a message about that argument
 
 
 class InputError(ValueError):
     """Bad user input: the message names the file, row/line and field and what was expected.
 
     A message names a keyword argument as ``{arg:name}``: Python shows it as ``name=``
-    (``name`` where it opens the message, ``max_gpus: expected …``), the command line as
+    (``name`` where it opens the message, ``max_gpus: expected …``, ``budget_per_hour
+    needs …``), the command line as
     its flag (``--name``), through `render`.
     """
 
@@ -23,7 +24,7 @@ class InputError(ValueError):
         return _ARGUMENT.sub(lambda match: spell(match.group(1)), self.template)
 
     def __str__(self) -> str:
-        subject = _SUBJECT.sub(r"\1:", self.template)
+        subject = _SUBJECT.sub(r"\1", self.template)
         return _ARGUMENT.sub(lambda match: f"{match.group(1)}=", subject)
 
 

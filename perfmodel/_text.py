@@ -6,6 +6,7 @@ that both print the same thing. Imports nothing heavy (no NumPy, no JAX).
 
 from collections.abc import Sequence
 import math
+import numbers
 import re
 import textwrap
 
@@ -151,7 +152,8 @@ def seconds(value: float) -> str:
 def counted(n, noun: str, fmt: str = "g") -> str:
     """``1 GPU``, ``8 GPUs``, ``1 GPU-hour``: `n` in `fmt` and `noun`, plural unless
     the number shows as 1."""
-    number = format(n, fmt)
+    whole = isinstance(n, numbers.Integral) or (float(n).is_integer() and abs(n) < 1e15)
+    number = str(int(n)) if whole else format(n, fmt)  # 1234567 GPUs, not 1.23457e+06
     return f"{number} {noun}" if number == "1" else f"{number} {noun}s"
 
 

@@ -337,7 +337,7 @@ def test_blend_is_listed_first_and_round_trips(vgg, tmp_path):
     assert vgg.candidates[0].family == "blend" and vgg.candidates[0].fit is vgg.best
     fit = vgg.best
     assert fit.intervals == "conformal" and len(fit.components) == 5
-    assert "work per second" in fit.assumed
+    assert "1 / throughput" in fit.assumed
     path = tmp_path / "fit.json"
     pm.save_fit(fit, path)
     back = pm.load_fit(path)

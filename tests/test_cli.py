@@ -174,6 +174,20 @@ def test_a_global_batch_per_row_on_a_step_time_fit_is_refused(capsys, fit_file):
     assert "--global-batch is for time-to-train fits; this usl fit does not read the batch" in err
 
 
+def test_a_global_batch_per_row_names_set_where_the_model_reads_the_batch():
+    # A hybrid fit's predictions go through the layout path, which ignored it too.
+    from types import SimpleNamespace
+
+    from perfmodel._cli.answers import refuse_global_batch
+
+    args = SimpleNamespace(global_batch="4096")
+    for family, model in (("hybrid", pm.hybrid()), ("batch_linear", None)):
+        result = SimpleNamespace(family=family, model=model)
+        with pytest.raises(pm.InputError, match=r"predicts every row at one batch: give it with"):
+            refuse_global_batch(args, result)
+    refuse_global_batch(SimpleNamespace(global_batch=None), SimpleNamespace(family="usl"))
+
+
 def test_layout_options_on_a_fit_without_layouts_are_refused(capsys, fit_file):
     status, _, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--tp", "8")
     assert status == 2 and "--tp: layouts are for hybrid fits" in err

@@ -441,7 +441,7 @@ def test_shipped_example_space_parses(tmp_path):
 
 
 def test_fields_read_follow_the_model():
-    from perfmodel._sweep.reads import fields_read
+    from perfmodel._reads import fields_read
 
     # Besides the model's own: gpus and price (cost), and the global batch (per sample).
     assert fields_read(pm.amdahl()) == ("gpus", "global_batch", "price_per_gpu_hour")

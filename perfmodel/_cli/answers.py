@@ -164,21 +164,29 @@ PAST_NODE = (
 )
 
 
+def refuse_global_batch(args, result) -> None:
+    """``--global-batch`` is read by time-to-train fits only: refuse it for the others
+    (it was ignored), saying whether the model reads the batch at all."""
+    if getattr(args, "global_batch", None) is None:
+        return
+    model = getattr(result, "model", None)  # a saved fit's: its families' own, no JAX
+    if model is None:
+        reads = getattr(result, "family", "") == "batch_linear"
+    else:
+        from .._fitting import workload_read  # here: the NumPy path imports no JAX
+
+        reads = "global_batch" in workload_read(model)
+    then = (
+        "predicts every row at one batch: give it with --set global_batch=N"
+        if reads
+        else "does not read the batch"
+    )
+    raise InputError(f"--global-batch is for time-to-train fits; this {result.family} fit {then}")
+
+
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
-    if getattr(args, "global_batch", None) is not None:  # it was ignored here
-        model = getattr(result, "model", None)  # a saved fit's families never read it
-        if model is not None:
-            from .._fitting import workload_read  # here: the NumPy path imports no JAX
-        reads = model is not None and "global_batch" in workload_read(model)
-        then = (
-            "predicts every row at one batch: give it with --set global_batch=N"
-            if reads
-            else "does not read the batch"
-        )
-        raise InputError(
-            f"--global-batch is for time-to-train fits; this {result.family} fit {then}"
-        )
+    refuse_global_batch(args, result)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:

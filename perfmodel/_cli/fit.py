@@ -35,6 +35,7 @@ from .answers import (
     answer_optimal,
     prediction_rows,
     print_predictions,
+    refuse_global_batch,
 )
 from .cache import mark_checked
 from .collective import (
@@ -416,6 +417,7 @@ def _run_predict(args) -> int:
     if train.has_time_to_train(args.fit):
         return train.run_predict(args)
     result = load_with_changes(args.fit, args.set)
+    refuse_global_batch(args, result)
     if run_predict(args, result, print_json, format_table):  # hybrid fits: layouts
         return 0
     if not args.gpus:

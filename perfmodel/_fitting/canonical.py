@@ -29,7 +29,8 @@ import numpy as np
 from .._config import WORKLOAD_FIELDS
 from .._data import Benchmarks
 from .._model import AbstractScalingModel
-from .._presets import hybrid_kind
+from .._reads import model_fields
+from .._text import counted
 
 SCALINGS = ("weak", "strong")
 WEAK_STEP_SLOPE = -0.25
@@ -44,13 +45,11 @@ WORKLOAD_COLUMNS = tuple(
 
 
 def workload_read(model: AbstractScalingModel) -> frozenset[str]:
-    """The `WORKLOAD_COLUMNS` that `model`'s formula reads: all of them for the hybrid
-    families, the fields its terms require otherwise (``global_batch`` for
-    `batch_linear`), none for a `Blend` or a family of the GPU count alone."""
-    if hybrid_kind(model):
-        return frozenset(WORKLOAD_COLUMNS)
-    required = {field for term in getattr(model, "terms", ()) for field in term.requires}
-    return frozenset(required & set(WORKLOAD_COLUMNS))
+    """The `WORKLOAD_COLUMNS` that `model`'s formula reads, traced (`model_fields`):
+    ``global_batch`` for `batch_linear`, tp and pp for `data_parallel` (its all-reduce
+    spans gpus/(tp·pp) ranks), the shape and layout for the hybrid families, none for a
+    `Blend` or a family of the GPU count alone."""
+    return model_fields(model) & frozenset(WORKLOAD_COLUMNS)
 
 
 def log_log_slope(data: Benchmarks) -> float:
@@ -75,7 +74,7 @@ def per_unit_of_work(
     columns stay (or become again) the step times measured, whatever the scaling.
     """
     if data.target == "throughput":
-        return data, f"read {data.unit} as work per second"
+        return data, "seconds per unit of work = 1 / throughput, whatever the scaling"
     if model is not None and "global_batch" in workload_read(model):
         steps = dataclasses.replace(data, time_s=data.measured, per_gpu=False)
         scaling = f"{data.scaling} scaling" if data.scaling else "the scaling"
@@ -118,7 +117,8 @@ def mixed_workloads(data: Benchmarks, model: AbstractScalingModel | None = None)
             continue
         first = counts[0]
         shown = ", ".join(f"{v:g}" for v in np.unique(values[data.gpus == first]))
-        more = f" (and at {len(counts) - 1} more GPU count(s))" if len(counts) > 1 else ""
+        others = len(counts) - 1
+        more = f" (and at {counted(others, 'other GPU count')})" if others else ""
         who = "the model" if model is None else f"the {model.family} model"
         remedy = (
             "fit --model batch_linear, which reads global_batch"
@@ -126,9 +126,10 @@ def mixed_workloads(data: Benchmarks, model: AbstractScalingModel | None = None)
             else "fit --model hybrid, which reads the shape and the layout"
         )
         return (
-            f"{data.source}: the rows at {first:g} GPUs differ in {column} ({shown}){more}: "
+            f"{data.source}: the rows at {counted(first, 'GPU')} differ in {column} "
+            f"({shown}){more}: "
             f"different workloads, but {who} does not read {column}, so it takes their "
             f"difference for scatter and its speedups mix {column} with the GPU count; "
-            f"{remedy}, or keep one {column} per GPU count (split the CSV)"
+            f"{remedy}, or keep one {column} per GPU count"
         )
     return ""

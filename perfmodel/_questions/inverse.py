@@ -449,10 +449,12 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
             f"(crossing at {counted(exact, 'GPU', '.6g')})"
         )
         if side == "≥" and feasible and feasible[0][1] < problem.value(problem.grid[-1]):
-            message += f" up to {feasible[0][1]:.4g} GPUs, past which it is lost again"
+            message += (
+                f" up to {counted(math.floor(feasible[0][1]), 'GPU')}, past which it is lost again"
+            )
         later = [lo for lo, hi in feasible[1:] if hi > lo]
         if side == "≤" and later:  # e.g. a blend whose serial share falls again far out
-            message += f", and again from {later[0]:.4g} GPUs"
+            message += f", and again from {counted(math.ceil(later[0]), 'GPU')}"
         return message
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "

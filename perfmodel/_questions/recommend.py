@@ -107,7 +107,7 @@ def _alternative(
     if kind == "fastest" and best.at_limit and levels_off:
         sentence = (
             f"fastest: none within the search: the speedup levels off at the Amdahl bound "
-            f"{bound:.3g}× ({best.speedup:.3g}× at {best.gpus} GPUs, efficiency "
+            f"{bound:.3g}× ({best.speedup:.3g}× at {counted(best.gpus, 'GPU')}, efficiency "
             f"{best.efficiency:.1%}): more GPUs add almost nothing"
         )
     elif kind == "fastest" and best.at_limit:
@@ -121,7 +121,7 @@ def _alternative(
         sentence = f"{label}: 1 GPU{_cost_text(cost, cost_unit, per)}"
     else:
         sentence = (
-            f"{label}: {best.gpus} GPUs, speedup {best.speedup:.3g}×, efficiency "
+            f"{label}: {counted(best.gpus, 'GPU')}, speedup {best.speedup:.3g}×, efficiency "
             f"{best.efficiency:.1%}{_cost_text(cost, cost_unit, per)}"
         )
     return Alternative(
@@ -331,7 +331,7 @@ def peak_note(fit, fastest_gpus: int) -> str:
         return ""
     gpus, drop = peak
     return (
-        f"; the measurements are fastest at {gpus} GPUs and {drop:.0%} slower at "
+        f"; the measurements are fastest at {counted(gpus, 'GPU')} and {drop:.0%} slower at "
         f"{largest}: the rise past {largest} GPUs is extrapolated, not measured"
     )
 

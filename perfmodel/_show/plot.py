@@ -102,6 +102,7 @@ def curves(
     gpus_range: tuple[float, float] | None = None,
     interval: float | None = 0.9,
     threshold: float = 0.5,
+    answer_intervals: bool = False,
 ) -> Curves:
     """Compute what the panels draw: curves, interval band, breakdown, optimum, knee.
 
@@ -113,12 +114,15 @@ def curves(
             the optimum, at most `max_gpus`.
         interval: level of the band around the fitted curve, or None for no band.
         threshold: marginal speedup (dS/dN) below which returns diminish.
+        answer_intervals: give the recommendation its confidence intervals (at
+            `interval`), as a report shows them; a figure does not draw them.
     """
     if interval is not None and not 0 < interval < 1:
         raise InputError(f"interval level must be in (0, 1), got {interval}")
     # The answers `perfmodel optimal` gives (whole nodes when the node size is known),
     # so a figure or a report never names another count than the command line.
-    answer = recommend(fit, max_gpus=max_gpus, threshold=threshold, level=interval)
+    level = interval if answer_intervals else None
+    answer = recommend(fit, max_gpus=max_gpus, threshold=threshold, level=level)
     optimum, knee = answer.optimum, answer.knee
     measured = fit.data.gpus
     if gpus_range is None:

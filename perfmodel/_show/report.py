@@ -19,6 +19,7 @@ from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, Selection, undetermined
 from .._questions import peak_note
+from .._text import counted
 from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label, source_name
 from .training_figure import plot_time_to_train
@@ -121,14 +122,14 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
         rows.append(
             {
                 "question": "GPUs worth buying",
-                "answer": f"{rec.gpus} GPU{'s' if rec.gpus != 1 else ''}",
+                "answer": counted(rec.gpus, "GPU"),
                 "detail": rec.sentence,
             }
         )
     rows += [
         {
             "question": "fastest GPU count",
-            "answer": f"{opt.gpus} GPUs{limit}",
+            "answer": counted(opt.gpus, "GPU") + limit,
             "detail": f"{_at_optimum(fit, opt.time_s)}, speedup {opt.speedup:.3g}×, "
             f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})"
             + peak_note(fit, opt.gpus),
@@ -146,7 +147,7 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
         rows.append(
             {
                 "question": "diminishing returns",
-                "answer": f"from {knee.gpus} GPUs",
+                "answer": f"from {counted(knee.gpus, 'GPU')}",
                 "detail": knee.summary(),
             }
         )
@@ -434,7 +435,7 @@ def report_html(
         options: passed to `curves` (``max_gpus``, ``gpus_range``, ``threshold``).
     """
     compared = selection_rows(selection)
-    c = curves(fit, interval=interval, **options)
+    c = curves(fit, interval=interval, answer_intervals=True, **options)
     return _html(fit, c, compared, interval, dpi, time_to_train)
 
 
@@ -449,7 +450,7 @@ def report_markdown(
 ) -> str:
     """The page of `report_html` as Markdown, linking the figure at path `image`."""
     compared = selection_rows(selection)
-    c = curves(fit, interval=interval, **options)
+    c = curves(fit, interval=interval, answer_intervals=True, **options)
     return _markdown(fit, c, compared, interval, image, time_to_train)
 
 
@@ -483,7 +484,7 @@ def write_report(
     if fmt not in REPORT_FORMATS:
         raise InputError(f"{path}: unknown report format {fmt!r}; use .html or .md")
     compared = selection_rows(selection)  # a malformed one fails before the work
-    c = curves(fit, interval=interval, **options)
+    c = curves(fit, interval=interval, answer_intervals=True, **options)
     if fmt == "html":
         files = {path: _html(fit, c, compared, interval, dpi, time_to_train)}
     else:

@@ -21,6 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._reads import CALLS, is_literal
+
 # Element-wise primitives evaluated on known values (XLA's own arithmetic, eagerly).
 _ELEMENTWISE = frozenset(
     {
@@ -30,13 +32,8 @@ _ELEMENTWISE = frozenset(
         "broadcast_in_dim", "reshape", "squeeze", "expand_dims", "copy", "copy_p",
     }
 )  # fmt: skip
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr"}
 # Known values are followed while they have at most this many entries.
 _MOST = 4096
-
-
-def _is_literal(var) -> bool:
-    return type(var).__name__ == "Literal"
 
 
 def _as(var, value) -> np.ndarray:
@@ -108,10 +105,10 @@ def _run(jaxpr, consts, args, known_in) -> tuple[list, list]:
     env, known = {}, {}
 
     def read(var):
-        return var.val if _is_literal(var) else env[var]
+        return var.val if is_literal(var) else env[var]
 
     def knew(var):
-        return np.asarray(var.val) if _is_literal(var) else known.get(var)
+        return np.asarray(var.val) if is_literal(var) else known.get(var)
 
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value
@@ -123,16 +120,14 @@ def _run(jaxpr, consts, args, known_in) -> tuple[list, list]:
         name = equation.primitive.name
         inputs = [read(v) for v in equation.invars]
         knowns = [knew(v) for v in equation.invars]
-        if name in _CALLS and _CALLS[name] in equation.params:
-            sub = equation.params[_CALLS[name]]
+        if name in CALLS and CALLS[name] in equation.params:
+            sub = equation.params[CALLS[name]]
             outs, out_known = _run(sub.jaxpr, sub.consts, inputs, knowns)
         else:
             outs = equation.primitive.bind(*inputs, **equation.params)
             outs = outs if equation.primitive.multiple_results else [outs]
             out_known = [None] * len(outs)
-            some = any(
-                not _is_literal(v) and k is not None for v, k in zip(equation.invars, knowns)
-            )
+            some = any(not is_literal(v) and k is not None for v, k in zip(equation.invars, knowns))
             if name in _ELEMENTWISE and some and all(k is not None for k in knowns):
                 value = _evaluate_known(equation, knowns)
                 if value.size <= _MOST:

@@ -30,10 +30,10 @@ from .._errors import InputError
 from .._fitting import FitResult
 from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
+from .._reads import unread, unread_line
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .readback import tables
-from .reads import unread, unread_line
 from .stream import arrange, Plan, stream, walk_shape
 
 OBJECTIVES = ("time", "cost", "time_to_train", "cost_to_train")

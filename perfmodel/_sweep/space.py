@@ -31,8 +31,8 @@ from .._files import read_bytes
 from .._fitting import FitResult
 from .._io import load_fit
 from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
+from .._reads import unread, unread_line
 from .._schema import check_options
-from .reads import unread, unread_line
 from .run import WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):

@@ -1,19 +1,29 @@
-"""The `Config` fields a sweep of a model reads, found by tracing the model once.
+"""The `Config` fields a model reads, found by tracing it once (`jax.make_jaxpr`).
 
 An axis (or fixed value) of a field the model never reads gives every configuration
 the same time: a sweep over ``tp`` with Amdahl's law lists tp=1 and tp=2 side by side
 with equal times. `fields_read` says which fields matter; the space file refuses the
-others and `sweep` warns of them.
+others and `sweep` warns of them. A fit's rows at one GPU count that differ in a field
+the model does not read are different workloads it cannot tell apart
+(`perfmodel._fitting.canonical.mixed_workloads`).
 """
 
 import equinox as eqx
 import jax
 
-from .._config import Config, CONFIG_FIELDS
-from .._model import AbstractScalingModel
-from .._presets import hybrid_kind
-from .._terms import layout_checks
-from .fold import _CALLS, _is_literal
+from ._config import Config, CONFIG_FIELDS
+from ._model import AbstractScalingModel
+from ._presets import hybrid_kind
+from ._terms import layout_checks
+
+# Primitives that call a nested jaxpr, and the parameter that holds it.
+CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr"}
+
+
+def is_literal(var) -> bool:
+    """Whether a jaxpr input is a constant written into the jaxpr (not a variable)."""
+    return type(var).__name__ == "Literal"
+
 
 # Read by every sweep's own columns: cost per sample (gpus × price per GPU-hour).
 _ALWAYS = ("gpus", "price_per_gpu_hour")
@@ -24,17 +34,17 @@ _TRACED: dict = {}
 def _dependencies(jaxpr, inputs: list[frozenset]) -> list[frozenset]:
     """For each output of `jaxpr`, the names of the `inputs` it is computed from.
 
-    Nested calls (`_CALLS`) are followed inside; any other primitive's outputs depend on
+    Nested calls (`CALLS`) are followed inside; any other primitive's outputs depend on
     all of its inputs, which can only count a field as read too often, never too rarely.
     """
     found = dict(zip(jaxpr.invars, inputs))
 
     def of(var):
-        return frozenset() if _is_literal(var) else found.get(var, frozenset())
+        return frozenset() if is_literal(var) else found.get(var, frozenset())
 
     for equation in jaxpr.eqns:
         args = [of(v) for v in equation.invars]
-        call = _CALLS.get(equation.primitive.name)
+        call = CALLS.get(equation.primitive.name)
         if call in equation.params:
             sub = equation.params[call]
             outs = _dependencies(sub.jaxpr, args)
@@ -65,6 +75,17 @@ def _traced(model: AbstractScalingModel) -> frozenset[str]:
     return frozenset().union(*_dependencies(closed.jaxpr, names))
 
 
+def model_fields(model: AbstractScalingModel) -> frozenset[str]:
+    """The `Config` fields `model`'s step time (and, for the hybrid families, its layout
+    and memory checks) is computed from, traced once per model structure."""
+    key = jax.tree_util.tree_structure(model)
+    if key not in _TRACED:
+        if len(_TRACED) >= 64:
+            _TRACED.clear()
+        _TRACED[key] = _traced(model)
+    return _TRACED[key]
+
+
 def fields_read(model: AbstractScalingModel, *, per_step: bool = True) -> tuple[str, ...]:
     """The `Config` fields a sweep of `model` reads, in `CONFIG_FIELDS` order.
 
@@ -80,12 +101,7 @@ def fields_read(model: AbstractScalingModel, *, per_step: bool = True) -> tuple[
         >>> fields_read(pm.amdahl())
         ('gpus', 'global_batch', 'price_per_gpu_hour')
     """
-    key = jax.tree_util.tree_structure(model)
-    if key not in _TRACED:
-        if len(_TRACED) >= 64:
-            _TRACED.clear()
-        _TRACED[key] = _traced(model)
-    read = _TRACED[key] | set(_ALWAYS) | ({"global_batch"} if per_step else set())
+    read = model_fields(model) | set(_ALWAYS) | ({"global_batch"} if per_step else set())
     return tuple(name for name in CONFIG_FIELDS if name in read)
 
 
