@@ -36,7 +36,11 @@ PER_TIME = {
     **dict.fromkeys(("min", "minute"), 60.0),
     **dict.fromkeys(("h", "hr", "hour"), 3600.0),
     "day": 86400.0,
+    **dict.fromkeys(("ms", "msec", "millisecond"), 1e-3),
+    **dict.fromkeys(("us", "µs", "usec", "microsecond"), 1e-6),
 }
+# A rate per GPU (per device, per rank) in a column's name: perfmodel fits the total.
+_PER_DEVICE = re.compile(r"(?:per[_ ]?|/)(?:gpu|device|rank|accelerator)s?(?![a-z])", re.I)
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
 _INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")
@@ -301,6 +305,12 @@ def rate_of_column(column: str) -> str | None:
 def _throughput_unit(column: str | None, unit: str | None, source: str) -> tuple[str, bool]:
     """``(unit, from_name)``: `unit` when given, else the rate `column`'s name states,
     else work per second; a name and a `unit` whose times disagree are refused."""
+    if column is not None and _PER_DEVICE.search(column):
+        raise InputError(
+            f"{source}: column {column!r} is a throughput per GPU by its name; perfmodel "
+            "fits the total of all GPUs: add a column of it (the value × gpus) and name "
+            "that one with {arg:throughput_column}"
+        )
     named = None if column is None else rate_of_column(column)
     if unit is None:
         return (named, True) if named else ("work/s", False)
@@ -317,7 +327,8 @@ def throughput_seconds(unit: str, source: str) -> tuple[float, str]:
     ``"scripts/hour"`` → ``(3600.0, "scripts/s")``, ``"images/s"`` → ``(1.0, "images/s")``.
 
     Raises:
-        InputError: a unit that is not work per ``s``, ``min``, ``h`` or ``day``.
+        InputError: a unit that is not work per ``us``, ``ms``, ``s``, ``min``, ``h`` or
+            ``day``.
     """
     work, slash, per = unit.rpartition("/")
     key = per.strip().lower()

@@ -62,6 +62,7 @@ def test_a_throughput_unit_that_is_not_work_per_time_is_refused(tmp_path, unit):
         ("throughput (tokens/s)", 1, "tokens/s"),
         ("samples per hour", 3600, "samples/s"),
         ("seqs/sec", 1, "seqs/s"),
+        ("tokens_per_ms", 1e-3, "tokens/s"),
     ],
 )
 def test_a_throughput_column_is_read_in_the_rate_its_name_states(
@@ -74,6 +75,16 @@ def test_a_throughput_column_is_read_in_the_rate_its_name_states(
     converted = f", ÷ {seconds:g} for {per_second}" if seconds != 1 else ""
     assert data.unit == per_second
     assert data.read_as.endswith(", from its name" + converted)
+
+
+@pytest.mark.parametrize(
+    "column", ["tokens/gpu/s", "samples_per_gpu_per_s", "tokens_per_sec_per_gpu", "img/s/GPU"]
+)
+def test_a_throughput_per_gpu_by_its_name_is_refused(tmp_path, column):
+    # It was read as the total: a table that scales well answered "Buy 1 GPU".
+    path = write(tmp_path, f"gpus,{column}\n1,100\n2,95\n")
+    with pytest.raises(pm.InputError, match=r"is a throughput per GPU by its name.*× gpus"):
+        pm.load_benchmarks(path, throughput_column=column)
 
 
 def test_a_throughput_unit_that_disagrees_with_the_columns_name_is_refused(tmp_path):
