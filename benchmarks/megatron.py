@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _megatron_reference as ref  # noqa: E402
 
 import perfmodel as pm  # noqa: E402
-from perfmodel._data import header_columns  # noqa: E402  (the package's CSV header check)
+from perfmodel._csvtext import header_columns  # noqa: E402  (the package's CSV header check)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CSV = os.path.join(HERE, "..", "datasets", "megatron_published_runs.csv")

@@ -1,46 +1,29 @@
 """Benchmark CSVs in, validated arrays in SI units out. The only module that reads CSV."""
 
 from collections.abc import Mapping
-import csv
 import dataclasses
 import functools
 import io
 import os
-import re
 import warnings
 
 import numpy as np
 import pandas as pd
 
 from ._config import CODED_FIELDS, Config, CONFIG_FIELDS, FIELD_NAMES, NONNEGATIVE_FIELDS
+from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
 from ._errors import InputError
 from ._files import read_bytes
 from ._text import brief
+from ._units import (
+    throughput_seconds,
+    throughput_unit_of,
+    time_unit_of,
+    TIME_UNITS,
+)
 
 TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-6}
-TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
-# The last word of a column's name that gives its unit (``Time_ms``, ``step time (s)``);
-# units perfmodel does not read map to None, so that they are refused, not misread.
-_UNIT_WORDS = {
-    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "s"),
-    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), "ms"),
-    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), "us"),
-    **dict.fromkeys(("ns", "nsec", "nanosecond", "nanoseconds", "min", "mins", "minutes"), None),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), None),
-}
-_NO_UNIT = object()
 THROUGHPUT_COLUMN = "throughput"
-# Seconds in the time a throughput counts its work per ("scripts/hour": 3600).
-PER_TIME = {
-    **dict.fromkeys(("s", "sec", "second"), 1.0),
-    **dict.fromkeys(("min", "minute"), 60.0),
-    **dict.fromkeys(("h", "hr", "hour"), 3600.0),
-    "day": 86400.0,
-    **dict.fromkeys(("ms", "msec", "millisecond"), 1e-3),
-    **dict.fromkeys(("us", "µs", "usec", "microsecond"), 1e-6),
-}
-# A rate per GPU (per device, per rank) in a column's name: perfmodel fits the total.
-_PER_DEVICE = re.compile(r"(?:per[_ ]?|/)(?:gpu|device|rank|accelerator)s?(?![a-z])", re.I)
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
 _INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")
@@ -164,40 +147,6 @@ def from_arrays(
     return _validate(frame, source)
 
 
-def unit_of_column(name: str):
-    """The time unit a column's name ends in: ``"ms"`` for ``Time_ms`` or ``time (ms)``,
-    None for a unit perfmodel does not read (``lat_ns``), `_NO_UNIT` when it names none."""
-    words = re.split(r"[\s_\-.()\[\]/]+", name.strip().lower())
-    words = [w for w in words if w]
-    if not words or words[-1] not in _UNIT_WORDS:
-        return _NO_UNIT
-    return _UNIT_WORDS[words[-1]]
-
-
-def _time_unit(column: str, time_unit: str | None, source: str) -> tuple[str, str]:
-    """``(unit, read_as)`` of a named time column: `time_unit` when given, else the unit
-    its name ends in, else seconds; a name and a `time_unit` that disagree are refused."""
-    if time_unit is not None and time_unit not in TIME_UNITS:
-        raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-    named = unit_of_column(column)
-    if named is None:
-        raise InputError(
-            f"{source}: column {column!r} is in a unit perfmodel does not read, by its name; "
-            "give times in seconds, milliseconds or microseconds (s, ms, us)"
-        )
-    if named is not _NO_UNIT and time_unit is not None and named != time_unit:
-        raise InputError(
-            f"{source}: column {column!r} is in {TIME_UNITS[named]} by its name, but "
-            f"{{arg:time_unit}} says {TIME_UNITS[time_unit]}; leave {{arg:time_unit}} out "
-            "or name the column without a unit"
-        )
-    if time_unit is not None:
-        return time_unit, f"read {column} as {TIME_UNITS[time_unit]}"
-    if named is not _NO_UNIT:
-        return named, f"read {column} as {TIME_UNITS[named]}, from its name"
-    return "s", f"read {column} as seconds: its name gives no unit, so seconds are assumed"
-
-
 def load_benchmarks(
     path: str | os.PathLike,
     *,
@@ -249,11 +198,11 @@ def load_benchmarks(
     if gpus_column is not None:
         role(gpus_column, "gpus_column", "gpus")
     if time_column is not None:
-        unit, read_as = _time_unit(time_column, time_unit, source)
+        unit, read_as = time_unit_of(time_column, time_unit, source)
         role(time_column, "time_column", f"time_{unit}")
     elif time_unit is not None and time_unit not in TIME_UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-    throughput_unit, named_unit = _throughput_unit(throughput_column, throughput_unit, source)
+    throughput_unit, named_unit = throughput_unit_of(throughput_column, throughput_unit, source)
     if throughput_column is not None:
         role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
     if renames:
@@ -281,156 +230,7 @@ def load_benchmarks(
     return dataclasses.replace(data, read_as=read_as)
 
 
-_RATE_IN_NAME = re.compile(
-    r"^(?P<work>.*?[a-z].*?)\s*(?:_per_|\s+per\s+|/)\s*(?P<per>[a-z]+)\s*\)?\s*$",
-    re.IGNORECASE,
-)
-
-
-def rate_of_column(column: str) -> str | None:
-    """The rate a throughput column's name states, as work per time: ``images_per_min``
-    → ``"images/min"``, ``throughput (tokens/s)`` → ``"tokens/s"``; None when the name
-    states none (``throughput``, ``img_s``)."""
-    match = _RATE_IN_NAME.match(column.strip())
-    if match is None:
-        return None
-    work, per = match["work"], match["per"].lower()
-    key = per[:-1] if per not in PER_TIME and per.endswith("s") else per
-    if key not in PER_TIME:
-        return None
-    work = work.rpartition("(")[2].strip(" _") or work.strip(" _()")
-    return f"{work}/{per}" if work else None
-
-
-def _throughput_unit(column: str | None, unit: str | None, source: str) -> tuple[str, bool]:
-    """``(unit, from_name)``: `unit` when given, else the rate `column`'s name states,
-    else work per second; a name and a `unit` whose times disagree are refused."""
-    if column is not None and _PER_DEVICE.search(column):
-        raise InputError(
-            f"{source}: column {column!r} is a throughput per GPU by its name; perfmodel "
-            "fits the total of all GPUs: add a column of it (the value × gpus) and name "
-            "that one with {arg:throughput_column}"
-        )
-    named = None if column is None else rate_of_column(column)
-    if unit is None:
-        return (named, True) if named else ("work/s", False)
-    if named and throughput_seconds(named, source)[0] != throughput_seconds(unit, source)[0]:
-        raise InputError(
-            f"{source}: column {column!r} is {named} by its name, but {{arg:throughput_unit}} "
-            f"says {unit}; leave {{arg:throughput_unit}} out or name the column without a rate"
-        )
-    return unit, False
-
-
-def throughput_seconds(unit: str, source: str) -> tuple[float, str]:
-    """The seconds a throughput unit counts its work per, and the unit per second:
-    ``"scripts/hour"`` → ``(3600.0, "scripts/s")``, ``"images/s"`` → ``(1.0, "images/s")``.
-
-    Raises:
-        InputError: a unit that is not work per ``us``, ``ms``, ``s``, ``min``, ``h`` or
-            ``day``.
-    """
-    work, slash, per = unit.rpartition("/")
-    key = per.strip().lower()
-    if key not in PER_TIME and key.endswith("s"):
-        key = key[:-1]  # "hours", "secs"
-    if not slash or not work.strip() or key not in PER_TIME:
-        raise InputError(
-            f"{source}: throughput unit {unit!r}: expected work per time, e.g. images/s, "
-            "tokens/min or scripts/hour"
-        )
-    return PER_TIME[key], f"{work.strip()}/s"
-
-
 _EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header
-
-
-def _not_utf8(content: bytes, source: str) -> str:
-    """The line and byte where `content` stops being UTF-8 (pandas decodes in chunks, so
-    its own error's position is not the file's)."""
-    try:
-        content.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = content[: error.start].count(b"\n") + 1
-        byte = content[error.start : error.start + 1].hex()
-        return (
-            f"{source}: line {line}: byte 0x{byte} is not UTF-8 text; save the file as UTF-8 "
-            "(or plain ASCII)"
-        )
-    return f"{source}: not readable as UTF-8 text"
-
-
-def unique_columns(names, source: str) -> list[str]:
-    """The header's column names, stripped, with a name given twice refused: pandas would
-    read the second as ``tp.1`` (then ignored or unknown) and `csv.DictReader` keep the
-    last, so one of the two would be used silently. Every CSV reader checks its header
-    here (benchmarks and runs, time to train, per-step tracker logs, layouts).
-
-    Raises:
-        InputError: ``"<source>: column 'tp' appears twice in the header (columns 2 and
-            4)…"``.
-    """
-    names = [str(name).strip() for name in names]
-    seen: dict[str, int] = {}
-    for position, name in enumerate(names, start=1):
-        if name and name in seen:
-            raise InputError(
-                f"{source}: column {name!r} appears twice in the header (columns "
-                f"{seen[name]} and {position}); which one is meant? rename or drop one"
-            )
-        seen[name] = position
-    return names
-
-
-def unix_newlines(text):
-    """`text` (str or bytes) with Windows (CRLF) and old Mac (lone CR) line endings as
-    LF, so that every CSV reader counts the lines an editor shows."""
-    lf, cr = ("\n", "\r") if isinstance(text, str) else (b"\n", b"\r")
-    return text.replace(cr + lf, lf).replace(cr, lf)
-
-
-def _open_quote_line(text: str) -> int | None:
-    """The line (from 1) where a quote that is never closed opens, or None."""
-    line, opened = 1, None
-    for part in re.finditer(r'["\n]', text):
-        if part.group() == "\n":
-            line += 1
-        else:
-            opened = line if opened is None else None
-    return opened
-
-
-def csv_error(error: Exception, text, source: str, columns: int | None = None) -> InputError:
-    """A csv or pandas parser error on CSV `text` (str or bytes, LF line endings) as one
-    line naming `source` and the line of the file (pandas numbers rows its own way):
-    a quote never closed, a row with more cells than the header's `columns`, or the
-    parser's first words."""
-    message = str(error).strip()
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    line = _open_quote_line(text) if "EOF inside string" in message else None
-    if line is not None:
-        return InputError(
-            f'{source} line {line}: a quote (") opens here and is never closed; close it, '
-            "or remove it if the cell is not quoted"
-        )
-    match = re.search(r"in line (\d+), saw (\d+)", message)
-    if match is not None and columns is not None:
-        line, cells = match.groups()
-        return InputError(
-            f"{source} line {line}: {cells} cells, but the header has {columns} columns"
-        )
-    first = message.splitlines()[0] if message else type(error).__name__
-    return InputError(f"{source}: not readable as CSV text ({first})")
-
-
-def header_columns(line: str, source: str) -> list[str]:
-    """`unique_columns` of one header line of CSV text."""
-    try:
-        cells = next(csv.reader([line], skipinitialspace=True), [])
-    except csv.Error as error:
-        raise InputError(f"{source} line 1: the header is not readable as CSV ({error})")
-    return unique_columns(cells, source)
 
 
 def _header(content: bytes, source: str) -> list[str]:
@@ -439,7 +239,7 @@ def _header(content: bytes, source: str) -> list[str]:
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InputError(_not_utf8(content, source)) from None
+        raise InputError(not_utf8(content, source)) from None
     if not text.strip():
         raise InputError(f"{source}: the first line is empty, expected a header line")
     names = header_columns(text, source)
@@ -478,7 +278,7 @@ def _read_csv(source: str) -> pd.DataFrame:
     except pd.errors.ParserError as error:
         raise csv_error(error, content, source, len(names)) from None
     except UnicodeDecodeError:
-        raise InputError(_not_utf8(content, source)) from None
+        raise InputError(not_utf8(content, source)) from None
     except ValueError as error:
         first = str(error).strip().splitlines()[0]
         raise InputError(f"{source}: not readable as CSV text ({first})") from None

@@ -29,7 +29,7 @@ from .._config import (
     WHOLE_FIELDS,
     WORKLOAD_FIELDS,
 )
-from .._data import unique_columns
+from .._csvtext import unique_columns
 from .._errors import InputError
 from .._fitting import fit, FitResult
 from .._presets import build, hybrid_kind

@@ -23,7 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._data import csv_error, header_columns, unix_newlines
+from .._csvtext import csv_error, header_columns, unix_newlines
 from .._errors import InputError
 from .summary import RunSummary, steady_median
 

@@ -4,7 +4,8 @@
 import os
 from pathlib import Path
 
-from .._data import Benchmarks, unix_newlines
+from .._csvtext import unix_newlines
+from .._data import Benchmarks
 from .._errors import InputError
 from .lightning import read_tracker_csv, STEP_COLUMNS
 from .megatron_log import ITERATION_RE, read_megatron

@@ -7,7 +7,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from .._data import Benchmarks, csv_error, load_benchmarks, unix_newlines
+from .._csvtext import csv_error, unix_newlines
+from .._data import Benchmarks, load_benchmarks
 from .._errors import InputError
 from .._files import read_bytes
 from .mllog import TOKEN
