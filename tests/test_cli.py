@@ -152,6 +152,7 @@ def test_bad_input_exits_2_and_writes_nothing(capsys, tmp_path, csv_text, argv, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.csv"]
 
 
+@pytest.mark.slow  # a bounded fit compiles its own optimiser: seconds
 def test_a_fit_that_did_not_converge_says_so_on_stderr(capsys, tmp_path):
     # A bound that excludes the data holds the optimiser off a stationary point: the fit
     # is printed (and exits 0, as `fit-collective`'s), with a warning that says why.
