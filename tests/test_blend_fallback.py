@@ -196,6 +196,8 @@ def test_gpus_for_a_serial_share_where_the_blends_serial_part_vanishes(sdm91):
     for goal in (0.1, 0.2, 0.4, 0.6):
         answer = pm.require(sdm91, parameter="gpus", target=("serial_share", goal))
         assert answer.reachable and "Traceback" not in answer.message
+        # No zero-width range (the curve touching the target at 0.4 listed one).
+        assert all(lo < hi for lo, hi in answer.feasible)
     answer = pm.require(sdm91, parameter="gpus", target=("serial_share", 0.2))
     assert answer.side == "≤" and answer.value == 19 and answer.best == 0.0
     (_, first), (again, last) = answer.feasible

@@ -430,7 +430,13 @@ def _feasible(problem: _Problem, good, roots) -> tuple[tuple[float, float], ...]
         first, last = 0.0, (1.0 if problem.fraction else math.inf)
     edges = [first, *(problem.value(r[0]) for r in roots), last]
     states = [bool(good[0])] + [r[2] for r in roots]
-    return tuple((edges[i], edges[i + 1]) for i, ok in enumerate(states) if ok)
+    # A range of zero width is the curve touching the target between grid points: not
+    # a range that meets it.
+    return tuple(
+        (edges[i], edges[i + 1])
+        for i, ok in enumerate(states)
+        if ok and (edges[i + 1] > edges[i] or len(edges) == 2)
+    )
 
 
 def _where(problem: _Problem, at: float, end: bool) -> str:
