@@ -589,6 +589,12 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         f"efficiency against the reference layout {describe_layout(reference)}, "
         f"{reference['time_s']:.4g} s: {reference['reference']})"
     )
+    if any(row["status"] != "ok" for row in rows):  # why a row has no time, in view
+        first = ("speedup", "efficiency")
+        rows = [
+            {k: v for k, v in row.items() if k not in first} | {k: row[k] for k in first}
+            for row in rows
+        ]
     print(format_table(rows))
     return True
 
