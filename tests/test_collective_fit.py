@@ -192,6 +192,7 @@ def test_an_outlier_converges_and_is_named_with_its_line(tmp_path, capsys):
     assert any(f"line {line}" in w and "limits its pull" in w for w in huber.warnings)
 
 
+@pytest.mark.slow  # compiles a fit with a step limit of its own: seconds
 def test_a_fit_that_stops_short_says_so_on_stderr(tmp_path, capsys, monkeypatch):
     import perfmodel._cli.collective as command
 

@@ -86,7 +86,11 @@ def test_the_2021_memory_budget_is_the_one_the_published_runs_leave(bench, rows)
         assert (float(memory["total"]) <= budget) == fits, batch
 
 
-@pytest.mark.parametrize("eff", [dict(e_max=0.8, d0=100.0), CALIBRATED], ids=["prior", "fit"])
+@pytest.mark.parametrize(
+    "eff",
+    [pytest.param(dict(e_max=0.8, d0=100.0), id="prior", marks=pytest.mark.slow), CALIBRATED],
+    ids=[None, "fit"],
+)
 def test_library_is_the_reference_on_every_published_row(bench, rows, eff):
     for rid, cfg in rows:
         lib = bench.evaluate(cfg, eff, "library")
