@@ -182,7 +182,7 @@ def test_a_global_batch_per_row_names_set_where_the_model_reads_the_batch():
     from perfmodel._cli.answers import refuse_global_batch
 
     args = SimpleNamespace(global_batch="4096")
-    for family, model in (("hybrid", pm.hybrid()), ("batch_linear", None)):
+    for family, model in (("hybrid", pm.hybrid()), ("batch_linear", pm.batch_linear())):
         result = SimpleNamespace(family=family, model=model)
         with pytest.raises(pm.InputError, match=r"predicts every row at one batch: give it with"):
             refuse_global_batch(args, result)

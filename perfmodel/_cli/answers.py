@@ -169,10 +169,9 @@ def refuse_global_batch(args, result) -> None:
     (it was ignored), saying whether the model reads the batch at all."""
     if getattr(args, "global_batch", None) is None:
         return
-    model = getattr(result, "model", None)  # a saved fit's: its families' own, no JAX
-    if model is None:
-        reads = getattr(result, "family", "") == "batch_linear"
-    else:
+    model = getattr(result, "model", None)  # None for a saved fit: its families read N only
+    reads = False
+    if model is not None:
         from .._fitting import workload_read  # here: the NumPy path imports no JAX
 
         reads = "global_batch" in workload_read(model)
@@ -186,7 +185,6 @@ def refuse_global_batch(args, result) -> None:
 
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
-    refuse_global_batch(args, result)
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:

@@ -21,6 +21,7 @@ from .answers import (
     add_optimal_options,
     answer_optimal,
     print_predictions,
+    refuse_global_batch,
 )
 from .cache import cache_dir, cache_off, was_checked
 
@@ -101,6 +102,7 @@ def quick_args(argv: Sequence[str]) -> argparse.Namespace | None:
 
 
 def _run_predict(args) -> int:
+    refuse_global_batch(args, args.saved)
     return print_predictions(args, args.saved)
 
 
