@@ -58,6 +58,9 @@ ANCHOR_MISS_RATIO = 2.0
 RIDGE = 1e-8  # λ‖θ‖² on the normalised coefficients: one minimiser when columns are dependent
 BLEND_FAMILY = "blend"  # its name among fit_auto's candidates
 DESCRIPTION = "the default: a geometric blend of fitted families (docs/families.md)"
+# Families whose one-GPU time is their first coefficient alone (compute.time): fitted
+# without their last columns where the data would set it to 0 (`fit_coefficients`).
+ONE_GPU_FAMILIES = ("weak_data_parallel", "weak_hierarchical")
 # The columns φ(N) of each linear family and the parameters they multiply.
 PARAMETERS = {
     "amdahl": ("serial.time", "compute.time"),
@@ -124,11 +127,21 @@ def fit_coefficients(family: str, data: Benchmarks, scale: float) -> np.ndarray:
     a_sum = np.bincount(index, weights=w / u**2)
     b_sum = np.bincount(index, weights=w / u)
     rows = phi * np.sqrt(a_sum)[:, None]
-    a, b, norms = _ridged(rows, b_sum / np.sqrt(a_sum), np.full(phi.shape[1], math.sqrt(RIDGE)))
-    # nnls's tolerance scales with max|a|·max|b|, which is 1 for the rows of every
-    # measurement (weights ≤ 1) but not for these: keep it where it was.
-    tolerance = 1e-12 / max(1.0, float(np.abs(a).max()) * float(b.max()))
-    return nnls(a, b, tolerance) / norms
+    theta = np.zeros(phi.shape[1])
+    # A one-GPU time of 0 (every term but compute vanishes at N = 1) is not physics: with
+    # no measurement at one GPU the transfer terms can stand in for compute (b·(N−1)/N²
+    # is c/N to within 1/N), and the speedup below the measured range would collapse.
+    # Leave out the last column until compute is positive (`ONE_GPU_FAMILIES`).
+    for k in range(phi.shape[1], 0, -1):
+        a, b, norms = _ridged(rows[:, :k], b_sum / np.sqrt(a_sum), np.full(k, math.sqrt(RIDGE)))
+        # nnls's tolerance scales with max|a|·max|b|, which is 1 for the rows of every
+        # measurement (weights ≤ 1) but not for these: keep it where it was.
+        tolerance = 1e-12 / max(1.0, float(np.abs(a).max()) * float(b.max()))
+        theta[:] = 0.0
+        theta[:k] = nnls(a, b, tolerance) / norms
+        if family not in ONE_GPU_FAMILIES or theta[0] > 0 or n.min() <= 1:
+            break
+    return theta
 
 
 def fit_members(data: Benchmarks) -> Blend:

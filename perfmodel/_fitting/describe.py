@@ -13,8 +13,12 @@ _UNDETERMINED = "is not identifiable"
 
 def undetermined(fit) -> tuple[str, ...]:
     """The free parameters the data leave undetermined: flagged by the fit (pushed to
-    the edge of their range, or compensated exactly by others) or of infinite variance."""
-    errors = fit.standard_errors()
+    the edge of their range, or compensated exactly by others) or of infinite variance.
+
+    A blend's members are each fitted exactly, so its covariance, which cannot tell them
+    apart, says nothing about them: only what their fits flagged counts (with fewer
+    distinct GPU counts than the blend has coefficients, every one was "undetermined")."""
+    errors = {} if getattr(fit.model, "family", "") == "blend" else fit.standard_errors()
     out = []
     for name in fit.free:
         # A blend's warnings are its members': "weak_data_parallel: <name> is not ...".
