@@ -34,3 +34,26 @@ def test_questions_list_their_keywords_and_the_config_fields(amdahl):
         pm.recommend(amdahl, levle=0.9)
     # A Config field is still a valid override.
     assert pm.optimal_gpus(amdahl, max_gpus=64, gpus_per_node=4.0).gpus == 64
+
+
+def test_a_selection_path_or_table_for_a_fit_stops_in_one_line(amdahl, tmp_path):
+    """What is passed for a fit or benchmarks is checked at the boundary: an InputError
+    naming what to pass, not an AttributeError from deep inside (`perfmodel._checked`)."""
+    selection = pm.Selection(best=amdahl, criterion="bic", candidates=())
+    with pytest.raises(
+        pm.InputError, match=r"optimal_gpus\(\): expected FitResult .*Selection; pass its .best"
+    ):
+        pm.optimal_gpus(selection)
+    with pytest.raises(pm.InputError, match=r"recommend\(\): .* got Benchmarks; fit them first"):
+        pm.recommend(amdahl.data)
+    with pytest.raises(pm.InputError, match=r"save_fit\(\): .* got str; read a saved fit"):
+        pm.save_fit(str(tmp_path / "fit.json"), str(tmp_path / "out.json"))
+    with pytest.raises(pm.InputError, match=r"after .* got Selection"):
+        pm.compare_fits(amdahl, after=selection)
+    with pytest.raises(pm.InputError, match=r"plot_speedup\(\): .* got Selection"):
+        pm.plot_speedup(selection)  # takes **options: its keywords are its own
+    with pytest.raises(pm.InputError, match=r"fit\(\): expected Benchmarks .* got str; a CSV path"):
+        pm.fit("amdahl", "bench.csv")
+    with pytest.raises(pm.InputError, match=r"fit_auto\(\): expected Benchmarks .* got list"):
+        pm.fit_auto([1, 2, 4])
+    assert pm.optimal_gpus(fit=amdahl, max_gpus=8).gpus == 8  # by keyword too
