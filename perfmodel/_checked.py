@@ -1,6 +1,7 @@
 """Public functions behind a check of their keyword arguments: their own parameters, and
-for ``**overrides`` the `Config` fields they are passed to, or for ``**fit_options`` the
-options of `fit` (`perfmodel._keywords` words the error); and of the fit or benchmarks
+for ``**overrides`` the `Config` fields they are passed to, for ``**fit_options`` the
+options of `fit`, or for ``**config`` the columns `from_arrays` reads (`perfmodel._keywords`
+words the error); and of the fit or benchmarks
 they take, so that a `Selection`, a path or a list stops in one line naming what to pass
 instead of an AttributeError deep inside."""
 
@@ -9,7 +10,7 @@ import functools
 import inspect
 
 from ._config import CONFIG_FIELDS
-from ._data import Benchmarks
+from ._data import BATCH_PER_GPU_COLUMN, Benchmarks
 from ._errors import InputError
 from ._fitting import FitOptions, FitResult
 from ._keywords import unknown_keywords
@@ -17,6 +18,8 @@ from ._saved import SavedFit
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
+# ``**name`` parameters whose names are checked (see `_extra`).
+_PASSED_ON = ("overrides", "fit_options", "config")
 _PATH = "read a saved fit with perfmodel.load_fit(path)"
 _TABLE = "a CSV path: load_benchmarks(path); a shipped dataset: load_dataset(name)"
 # What a parameter takes, by name and annotation (none: the questions, which take a fit
@@ -48,6 +51,8 @@ def _extra(name: str) -> tuple[tuple[str, ...], str]:
     """The names a ``**name`` parameter passes on, and to what."""
     if name == "overrides":
         return tuple(f for f in CONFIG_FIELDS if f != "gpus"), "Config fields"
+    if name == "config":  # from_arrays: the columns a CSV may add
+        return (*(f for f in CONFIG_FIELDS if f != "gpus"), BATCH_PER_GPU_COLUMN), "columns"
     return tuple(f.name for f in dataclasses.fields(FitOptions)), "options of fit"
 
 
@@ -82,7 +87,7 @@ def checked(function):
     params = signature.parameters.values()
     own = tuple(p.name for p in params if p.kind in _KEYWORD_KINDS)
     var = [p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
-    keywords = not var or var[0] in ("overrides", "fit_options")
+    keywords = not var or var[0] in _PASSED_ON
     typed = _typed(params)
     if not (keywords or typed):
         return function

@@ -135,13 +135,25 @@ def unique_rows(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def from_arrays(
     gpus, time_s=None, *, throughput=None, source: str = "<arrays>", **config
 ) -> Benchmarks:
-    """Benchmarks from Python sequences; give exactly one of `time_s` and `throughput`."""
+    """Benchmarks from Python sequences; give exactly one of `time_s` (seconds per step)
+    and `throughput` (work per second), and `config` fields as one value for every
+    measurement or one per measurement."""
     if (time_s is None) == (throughput is None):
         raise InputError(f"{source}: give exactly one of time_s and throughput")
     name = "time_s" if throughput is None else THROUGHPUT_COLUMN
-    frame = pd.DataFrame({"gpus": gpus, name: time_s if throughput is None else throughput})
+    measured = time_s if throughput is None else throughput
+    columns = {"gpus": np.atleast_1d(gpus), name: np.atleast_1d(measured)}
+    columns |= {key: np.atleast_1d(value) for key, value in config.items() if np.ndim(value)}
+    lengths = {key: len(value) for key, value in columns.items()}
+    if len(set(lengths.values())) > 1:
+        given = ", ".join(f"{key} {length}" for key, length in lengths.items())
+        raise InputError(
+            f"{source}: the columns differ in length ({given}); give one value per measurement"
+        )
+    frame = pd.DataFrame(columns)
     for key, value in config.items():
-        frame[key] = value
+        if not np.ndim(value):
+            frame[key] = value
     frame.attrs["lines"] = np.arange(len(frame)) + 2
     frame.attrs["arrays"] = True
     return _validate(frame, source)

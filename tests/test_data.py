@@ -322,3 +322,15 @@ def test_a_column_spanning_more_than_fifty_decades_is_refused(tmp_path):
         pm.load_benchmarks(write(tmp_path, text, "x.csv"))
     data = pm.load_benchmarks(write(tmp_path, "gpus,time_s\n1,1e20\n2,1e-20\n", "y.csv"))
     assert data.time_s.tolist() == [1e20, 1e-20]  # 40 decades: read
+
+
+def test_arrays_of_different_lengths_or_a_misspelt_field_stop_in_one_line():
+    """`from_arrays`: columns of unequal length are an InputError naming the lengths (it
+    was pandas' ValueError), and a misspelt field a TypeError naming the valid ones (it
+    was dropped, so the model never saw it); a scalar field is every row's."""
+    with pytest.raises(pm.InputError, match=r"differ in length \(gpus 3, time_s 2\)"):
+        pm.from_arrays([1, 2, 4], [1.0, 0.6])
+    with pytest.raises(TypeError, match=r"'gpus_per_nod' \(did you mean 'gpus_per_node'\?\)"):
+        pm.from_arrays([1, 2], [1.0, 0.6], gpus_per_nod=8)
+    data = pm.from_arrays(8, 1.0, gpus_per_node=8)
+    assert data.gpus.tolist() == [8.0] and data.config["gpus_per_node"].tolist() == [8.0]
