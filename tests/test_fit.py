@@ -147,6 +147,24 @@ def test_unknown_names_are_errors():
         pm.fit("gustafson", data)
 
 
+@pytest.mark.parametrize(
+    "option, pattern",
+    [
+        ({"n_starts": 0}, "n_starts: expected a whole number ≥ 1, got 0"),
+        ({"n_starts": -3}, "n_starts: expected a whole number ≥ 1, got -3"),
+        ({"adam_steps": 0}, "adam_steps: expected a whole number ≥ 1"),
+        ({"seed": -1}, "seed: expected a whole number ≥ 0"),
+        ({"weight_power": float("nan")}, "weight_power: expected a finite number, got nan"),
+    ],
+)
+def test_fit_options_out_of_range_are_one_line(option, pattern):
+    """They stop before the optimiser: NumPy's argmin of an empty sequence (n_starts 0),
+    Optax's decay_steps (adam_steps 0), a FitError for NaN weights, before."""
+    data = pm.from_arrays([1, 2, 4], [1.0, 0.6, 0.4])
+    with pytest.raises(pm.InputError, match=pattern):
+        pm.fit("usl", data, method="optax", **option)
+
+
 def test_non_identifiable_parameter_is_reported():
     # Pure 1/N data: a serial part of zero cannot be pinned down, and the fit says so.
     data = pm.from_arrays(COUNTS, 1.0 / COUNTS)

@@ -65,6 +65,12 @@ class FitOptions:
                 f"unexpected fit option(s) {', '.join(unknown)}; valid: {', '.join(valid)}"
             )
         options = {k: v for k, v in options.items() if v is not None or k in ("fix", "bounds")}
+        for name, least in _LEAST.items():
+            if name in options:
+                options[name] = _whole(options[name], name, least)
+        power = options.get("weight_power", 0.0)
+        if not (_is_number(power) and math.isfinite(power)):
+            raise InputError(f"{{arg:weight_power}}: expected a finite number, got {power!r}")
         options["fix"] = dict(options.get("fix") or {})
         options["bounds"] = dict(options.get("bounds") or {})
         return cls(**options)
@@ -74,6 +80,23 @@ class FitOptions:
 
 
 DEFAULTS = FitOptions()
+# The least value of each whole-number option (L-BFGS may be skipped, Adam may not).
+_LEAST = {"n_starts": 1, "adam_steps": 1, "lbfgs_steps": 0, "seed": 0}
+
+
+def _is_number(value) -> bool:
+    """A real number and not a bool (``True`` is not a count)."""
+    numeric = isinstance(value, (int, float, np.integer, np.floating))
+    return numeric and not isinstance(value, (bool, np.bool_))
+
+
+def _whole(value, name: str, least: int) -> int:
+    """`value` as an int; an InputError naming ``{arg:name}`` unless it is a whole number
+    ≥ `least` (NaN, fractions, bools and strings refused, where NumPy and Optax raised
+    their own errors)."""
+    if not (_is_number(value) and math.isfinite(value) and least <= value == round(value)):
+        raise InputError(f"{{arg:{name}}}: expected a whole number ≥ {least}, got {value!r}")
+    return int(value)
 
 
 def as_float64(tree):
