@@ -166,6 +166,18 @@ def test_explicit_family_with_too_few_counts_is_an_error(tmp_path, capsys):
     assert len(err) == 1 and "only 2 distinct configurations" in err[0]
 
 
+def test_candidates_may_be_named_as_fit_takes_them():
+    """``models=["usl", "amdahl"]`` as `fit` takes a family (it was an AttributeError on
+    str); anything else that is not one family is one line."""
+    data = pm.from_arrays([1, 2, 4, 8], [1.0, 0.55, 0.32, 0.21])
+    selection = pm.fit_auto(data, models=["amdahl", "pmnf"], average=False)
+    assert [c.family for c in selection.candidates] == ["amdahl", "pmnf"]
+    with pytest.raises(pm.InputError, match=r"models: expected single families .*got Blend"):
+        pm.fit_auto(data, models=["blend"], average=False)
+    with pytest.raises(pm.InputError, match="unknown model 'uslx'"):
+        pm.fit_auto(data, models=["uslx"])
+
+
 def test_unknown_criterion():
     with pytest.raises(pm.InputError, match="unknown criterion 'aic'"):
         pm.fit_auto(synthetic(AMDAHL), criterion="aic")

@@ -9,7 +9,7 @@ import numpy as np
 from .._data import Benchmarks
 from .._errors import FitError, InputError
 from .._model import ScalingModel
-from .._presets import amdahl, data_parallel, pmnf, usl, weak_data_parallel
+from .._presets import amdahl, build, data_parallel, pmnf, usl, weak_data_parallel
 from .._terms import hypotheses_of, is_searched, with_exponents
 from .blend import BLEND_FAMILY, DESCRIPTION, fit_blend
 from .canonical import per_unit_of_work
@@ -206,7 +206,7 @@ def fit_auto(
     *,
     criterion: str = DEFAULT_CRITERION,
     weak: bool = False,
-    models: list[ScalingModel] | None = None,
+    models: list[ScalingModel | str] | None = None,
     average: bool = True,
     **fit_options,
 ) -> Selection:
@@ -230,7 +230,8 @@ def fit_auto(
             cross-validation, in mean squared log error).
         weak: state that the per-GPU batch is fixed (weak scaling), for time data whose
             `scaling` the CSV does not say.
-        models: candidates to try instead of `candidate_models(data)`, preferred first.
+        models: candidates to try instead of `candidate_models(data)`, preferred first:
+            models or family names (``["usl", "amdahl"]``).
         average: return the blend (listed first among the candidates) when no loss is
             given and nothing is fixed or bounded; False returns the single family the
             criterion prefers.
@@ -248,6 +249,14 @@ def fit_auto(
     distinct = data.distinct_configs()
     candidates = []
     for model in models or candidate_models(data):
+        if isinstance(model, str):  # a family name, as `fit` takes
+            model = build(model)
+        if not isinstance(model, ScalingModel):  # a Blend is `average`'s, not a candidate
+            kind = type(model).__name__
+            raise InputError(
+                "{arg:models}: expected single families (ScalingModels or names such as "
+                f"'usl'), got {kind}" + ("; average=True adds it" if kind == "Blend" else "")
+            )
         k = len([n for n in model.parameter_specs() if n not in fixed])
         if k > distinct:
             reason = f"needs {k} distinct configurations, data have {distinct}"
