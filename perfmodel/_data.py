@@ -4,6 +4,7 @@ from collections.abc import Mapping
 import dataclasses
 import functools
 import io
+import math
 import os
 import warnings
 
@@ -169,6 +170,7 @@ def load_benchmarks(
     throughput_unit: str | None = None,
     series: str | None = None,
     scaling: str | None = None,
+    gpus_per_node: float | None = None,
 ) -> Benchmarks:
     """Read a benchmark CSV: a `gpus` column and one time or throughput column.
 
@@ -190,6 +192,8 @@ def load_benchmarks(
     ``batch_per_gpu`` column, or a ``global_batch`` that grows as the GPU count, states
     weak scaling; a ``global_batch`` equal at every count states strong scaling
     (`Benchmarks.scaling`); `scaling` (``"weak"`` or ``"strong"``) says it instead.
+    `gpus_per_node` gives every row that node size, for a CSV without the column (one
+    with it must agree): fits then know where the network between nodes starts.
 
     Raises:
         InputError: naming the file, row, column and what was expected.
@@ -221,6 +225,8 @@ def load_benchmarks(
         frame = frame.drop(columns=[c for c in renames.values() if c in frame.columns])
         frame = frame.rename(columns=renames)
     frame = _select_series(frame, series, source)
+    if gpus_per_node is not None:
+        frame = _with_node_size(frame, gpus_per_node, source)
     seconds, per_second = throughput_seconds(throughput_unit, source)
     data = _validate(frame, source)
     if data.target == "throughput":
@@ -240,6 +246,28 @@ def load_benchmarks(
         else:
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
     return dataclasses.replace(data, read_as=read_as)
+
+
+def _with_node_size(frame: pd.DataFrame, gpus_per_node, source: str) -> pd.DataFrame:
+    """`frame` with a ``gpus_per_node`` column of `gpus_per_node` (a whole number ≥ 1);
+    a column already there must hold that value in every row."""
+    value = gpus_per_node
+    whole = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not (whole and math.isfinite(value) and value >= 1 and value == round(value)):
+        raise InputError(f"{{arg:gpus_per_node}}: expected a whole number ≥ 1, got {value!r}")
+    if "gpus_per_node" in frame.columns:
+        cells = pd.to_numeric(frame["gpus_per_node"], errors="coerce").to_numpy()
+        differ = np.flatnonzero(cells != value)
+        if differ.size:
+            line = frame.attrs["lines"][differ[0]]
+            raise InputError(
+                f"{source}: line {line}: gpus_per_node is {frame['gpus_per_node'].iloc[differ[0]]}"
+                f", but {{arg:gpus_per_node}} says {value:g}; give one of them"
+            )
+        return frame
+    with_column = frame.assign(gpus_per_node=float(value))
+    with_column.attrs = dict(frame.attrs)  # the line numbers the errors name
+    return with_column
 
 
 _EXTRA = "\0extra"  # one spare column: catches rows with a cell more than the header

@@ -427,3 +427,24 @@ def test_rows_of_different_global_batches_at_one_gpu_count_are_warned_about(caps
     assert status == 0 and len(warned) == 1
     assert warned[0].startswith(f"warning: {csv}: the rows at 8 GPUs differ in global_batch (128, ")
     assert "256)" in warned[0] and "--model batch_linear" in warned[0]
+
+
+def test_a_benchmark_csv_takes_a_node_size_and_refuses_log_options(capsys, tmp_path):
+    """`--gpus-per-node` was read from MLPerf logs only, and `--gpus`, `--global-batch`,
+    `--warmup` were silently ignored for a benchmark CSV: the answer did not change."""
+    csv = tmp_path / "bench.csv"
+    csv.write_text(BLEND_CSV)
+    status, out, err = run(capsys, "fit", str(csv), "--gpus-per-node", "8")
+    assert status == 0, err
+    assert "of 8)" in out.splitlines()[0]  # whole nodes
+    data = pm.load_benchmarks(csv, gpus_per_node=8)
+    assert np.all(np.asarray(data.config["gpus_per_node"]) == 8.0)
+    for flag in (["--gpus", "8"], ["--global-batch", "64"], ["--warmup", "3"]):
+        status, out, err = run(capsys, "fit", str(csv), *flag)
+        assert status == 2 and out == ""
+        assert err.count("\n") == 1 and f"{flag[0]}: an option of training logs" in err
+    csv.write_text("gpus,gpus_per_node,time_s\n1,8,1.0\n2,8,0.53\n4,4,0.29\n")
+    status, _, err = run(capsys, "fit", str(csv), "--gpus-per-node", "8")
+    assert status == 2 and "line 4: gpus_per_node is 4, but --gpus-per-node says 8" in err
+    with pytest.raises(pm.InputError, match="gpus_per_node: expected a whole number"):
+        pm.load_benchmarks(csv, gpus_per_node=0.5)

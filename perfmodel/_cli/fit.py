@@ -315,7 +315,33 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
+# `fit`'s options for training logs, which a benchmark CSV gives as columns instead.
+_LOG_OPTIONS = (
+    "gpus",
+    "global_batch",
+    "step_column",
+    "timestamp_column",
+    "batch_column",
+    "quantity",
+    "all_runs",
+)
+
+
+def _refuse_log_options(args) -> None:
+    """One line naming the log options given with a benchmark CSV (they were ignored)."""
+    given = [f"--{name.replace('_', '-')}" for name in _LOG_OPTIONS if getattr(args, name, None)]
+    if getattr(args, "warmup", "auto") != "auto":
+        given.append("--warmup")
+    if given:
+        raise InputError(
+            f"{', '.join(given)}: an option of training logs; {args.csv} is a benchmark "
+            "CSV (a gpus column and a measured one), which gives the GPU count and the "
+            "global batch as columns (gpus, global_batch)"
+        )
+
+
 def _load_csv(args):
+    _refuse_log_options(args)
     return load_benchmarks(
         args.csv,
         gpus_column=args.gpus_column,
@@ -324,6 +350,7 @@ def _load_csv(args):
         throughput_column=args.throughput_column,
         throughput_unit=args.throughput_unit or _shipped_unit(args.csv),
         series=args.series,
+        gpus_per_node=args.gpus_per_node,
     )
 
 

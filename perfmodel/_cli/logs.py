@@ -50,7 +50,12 @@ def add_log_options(p) -> None:
         "time_to_train, fitted as time to train unless this is given)",
     )
     g.add_argument("--gpus", type=whole(1), help="GPU count of every run, when a log lacks it")
-    g.add_argument("--gpus-per-node", type=whole(1), help="MLPerf: GPUs per node of the system")
+    g.add_argument(
+        "--gpus-per-node",
+        type=whole(1),
+        help="GPUs per node: of an MLPerf system, or of every row of a benchmark CSV "
+        "without a gpus_per_node column (fits then know where the network starts)",
+    )
     g.add_argument("--global-batch", type=POSITIVE, help="global batch, when a log lacks it")
     g.add_argument(
         "--warmup",
