@@ -207,7 +207,13 @@ def test_past_one_node_from_one_node_is_flagged():
     rec = pm.recommend(two_nodes, level=None)
     assert not rec.network_unmeasured and "unmeasured" not in rec.summary(None)
     unknown_node = pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], time))
-    assert not pm.recommend(unknown_node, level=None).network_unmeasured
+    rec = pm.recommend(unknown_node, level=None)
+    assert not rec.network_unmeasured
+    # No node size: the answer says that giving one would account for the network.
+    assert rec.node_size_unknown and rec.to_dict()["node_size_unknown"] is True
+    assert "no node size given: if the 8 GPUs measured share one node" in rec.summary(None)
+    for known in (one_node, two_nodes):
+        assert not pm.recommend(known, level=None).node_size_unknown
 
 
 def test_an_open_ended_count_interval_names_the_end_of_the_search(amdahl):

@@ -17,6 +17,9 @@ TERM_PHRASES = {
     "overlap": "the overlap",
     "scaling_loss": "what the measurements' power law loses to perfect scaling",
 }
+# The most GPUs one node holds in the systems the datasets come from (DGX-2: 16); a
+# series measured at most this far may be one node (`Recommendation.node_size_unknown`).
+ONE_NODE = 16
 
 
 def term_phrase(name: str) -> str:
@@ -150,6 +153,14 @@ class Recommendation:
         node = self.gpus_per_node
         return bool(node and 0 < self.measured_up_to <= node < self.gpus)
 
+    @property
+    def node_size_unknown(self) -> bool:
+        """True when the count is past every measurement, every measurement could be one
+        node (at most `ONE_NODE` GPUs) and the data give no node size: the answer may
+        cross a network that nothing measured, and the node size would say so."""
+        past = 0 < self.measured_up_to < self.gpus
+        return bool(past and not self.gpus_per_node and self.measured_up_to <= ONE_NODE)
+
     def lines(self) -> list[str]:
         """The sentence, the interval of the count, the across-nodes warning where it
         applies, then one line per alternative."""
@@ -161,6 +172,12 @@ class Recommendation:
                 f"the intervals past it are wide; measure 2 nodes "
                 f"({2 * self.gpus_per_node} GPUs) before trusting counts past "
                 f"{self.gpus_per_node}"
+            )
+        if self.node_size_unknown:
+            out.append(
+                f"  no node size given: if the {self.measured_up_to} GPUs measured share one "
+                "node, give its size (a gpus_per_node column, or --gpus-per-node) and the "
+                "answer accounts for the network between nodes, which nothing measured shows"
             )
         if self.superlinear is not None:
             n, efficiency = self.superlinear
@@ -217,6 +234,7 @@ class Recommendation:
                 "measured_up_to": self.measured_up_to,
                 "measured_from": self.measured_from,
                 "network_unmeasured": self.network_unmeasured,
+                "node_size_unknown": self.node_size_unknown,
                 "superlinear": (
                     None
                     if self.superlinear is None
