@@ -195,3 +195,14 @@ def test_cli_fit_reports_every_candidate(tmp_path, capsys):
     for family in ("usl", "amdahl", "pmnf"):
         assert family in out
     assert "hypotheses" in out  # the chosen PMNF exponents are shown with the candidate
+
+
+def test_candidates_asked_for_answer_without_the_blend():
+    """`models=` names the candidates: the answer is one of them unless average=True
+    asks for the blend too (it had been the blend, silently)."""
+    usl_data = synthetic(USL, seed=2)
+    asked = pm.fit_auto(usl_data, models=["amdahl", "usl"])
+    assert asked.best.model.family in ("amdahl", "usl")
+    assert pm.fit_auto(usl_data, models=["amdahl", "usl"], average=True).best.model.family == (
+        "blend"
+    )

@@ -207,7 +207,7 @@ def fit_auto(
     criterion: str = DEFAULT_CRITERION,
     weak: bool = False,
     models: list[ScalingModel | str] | None = None,
-    average: bool = True,
+    average: bool | None = None,
     **fit_options,
 ) -> Selection:
     """The default fit: the blend of fitted families (`fit_blend`, a `Blend`), and every
@@ -234,11 +234,14 @@ def fit_auto(
             models or family names (``["usl", "amdahl"]``).
         average: return the blend (listed first among the candidates) when no loss is
             given and nothing is fixed or bounded; False returns the single family the
-            criterion prefers.
+            criterion prefers. Default: True, but False when `models` is given (the
+            answer is then one of the candidates asked for).
         fit_options: passed to `fit` (loss, fix, bounds, ...).
     """
     if criterion not in CRITERIA:
         raise InputError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
+    if average is None:
+        average = models is None
     if weak and data.scaling is None:
         data = dataclasses.replace(data, scaling="weak")
     data, assumed = per_unit_of_work(data)
