@@ -312,6 +312,8 @@ def check_document(document, source: str):
     _check_covariance(c, document["raw_covariance"], len(free))
     loss = c.mapping(document["loss"], "loss")
     c.string(loss.get("kind"), "loss.kind", LOSS_KINDS)
+    if "value" not in loss:  # null is a loss that was not finite; absent is an edit
+        raise InputError(f"{source}: loss.value: missing")
     c.number(loss.get("value"), "loss.value", nullable=True)
     _check_quality(c, c.mapping(document["quality"], "quality"))
     defaults = c.mapping(document["config_defaults"], "config_defaults")

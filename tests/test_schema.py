@@ -137,6 +137,7 @@ EDITS = [
     (_set("model", "options", value={"weak": 1}), "model.options.weak: expected true or false"),
     (_set("parameters", "compute.time", "value", value=-math.inf), "got -Infinity"),
     (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
+    (lambda d: d["loss"].pop("value"), "loss.value: missing"),  # was a KeyError traceback
 ]
 
 
