@@ -297,6 +297,10 @@ def check_document(document, source: str):
     c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
     c.string(spec.get("assumed", ""), "model.assumed")
     components = c.sequence(spec.get("components", []), "model.components", "a list")
+    members = tuple(getattr(model, "names", ()))  # a blend's; no other family has any
+    if len(components) > len(members):  # checked before each one: 10⁶ would take minutes
+        what = f"one per member ({', '.join(members)})" if members else "none: not a blend"
+        c.fail("model.components", f"at most {len(members)} components, {what}", components)
     for i, component in enumerate(components):
         _check_component(c, component, f"model.components[{i}]")
     c.string(document["target"], "target", TARGETS)

@@ -138,6 +138,7 @@ EDITS = [
     (_set("parameters", "compute.time", "value", value=-math.inf), "got -Infinity"),
     (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
     (lambda d: d["loss"].pop("value"), "loss.value: missing"),  # was a KeyError traceback
+    (_set("model", "components", value=[{}] * 10**6), "model.components: expected at most 0"),
 ]
 
 
@@ -146,6 +147,14 @@ def test_each_field_is_checked_and_named(edit, message):
     with pytest.raises(pm.InputError, match=message) as caught:
         check_document(_edited(edit), "fit.json")
     assert str(caught.value).startswith("fit.json: ") and "\n" not in str(caught.value)
+
+
+def test_a_blend_has_at_most_one_component_per_member():
+    """10⁶ copies of the members were each checked (over a minute) and then ignored."""
+    document = json.loads((ROOT / "fit" / "dle_mxnet_rn50_dgx1_fp32.json").read_text())
+    document["model"]["components"] *= 3
+    with pytest.raises(pm.InputError, match=r"model.components: expected at most 5 comp"):
+        check_document(document, "fit.json")
 
 
 def test_the_unedited_file_passes():
