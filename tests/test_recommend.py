@@ -130,6 +130,13 @@ def test_prices_deadlines_and_budgets_are_echoed(amdahl):
     assert unreachable.gpus is None and "none up to 4096 GPUs" in unreachable.sentence
 
 
+def test_a_budget_past_every_count_searched(amdahl):
+    """1e300 per hour at 1e-300 a GPU-hour is inf GPUs: int() of it was a traceback."""
+    for budget, price, bound in ((1e300, 1e-300, "over 1000000 GPUs"), (3.0, 2.0, "at most 1 GPU")):
+        rec = pm.recommend(amdahl, price_per_gpu_hour=price, budget_per_hour=budget, level=None)
+        assert f"per hour ({bound})" in rec.alternatives[-1].sentence
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [

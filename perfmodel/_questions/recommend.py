@@ -26,6 +26,7 @@ from .query import (
     amdahl_bound,
     diminishing_returns,
     evaluator,
+    MAX_GPUS,
     optimal_gpus,
     Optimum,
     refuse_layout_fit,
@@ -380,8 +381,10 @@ def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternativ
 
 
 def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Alternative:
-    most = int(budget // price)
-    what = f"fastest within a budget of {budget:g} {money} per hour (at most {most} GPUs)"
+    affordable = budget // price  # a float: 1e300 // 1e-300 is inf, past any int
+    most = int(min(affordable, MAX_GPUS + 1))  # more than any count searched
+    bound = f"at most {counted(most, 'GPU')}" if affordable <= MAX_GPUS else f"over {MAX_GPUS} GPUs"
+    what = f"fastest within a budget of {budget:g} {money} per hour ({bound})"
     step = shared["multiple_of"]
     if most < 1:
         sentence = f"{what}: not even one GPU"
