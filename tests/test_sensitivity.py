@@ -181,6 +181,12 @@ def blend_fit():
     return pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
 
 
+def test_a_factor_that_takes_the_time_to_zero_is_refused(blend_fit):
+    # ÷1e308 leaves a blend's one-GPU time 0: a ZeroDivisionError traceback before.
+    with pytest.raises(pm.InputError, match=r"^factor: 1e\+308 takes \S+ to "):
+        pm.sensitivity(blend_fit, 8, factor=1e308)
+
+
 def test_a_blend_says_what_its_scaling_loss_is_and_which_parameters_it_cannot_tell(blend_fit):
     report = pm.sensitivity(blend_fit, 64)
     (transfer,) = [p for p in report.parameters if p.undetermined]

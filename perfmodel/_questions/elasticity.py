@@ -282,6 +282,11 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         for name, spec in model.parameter_specs().items():
             label, new = scenario(spec, values[name], factor)
             c_n, c_1 = map(float, _times(model.with_parameters({name: new}), config))
+            if not all(math.isfinite(c) and c > 0 for c in (c_n, c_1)):  # 1e308: both 0
+                raise InputError(
+                    f"{{arg:factor}}: {factor:g} takes {name} to {new:g} {spec.unit}, where "
+                    "the model's time is no longer a positive finite number; give a smaller one"
+                )
             change = Change(label, new, c_n, c_n / t_n - 1.0, c_1 / c_n, c_1 / (c_n * n))
             d_n, d_1 = map(float, jac[name])
             entries.append(
