@@ -234,6 +234,7 @@ HEAD = "#  size count type redop root time algbw busbw #wrong time algbw busbw #
     [
         ("1024 256 float sum -1 0.00 0.00 0.00 0 5.00 0.20 0.20 0", "time > 0"),
         ("1024 256 float sum -1 -5.0 0.20 0.20 0 5.00 0.20 0.20 0", "time > 0"),
+        ("1024 256 float sum -1 1e-320 0.2 0.2 0 5.00 0.20 0.20 0", "time 1e-320 us is below"),
         ("10x4 256 float sum -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "integer for size"),
         ("1024 256 4 sum -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "data type name"),
         ("1024 256 float sum -1 5.00 0.20 nan 0 5.00 0.20 0.20 0", "busbw"),

@@ -8,6 +8,7 @@ import math
 import os
 from pathlib import Path
 import re
+import sys
 
 import pandas as pd
 
@@ -30,6 +31,7 @@ COLUMNS = (  # of the DataFrame returned by parse_nccl_tests
 )
 _PLACEMENTS = ("out_of_place", "in_place")
 _WHAT = ("time (us)", "algbw (GB/s)", "busbw (GB/s)")
+_SMALLEST_US = sys.float_info.min * 1e6  # less is 0 or subnormal in seconds: log(0) = -inf
 _BINARY_RE = re.compile(r"\b([a-z][a-z0-9_]*?)_perf(?:_mpi)?\b")
 _RANK_RE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group|Pid)\b")
 _NCCL_LOG_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE|ABORT)\b")
@@ -128,6 +130,11 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
             raise InputError(
                 f"{where}: expected {label} time > 0 us and bandwidths ≥ 0 GB/s,"
                 f" got time {t}, algbw {alg}, busbw {bus}"
+            )
+        if values[0] < _SMALLEST_US:
+            raise InputError(
+                f"{where}: {label} time {t} us is below the smallest time float64 holds in "
+                f"seconds ({_SMALLEST_US:.3g} us); check the row's columns and units"
             )
         blocks.append((label, *values))
     return size, blocks
