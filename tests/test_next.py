@@ -66,6 +66,7 @@ def test_optimum_and_its_delta_method_variance_in_closed_form(usl_fit):
     assert math.log(hi / answer.estimate) == pytest.approx(half, abs=1.5 / answer.estimate)
 
 
+@pytest.mark.slow  # 5 s; the closed-form optimum test is the default run's check
 def test_rank_one_update_matches_a_refit_with_the_added_point(usl_fit):
     n = 256.0
     predicted = float(usl_fit.predict([n])["time_s"][0])
