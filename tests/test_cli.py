@@ -403,6 +403,7 @@ def test_fit_takes_a_shipped_datasets_name(capsys, tmp_path, monkeypatch):
     assert status == 2 and "no_such_dataset: no such file" in err
 
 
+@pytest.mark.slow  # 5 s: two fits of batch_linear from the command line
 def test_batch_linear_fits_step_times_of_a_batch_that_grows_with_the_gpus(capsys, tmp_path):
     # global_batch = 32·N states weak scaling; batch_linear's c·B/N shares the batch
     # itself, so the times stay per step (they were divided by N too: R² −60031).

@@ -258,6 +258,9 @@ def test_sweep_of_a_fit_on_real_data_matches_optimal_gpus():
         (dict(top_k=0), "top_k: expected a whole number ≥ 1"),
         (dict(chunk_size=0), "chunk_size: expected a whole number ≥ 1"),
         (dict(max_configs=2), "the space has 3 configurations, more than the maximum 2"),
+        # Past float32 (NumPy's overflow warnings, then "0 fit in memory" with status 0):
+        (dict(fixed={"serial.time": 1e300}), "'serial.time': expected at most 1e\\+18"),
+        (dict(axes={"gpus": [8, 2**63]}), "'gpus': expected at most 9.007e\\+15, got 9.2"),
     ],
 )
 def test_bad_input_is_an_input_error_naming_the_key(kwargs, message):

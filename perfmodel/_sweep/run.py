@@ -170,6 +170,13 @@ class _Request:
 
 # Checking the space ------------------------------------------------------------------
 
+# The largest value of an axis or fixed field: past every physical quantity of a run
+# (an exaflop/s per GPU, 10⁶ TB), and far enough below float32's 3.4e38 that the cast
+# does not overflow (`hidden = 1e300` answered "0 fit in memory" with NumPy's overflow
+# warnings). Counts and sizes stay exact in float64 (2⁵³).
+LARGEST = 1e18
+WHOLE_LARGEST = float(2**53)
+
 
 def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     try:
@@ -198,6 +205,13 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     elif (array <= 0).any():
         raise InputError(
             f"{where} {name!r}: expected positive values, got {array[array <= 0][0]:g}"
+        )
+    largest = WHOLE_LARGEST if name in WHOLE_FIELDS else LARGEST
+    huge = np.isfinite(array) & (np.abs(array) > largest)
+    if huge.any():
+        raise InputError(
+            f"{where} {name!r}: expected at most {largest:.4g}, got {array[huge][0]:g} (no field "
+            "of a training run is that large, and float32 sweeps would overflow)"
         )
     low = 0.0 if name in NONNEGATIVE_FIELDS else 1.0
     if name in WHOLE_FIELDS and ((array != np.round(array)) | (array < low)).any():

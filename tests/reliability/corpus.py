@@ -412,6 +412,7 @@ add(
         {"outlier.csv": "gpus,time_s\n1,1.0\n2,0.52\n4,290\n8,0.18\n16,0.13\n32,0.115\n"},
         expect="answer",
         outputs=(FIT_FILE,),
+        slow=True,  # 5 s; tests/test_collective_fit.py names an outlier in the default run
         what="one time 1000× too large",
     ),
     Case(
