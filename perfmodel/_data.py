@@ -27,7 +27,17 @@ TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-
 THROUGHPUT_COLUMN = "throughput"
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
-_INTEGER_FIELDS = ("gpus", "gpus_per_node", "gpus_per_link", "tp", "pp", "microbatches")
+_INTEGER_FIELDS = (
+    "gpus",
+    "gpus_per_node",
+    "gpus_per_link",
+    "tp",
+    "pp",
+    "microbatches",
+    "global_batch",
+    "layers",
+    "interleave",
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -334,3 +334,13 @@ def test_arrays_of_different_lengths_or_a_misspelt_field_stop_in_one_line():
         pm.from_arrays([1, 2], [1.0, 0.6], gpus_per_nod=8)
     data = pm.from_arrays(8, 1.0, gpus_per_node=8)
     assert data.gpus.tolist() == [8.0] and data.config["gpus_per_node"].tolist() == [8.0]
+
+
+def test_a_fractional_global_batch_or_layer_count_is_refused(tmp_path):
+    """Counts are whole: `global_batch` 1.5 (a batch in millions of tokens?) was read
+    without a word, and every model that divides it by the GPUs took it as given."""
+    path = tmp_path / "b.csv"
+    for column in ("global_batch", "layers"):
+        path.write_text(f"gpus,{column},time_s\n1,64,1.0\n2,1.5,0.6\n")
+        with pytest.raises(pm.InputError, match=rf"line 3\), column '{column}'.*whole.*'1.5'"):
+            pm.load_benchmarks(path)
