@@ -449,3 +449,10 @@ def test_a_benchmark_csv_takes_a_node_size_and_refuses_log_options(capsys, tmp_p
     assert status == 2 and "line 4: gpus_per_node is 4, but --gpus-per-node says 8" in err
     with pytest.raises(pm.InputError, match="gpus_per_node: expected a whole number"):
         pm.load_benchmarks(csv, gpus_per_node=0.5)
+
+
+def test_predict_says_a_time_is_predicted_as_measured(capsys, fit_file):
+    """A time column may be per step or, for MLPerf tables, to train: the header had
+    called every one "s per step"."""
+    status, out, _ = run(capsys, "predict", str(fit_file), "--gpus", "4")
+    assert status == 0 and "(time_s in s, as measured," in out.splitlines()[0]

@@ -190,7 +190,8 @@ def print_predictions(args, result) -> int:
     if args.json:
         print_json(rows)
         return 0
-    unit = "s per unit of work" if result.target == "throughput" else "s per step"
+    # A time column is predicted as it was measured: per step, or (MLPerf) to train.
+    unit = "s per unit of work" if result.target == "throughput" else "s, as measured"
     print(
         f"{result.label} fit of {result.data.source} (time_s in {unit}, "
         f"speedup vs 1 GPU, {result.precision})"
