@@ -31,6 +31,14 @@ MARGIN = {"bic": 2.0, "aicc": 2.0, "loo": 0.0}
 # series where this happens (2 shipped, 5 of `benchmarks/blind`: RESULTS.md).
 BLEND_MISS_PERCENT = 10.0
 BLEND_MISS_RATIO = 3.0
+# Measurements that one family fits to within EXACT_MAPE_PERCENT (MAPE), at least two GPU
+# counts more than it has parameters, follow that family exactly (synthetic data, or a
+# model's output): the answer is that family, not the blend, whose hedge between laws is
+# for measured series. No published series of the corpus comes within 10× of it (the
+# closest: 0.116% over 496 training sets, `benchmarks/extrapolation_research/
+# exact_family.py`), and rounding to four significant digits alone costs ~0.01%.
+EXACT_MAPE_PERCENT = 0.01
+EXACT_EXTRA_COUNTS = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -299,7 +307,20 @@ def fit_auto(
             best = challenger
     ordered = sorted(candidates, key=lambda c: (c.fit is None, c is not best, c.score))
     customised = fit_options.get("fix") or fit_options.get("bounds")
-    if average and not customised and not loss_given and len(np.unique(data.gpus)) >= 2:
+    counts = len(np.unique(data.gpus))
+    exact = exact_family(fitted, counts) if average and not customised and not loss_given else None
+    if exact is not None:
+        warning = (
+            f"the measurements follow {exact.family} exactly (MAPE {exact.fit.mape:.2g}% at "
+            f"{counts} GPU counts, {exact.parameters} parameters): the answer is that family, "
+            "not the default blend, which hedges between laws for measured series"
+        )
+        chosen = dataclasses.replace(
+            exact, fit=dataclasses.replace(exact.fit, warnings=(*exact.fit.warnings, warning))
+        )
+        ordered = [chosen, *(c for c in ordered if c is not exact)]
+        return Selection(chosen.fit, criterion, tuple(ordered))
+    if average and not customised and not loss_given and counts >= 2:
         blended = fit_blend(data, assumed=assumed)
         k = sum(
             len(c.model.parameter_specs())
@@ -318,6 +339,21 @@ def fit_auto(
         chosen = Candidate(BLEND_FAMILY, k, blended, math.nan, DESCRIPTION)
         return Selection(blended, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))
+
+
+def exact_family(fitted: list[Candidate], counts: int) -> Candidate | None:
+    """The single family that the measurements follow exactly, or None: its MAPE is at
+    most `EXACT_MAPE_PERCENT` at `counts` distinct GPU counts, at least
+    `EXACT_EXTRA_COUNTS` more than its parameters; the one with fewest parameters (then
+    the closest) when several do."""
+    exact = [
+        c
+        for c in fitted
+        if c.parameters + EXACT_EXTRA_COUNTS <= counts
+        and np.isfinite(c.fit.mape)
+        and c.fit.mape <= EXACT_MAPE_PERCENT
+    ]
+    return min(exact, key=lambda c: (c.parameters, c.fit.mape), default=None)
 
 
 def closer_family(blended: FitResult, best: Candidate, fitted: list[Candidate]):
