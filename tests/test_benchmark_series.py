@@ -67,6 +67,20 @@ def test_the_later_check_sets_load_and_each_table_is_in_its_sources(series_modul
         assert f"`{source}_" in sources, name
 
 
+def test_the_held_out_set_loads_and_each_file_is_in_its_sources(series_module):
+    # benchmarks/heldout (2026-12-04): 76 tables, 55 of them at three counts.
+    where = ROOT / "benchmarks" / "heldout"
+    found = series_module.csv_series([str(where)])
+    assert len(found) == 76
+    sources = (where / "SOURCES.md").read_text()
+    counts = []
+    for name, load in found:
+        data = load()
+        assert data.target == "throughput" and name in sources, name
+        counts.append(len(set(data.gpus)))
+    assert min(counts) == 3 and sum(c >= 4 for c in counts) == 21
+
+
 def test_the_vendor_set_is_its_source_under_the_rules_fixed_before_scoring(series_module):
     # benchmarks/vendor: every committed CSV is what make_series.py derives from the
     # copied source tables, and nothing else is there.

@@ -21,7 +21,7 @@ OUT = HERE / "out" / "corpus.pkl"
 def source_group(name: str) -> str:
     """Leave-one-source-out groups: the publisher and, for DeepLearningExamples, the
     framework (tables of one framework share code, hardware and authors)."""
-    prefixes = ("ext_", "fresh_", "unseen_", "blind_", "vendor_")
+    prefixes = ("ext_", "fresh_", "unseen_", "blind_", "vendor_", "heldout_")
     prefix = next((p for p in prefixes if name.startswith(p)), "")
     parts = name.removeprefix(prefix).split("_")
     if parts[0] == "dle":
