@@ -73,3 +73,30 @@ def test_cli_reference_is_current():
     assert (ROOT / "docs/cli.md").read_text() == module.reference(), (
         "docs/cli.md is out of date: run python docs/make_cli_reference.py"
     )
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings (lower case, punctuation dropped, - for space)."""
+    out, fenced = set(), False
+    for line in page.read_text().splitlines():
+        fenced ^= line.startswith("```")
+        heading = None if fenced else re.match(r"#+\s+(.*)", line)
+        if heading:
+            out.add(re.sub(r"[^\w\- ]", "", heading[1].strip().lower()).replace(" ", "-"))
+    return out
+
+
+def test_relative_links_resolve():
+    # A link in docs/ is relative to docs/: `fit/x.png` there was a broken image on GitHub.
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path) if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken
