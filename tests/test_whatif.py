@@ -133,6 +133,18 @@ def test_bad_changes(amdahl_fit, changes, match):
         pm.what_if(amdahl_fit, changes)
 
 
+def test_a_blend_names_the_members_of_an_unprefixed_parameter():
+    # `--set serial.time=x0.5`, as `whatif --help` shows, on the default fit: the error
+    # names the members' own parameters instead of listing every parameter and field.
+    data = pm.load_dataset("tf_dgx1_p100_vgg16_real")
+    blend = pm.fit_auto(data).best
+    with pytest.raises(pm.InputError) as error:
+        pm.what_if(blend, {"serial.time": "x0.5"})
+    message = str(error.value)
+    assert "one per member: amdahl.serial.time, usl.serial.time" in message
+    assert "gpus_per_node" not in message
+
+
 def test_overlap_out_of_range():
     with pytest.raises(pm.InputError, match=r"fraction in \[0, 1\]"):
         pm.what_if(fitted(pm.data_parallel(overlap=True)), {"overlap": 1.5})

@@ -81,6 +81,13 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         elif name == "gpus":
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:
+            members = [s for s in specs if s.endswith(f".{name}")]
+            if members:  # `serial.time` of the blend: each member has its own
+                raise InputError(
+                    f"cannot set {name!r}: model {fit.family!r} has one per member: "
+                    f"{', '.join(members)}; set each you mean, or refit one family "
+                    "(perfmodel fit CSV --model NAME)"
+                )
             fields = ", ".join(f for f in CONFIG_FIELDS if f != "gpus")
             raise InputError(
                 f"cannot set {name!r}: not a parameter of model {fit.family!r} "
