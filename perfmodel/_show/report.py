@@ -78,8 +78,10 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
     specs = fit.model.parameter_specs()
     try:
         intervals = parameter_intervals(fit, level)
-    except InputError:
+    except InputError:  # as many free parameters (a blend: all its members') as data
         intervals = {}
+    n = int(np.size(fit.data.gpus))
+    none = f"none: {counted(len(fit.free), 'free parameter')} for {counted(n, 'measurement')}"
     open_ = set(undetermined(fit))
     rows = []
     for name, value in fit.parameters().items():
@@ -89,7 +91,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
         elif name in open_:
             interval = "undetermined: the data show no such term"
         elif name not in intervals:
-            interval = "no residual to estimate it from"
+            interval = f"{none}, no residual to estimate it from"
         else:
             lo, hi = intervals[name]
             if math.isfinite(hi) and lo > 0:
