@@ -99,6 +99,14 @@ def test_bandwidths_double_times_halve_and_overlap_hides_half_the_rest(dp_fit):
     )
 
 
+def test_a_small_change_does_not_read_one_times_faster():
+    # Halving a 0.25% serial part: "1× faster" beside "cuts the step by 0.1%" read as
+    # no change at all; the ratio now shows the digits that differ from 1.
+    small = fitted(pm.amdahl().with_parameters({"serial.time": 0.005, "compute.time": C}))
+    serial = next(s for s in pm.sensitivity(small, 1).sentences() if "serial.time" in s)
+    assert "cuts the step by 0.1%" in serial and "1.0012× faster" in serial
+
+
 def test_a_gpu_count_of_the_wrong_type_is_rejected(amdahl_fit):
     # An InputError at run time; the annotations' type check (on in the tests) is first.
     with pytest.raises((pm.InputError, TypeError)):

@@ -216,10 +216,13 @@ def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, targ
             f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
         )
     verb = "cuts the step by" if c.time_change < 0 else "lengthens the step by"
+    ratio = f"{time_s / c.time_s:.3g}"
+    if ratio == "1":  # a 0.3% change read "1× faster"
+        ratio = f"{time_s / c.time_s:.4f}"
     return (
         f"{head} {verb} {abs(c.time_change):.1%} "
         f"(step {format_seconds(time_s)} → {format_seconds(c.time_s)}, "
-        f"{time_s / c.time_s:.3g}× {'faster' if c.time_change < 0 else 'as fast'}; "
+        f"{ratio}× {'faster' if c.time_change < 0 else 'as fast'}; "
         f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
     )
 
