@@ -96,6 +96,24 @@ def test_usl_fastest_is_the_peak():
     assert rec.gpus < rec.optimum.gpus
 
 
+def test_several_costs_are_named_with_their_total():
+    # USL: serial s, compute c/N, coherency k·(N−1); at the knee N both s and k·(N−1)
+    # do not shrink: the reason gives their total and each, largest first.
+    s, c, k = 0.02, 0.98, 1e-4
+    model = pm.usl().with_parameters({"serial.time": s, "compute.time": c, "coherency.time": k})
+    rec = pm.recommend(fitted(model), max_gpus=1000, level=None)
+    n = rec.knee.gpus
+    total = s + c / n + k * (n - 1)
+    assert rec.overhead_share == pytest.approx((s + k * (n - 1)) / total, rel=1e-9)
+    assert rec.limiting == "serial" and rec.limiting_share == pytest.approx(s / total, rel=1e-9)
+    assert (
+        f"as costs that do not shrink with more GPUs reach {rec.overhead_share:.0%} of the "
+        f"step: the serial part {s / total:.0%}, coordination between GPUs (the coherency "
+        f"term) {k * (n - 1) / total:.0%}"
+    ) in rec.reason
+    assert rec.to_dict()["overhead_share"] == rec.overhead_share
+
+
 def test_one_gpu_hour_per_step_is_singular():
     model = pm.amdahl().with_parameters({"serial.time": 600.0, "compute.time": 3000.0})
     cheapest = pm.recommend(fitted(model), level=None).alternatives[1]

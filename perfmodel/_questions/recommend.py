@@ -42,25 +42,43 @@ def _node_size(fit) -> int | None:
     return _closed.node_size(fit.data.gpus, fit.data.config.get("gpus_per_node")) or None
 
 
-def _limiting(fit, gpus: float, overrides) -> tuple[str | None, float]:
-    """The largest term that is not parallel compute at `gpus`, and its share."""
+def _limiting(fit, gpus: float, overrides) -> tuple[dict[str, float], float]:
+    """Every term that is not parallel compute at `gpus` and its share of the step,
+    largest first, and their total share."""
     parts, total, roles = evaluator(fit).parts(gpus, overrides)
     growing = {k: v for k, v in parts.items() if roles.get(k, "overlap") != "compute" and v > 0}
-    if not growing:
-        return None, 0.0
-    name = max(growing, key=growing.get)
-    return name, growing[name] / total
+    shares = {k: growing[k] / total for k in sorted(growing, key=growing.get, reverse=True)}
+    return shares, sum(shares.values())
 
 
-def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float]:
+# A cost named in the reason: at least this share of the step (the rest are left out).
+NAMED_SHARE = 0.005
+# The largest named costs in a reason with several.
+MOST_NAMED = 3
+
+
+def _because(shares: dict[str, float], total: float) -> str:
+    """``"as the serial part reaches 13% of the step"``, or with several costs that do
+    not shrink with more GPUs (a blend splits one between its members: Amdahl's serial
+    part, the all-reduce, the power laws' loss) their total and the largest."""
+    named = [(k, v) for k, v in shares.items() if v >= NAMED_SHARE][:MOST_NAMED]
+    if len(named) <= 1:
+        name, share = next(iter(shares.items()))
+        return f"as {term_phrase(name)} reaches {share:.0%} of the step"
+    parts = ", ".join(f"{term_phrase(k)} {v:.0%}" for k, v in named)
+    return f"as costs that do not shrink with more GPUs reach {total:.0%} of the step: {parts}"
+
+
+def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float, float]:
     if knee.gpus is None:
         return (
             f"each GPU still adds at least {threshold:g}× speedup at {knee.searched} GPUs, "
             "the end of the search: measure larger counts before buying more",
             None,
             0.0,
+            0.0,
         )
-    name, share = _limiting(fit, knee.gpus, overrides)
+    shares, total = _limiting(fit, knee.gpus, overrides)
     if knee.criterion.startswith("efficiency"):
         what = f"past {rec_gpus} GPUs efficiency falls below {knee.criterion.split('< ')[1]}"
     elif knee.multiple_of > 1:
@@ -73,9 +91,10 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
             f"past {rec_gpus} GPU{'s' if rec_gpus != 1 else ''} one more adds under "
             f"{threshold:g}× speedup"
         )
-    if name is None:
-        return what, None, 0.0
-    return f"{what}, as {term_phrase(name)} reaches {share:.0%} of the step", name, share
+    if not shares:
+        return what, None, 0.0, 0.0
+    name = next(iter(shares))
+    return f"{what}, {_because(shares, total)}", name, shares[name], total
 
 
 LEVEL_OFF = 0.95  # the fastest count "levels off" within 5% of the Amdahl bound
@@ -215,7 +234,7 @@ def recommend(
             fit, draws, counts, rec, step, threshold, efficiency_floor, level, overrides, method
         )
         knee = dataclasses.replace(knee, gpus_interval=knee_band, level=level)
-    reason, limiting, share = _reason(fit, rec, knee, threshold, overrides)
+    reason, limiting, share, overhead = _reason(fit, rec, knee, threshold, overrides)
     chosen = {} if objective == "time" else {"deadline_s": deadline_s}
     fastest = optimal_gpus(
         fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
@@ -264,6 +283,7 @@ def recommend(
         reason=reason,
         limiting=limiting,
         limiting_share=share,
+        overhead_share=overhead,
         still_speeding_up=still,
         multiple_of=step,
         gpus_per_node=per_node,

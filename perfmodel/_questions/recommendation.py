@@ -15,7 +15,7 @@ TERM_PHRASES = {
     "input": "host-to-device input",
     "tensor": "tensor-parallel communication",
     "overlap": "the overlap",
-    "scaling_loss": "what the measurements' power law loses to perfect scaling",
+    "scaling_loss": "the power law's loss to perfect scaling",
 }
 # The most GPUs one node holds in the systems the datasets come from (DGX-2: 16); a
 # series measured at most this far may be one node (`Recommendation.node_size_unknown`).
@@ -71,6 +71,8 @@ class Recommendation:
         reason: why it stops there, one sentence.
         limiting: the growing term named in `reason` (None when returns never diminish).
         limiting_share: its share of the step where returns diminish.
+        overhead_share: the share of every term but parallel compute there (what does
+            not shrink with more GPUs; `reason` names it when several terms make it up).
         still_speeding_up: True when returns do not diminish up to `searched`: the
             recommendation is the search limit and more measurements should come first.
         multiple_of: the step between the counts considered; gpus_per_node: the node
@@ -122,6 +124,7 @@ class Recommendation:
     measured_up_to: int = 0
     measured_from: int = 0
     superlinear: tuple[int, float] | None = None
+    overhead_share: float = 0.0
 
     @property
     def sentence(self) -> str:
@@ -225,6 +228,7 @@ class Recommendation:
                 "sentence": self.sentence,
                 "limiting_term": self.limiting,
                 "limiting_share": self.limiting_share,
+                "overhead_share": self.overhead_share,
                 "still_speeding_up": self.still_speeding_up,
                 "multiple_of": self.multiple_of,
                 "gpus_per_node": self.gpus_per_node,
