@@ -194,6 +194,14 @@ def _edited(path, change):
         (lambda s: s["runs"]["work"].pop(), "runs.work: 19 values for 20 runs"),
         (lambda s: s["runs"]["work"].__setitem__(3, -1.0), r"runs.work\[3\]: expected a positive"),
         (lambda s: s["drift"].update(tau="big"), "drift.tau: expected a number"),
+        # Numbers past float64 and non-finite ones (found by fuzzing: an OverflowError
+        # traceback, a noise floor whose square overflowed, a NaN prior read silently).
+        (lambda s: s.update(samples_per_unit=10**400), "samples_per_unit: expected a finite"),
+        (lambda s: s["runs"]["work"].__setitem__(0, 10**400), r"runs.work\[0\]: expected a pos"),
+        (lambda s: s.update(noise_floor=1e308), "noise_floor: expected a relative scatter ≤ 1"),
+        (lambda s: s.update(noise=math.nan), "noise: expected a finite number, got nan"),
+        (lambda s: s["drift"].update(prior=math.nan), "drift.prior: expected a finite number"),
+        (lambda s: s["drift"].update(prior_dof=-1.0), "drift: expected tau ≥ 0, dof > 0"),
     ],
 )
 def test_fit_file_errors_name_the_key(ssd, tmp_path, change, message):

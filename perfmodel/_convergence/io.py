@@ -130,7 +130,16 @@ def _get(mapping, key: str, where: str, kind, source: str):
     ok = isinstance(value, (int, float)) if kind is float else isinstance(value, kind)
     if isinstance(value, bool) or not ok:
         raise InputError(f"{source}: {where}.{key}: expected {names[kind]}, got {value!r}")
+    if kind is float and not _finite_number(value):  # NaN, Infinity, an integer past 1e308
+        raise InputError(f"{source}: {where}.{key}: expected a finite number, got {value!r:.40}")
     return value
+
+
+def _finite_number(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _exact_keys(mapping: dict, keys: set, where: str, source: str) -> None:
@@ -142,8 +151,8 @@ def _exact_keys(mapping: dict, keys: set, where: str, source: str) -> None:
 
 
 def _positive(value, where: str, source: str) -> float:
-    if not (math.isfinite(value) and value > 0):
-        raise InputError(f"{source}: {where}: expected a positive number, got {value!r}")
+    if not (_finite_number(value) and value > 0):
+        raise InputError(f"{source}: {where}: expected a positive number, got {value!r:.40}")
     return float(value)
 
 
@@ -208,6 +217,10 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
         raise InputError(f"{source}: {SECTION}.noise_batch_interval: expected level, lo, hi")
     floor = _get(doc, "noise_floor", SECTION, float, source)
     floor = _positive(floor, f"{SECTION}.noise_floor", source)
+    if floor > 1:  # a relative scatter (the fits write 0.02); 1e308 overflowed its square
+        raise InputError(
+            f"{source}: {SECTION}.noise_floor: expected a relative scatter ≤ 1, got {floor:g}"
+        )
     data = dataclasses.replace(
         step.data, source=_get(runs_doc, "source", where, str, source), time_s=seconds
     )
@@ -236,8 +249,11 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
     prior_dof = math.inf
     if drift_doc.get("prior_dof") is not None:
         prior_dof = _get(drift_doc, "prior_dof", f"{SECTION}.drift", float, source)
-    if not (math.isfinite(tau) and tau >= 0 and dof > 0 and origins >= 0):
-        raise InputError(f"{source}: {SECTION}.drift: expected tau ≥ 0, dof > 0, origins ≥ 0")
+    if not (tau >= 0 and dof > 0 and origins >= 0 and prior >= 0 and prior_dof > 0):
+        raise InputError(
+            f"{source}: {SECTION}.drift: expected tau ≥ 0, dof > 0, origins ≥ 0, prior ≥ 0 "
+            "and prior_dof > 0"
+        )
     drift = Drift(
         tau=float(tau),
         dof=float(dof),
