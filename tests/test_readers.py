@@ -167,6 +167,17 @@ MLLOG_ERRORS = [
         lambda ls: ls[:11] + [mllog("run_stop", 61_000, status=3)],
         r"line 12: run_stop status: expected a string",
     ),
+    # Found by fuzzing: a ValueError traceback (Python's 4300-digit limit on integers),
+    # "input nested too deeply" without the file, and a fit of 0 GPUs ("fit failed").
+    (
+        lambda ls: ls[:3] + [ls[3].replace('"time_ms": 1000', '"time_ms": ' + "9" * 5000)],
+        r"log.txt line 4: malformed MLLOG record: expected a JSON object",
+    ),
+    (lambda ls: ls + [":::MLLOG " + "[" * 100_000], r"log.txt line 13: malformed MLLOG record"),
+    (
+        lambda ls: ls[:1] + [mllog("submission_platform", 1, "0xNVIDIA DGX A100")] + ls[2:],
+        r"line 2: submission_platform: expected 1 or more nodes and at most 10,000,000 GPUs",
+    ),
 ]
 
 
@@ -263,6 +274,10 @@ MEGATRON_ERRORS = [
         r"line 1: world_size: expected a positive number, got 'eight'",
     ),
     (lambda ls: ls[1:], r"log.txt line 2: no GPU count in the log; pass gpus=$"),
+    (
+        lambda ls: [ls[0].replace("world size: 8,", "world size: 1000000000,")] + ls[1:],
+        r"log.txt line 3: expected a GPU count of 1 to 10,000,000, got 1000000000",
+    ),
     (lambda ls: ls[:1], r"log.txt: no Megatron-LM iteration lines; expected lines like"),
 ]
 

@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from .._data import MAX_GPUS
 from .._errors import InputError
 from .summary import RunSummary, steady_median
 
@@ -81,6 +82,11 @@ def parse_records(text: str, source: str) -> list[tuple[int, dict]]:
                 f"':::MLLOG ' ({error.msg} at character {error.pos + 1}; a line cut off "
                 "or two ranks' output run together?)"
             )
+        except (ValueError, RecursionError):  # a number of 4300+ digits, arrays 10⁵ deep
+            raise InputError(
+                f"{where}: malformed MLLOG record: expected a JSON object after ':::MLLOG ' "
+                "(a number of thousands of digits, or nesting thousands deep)"
+            )
         if not isinstance(record, dict):
             raise InputError(f"{where}: malformed MLLOG record: expected a JSON object")
         if not isinstance(record.get("key"), str):
@@ -115,6 +121,11 @@ def _gpus(first: dict, source: str, gpus, gpus_per_node) -> tuple[int | None, fl
         per_node = _number(
             per_node, "accelerators_per_node", f"{source} line {line_a}", integer=True
         )
+        if nodes * per_node > MAX_GPUS:
+            raise InputError(
+                f"{source} line {line_n}: number_of_nodes: {nodes:g} nodes of {per_node:g} "
+                f"GPUs, expected at most {MAX_GPUS:,} GPUs"
+            )
         return int(nodes * per_node), per_node
     platform = first.get("submission_platform")
     if platform is None:
@@ -135,6 +146,11 @@ def _gpus(first: dict, source: str, gpus, gpus_per_node) -> tuple[int | None, fl
         if not known:
             return None, None
         gpus_per_node = known[0]
+    if not 1 <= nodes * gpus_per_node <= MAX_GPUS:  # '0xNVIDIA DGX A100' fitted 0 GPUs
+        raise InputError(
+            f"{source} line {line}: submission_platform: expected 1 or more nodes and at "
+            f"most {MAX_GPUS:,} GPUs, got {json.dumps(value)[:60]}"
+        )
     return int(nodes * gpus_per_node), float(gpus_per_node)
 
 

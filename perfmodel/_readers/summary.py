@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._data import Benchmarks, stated_scaling
+from .._data import Benchmarks, MAX_GPUS, stated_scaling
 from .._errors import InputError
 
 WARMUP_FACTOR = 1.2  # "auto": a leading interval slower than this × the steady median
@@ -143,6 +143,8 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
                 else ""
             )
             raise InputError(f"{where}: no GPU count in the log; pass {{arg:gpus}}{hint}")
+        if not 1 <= run.gpus <= MAX_GPUS:  # as a CSV's gpus column
+            raise InputError(f"{where}: expected a GPU count of 1 to {MAX_GPUS:,}, got {run.gpus}")
         value = _value(run, quantity)
         if value is None or not math.isfinite(value) or value <= 0:
             raise InputError(f"{where}: the log gives no {quantity.replace('_', ' ')} for this run")
