@@ -111,6 +111,14 @@ def test_a_target_met_for_every_value(amdahl_fit):
     assert "holds for every compute.time" in answer.message
 
 
+@pytest.mark.parametrize("kind", ["efficiency", "speedup", "time"])
+def test_a_subnormal_target_is_met_without_overflow(amdahl_fit, kind):
+    # goal·exp(log Q − log goal) overflowed at a goal of 1e-320 (an OverflowError
+    # traceback from `perfmodel require --efficiency 1e-320`; found by fuzzing).
+    answer = pm.require(amdahl_fit, parameter="serial.time", target=(kind, 1e-320), gpus=64)
+    assert math.isfinite(answer.current_quantity) and answer.reachable == (kind != "time")
+
+
 def test_speedup_limited_by_amdahl_bound(amdahl_fit):
     answer = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 30.0), max_gpus=1e5)
     assert not answer.reachable

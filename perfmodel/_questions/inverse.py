@@ -250,7 +250,7 @@ class _Problem:
         return np.asarray(log_q)[:, index], np.asarray(grad)[:, index]
 
     def quantity(self, u: float) -> float:
-        return self.goal * math.exp(self(u)[0])
+        return math.exp(self(u)[0] + math.log(self.goal))  # goal·exp(…) overflows at 1e-320
 
     def limiting(self, u: float) -> tuple[str | None, float | None]:
         """The term that keeps Q from the goal at u, and its share of the step."""
