@@ -121,6 +121,11 @@ def test_compare_usl_optimum_moves_with_coherency():
         ({"serial.time": "inf"}, "finite"),
         ({"serial.time": -1}, "positive"),
         ({"serial.time": "x0"}, "positive"),
+        # A fit file refuses these; set, they gave NaN elasticities (explain) and an
+        # Amdahl bound of inf× or a time of 1e308 s (whatif). Found by fuzzing.
+        ({"serial.time": 1e-320}, "serial.time: expected a positive value between 1e-307"),
+        ({"compute.time": 1e308}, "and 1e\\+307, got 1e\\+308"),
+        ({"serial.time": "x1e-320"}, "serial.time: expected a positive value between"),
         ({"gpus_per_node": -2}, "gpus_per_node: expected a positive value"),
         ({"gpus_per_node": 0}, "gpus_per_node: expected a positive value"),
         ({"global_batch": 0}, "global_batch: expected a positive value"),

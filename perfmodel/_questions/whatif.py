@@ -15,6 +15,7 @@ from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
+from .._schema import MAGNITUDE
 from .._text import brief
 from .._text import seconds as format_seconds
 from .query import (
@@ -61,8 +62,11 @@ def _check_range(name: str, value: float, kind: str) -> float:
         elif value <= 0:  # as a CSV column of the same name is checked
             raise InputError(f"set {name}: expected a positive value, got {value:g}")
         return value
-    if value <= 0:
-        raise InputError(f"set {name}: expected a positive value, got {value:g}")
+    if not 1.0 / MAGNITUDE <= value <= MAGNITUDE:  # as a fit file's parameters are read
+        raise InputError(
+            f"set {name}: expected a positive value between {1.0 / MAGNITUDE:g} and "
+            f"{MAGNITUDE:g}, got {value:g}"
+        )
     return value
 
 
