@@ -34,7 +34,7 @@ import typing
 import numpy as np
 
 from . import _closed
-from ._config import CONFIG_FIELDS, NONNEGATIVE_FIELDS
+from ._config import CODED_FIELDS, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from ._errors import InputError
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
@@ -44,6 +44,8 @@ READABLE_VERSIONS = (2, 3)  # 2: every family but the round-1 blend
 # Times (s) and bandwidths (B/s) lie in [1/MAGNITUDE, MAGNITUDE]: normal float64 numbers
 # whose reciprocals, sums and ratios stay finite.
 MAGNITUDE = 1e307
+# Config values stay below what `perfmodel sweep` reads (`perfmodel._sweep.run.LARGEST`).
+LARGEST_FIELD = 1e18
 TARGETS = ("time", "throughput")
 PRECISIONS = ("float32", "float64")
 LOSS_KINDS = ("log", "squared", "huber", "relative")
@@ -329,6 +331,7 @@ def check_document(document, source: str):
         c.number(value, f"config_defaults.{name}", what=what)
         if value < 0 or (value == 0 and not floor):
             c.fail(f"config_defaults.{name}", what, value)
+        _check_field(c, name, [value], f"config_defaults.{name}")
     _check_data(c, c.mapping(document["data"], "data"))
     return model
 
@@ -557,3 +560,17 @@ def _check_data(c: _Checker, data: dict) -> None:
         zeros = [] if floor else np.flatnonzero(np.asarray(column, dtype=np.float64) == 0)
         for i in zeros[:1]:
             c.fail(f"data.config.{name}[{i}]", each, column[i])
+        _check_field(c, name, column, f"data.config.{name}", indexed=True)
+
+
+def _check_field(c: _Checker, name: str, values: list, where: str, indexed=False) -> None:
+    """A code of `CODED_FIELDS` among its codes (recompute = 7 was read and answered),
+    and no value past `LARGEST_FIELD` (layers = 1e308 hung the layout search)."""
+    array = np.asarray(values, dtype=np.float64)
+    bad = array > LARGEST_FIELD
+    what = f"a value of at most {LARGEST_FIELD:g} (no field of a training run is larger)"
+    if name in CODED_FIELDS:
+        bad |= ~np.isin(array, CODED_FIELDS[name])
+        what = "one of " + ", ".join(f"{code:g}" for code in CODED_FIELDS[name])
+    for i in np.flatnonzero(bad)[:1]:
+        c.fail(f"{where}[{i}]" if indexed else where, what, values[i])

@@ -139,7 +139,20 @@ EDITS = [
     (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
     (lambda d: d["loss"].pop("value"), "loss.value: missing"),  # was a KeyError traceback
     (_set("model", "components", value=[{}] * 10**6), "model.components: expected at most 0"),
+    # Found by fuzzing hybrid fit files: a code outside its codes was answered, and
+    # layers = 1e308 hung `optimal` (its pp axis tried every divisor up to 1e308).
+    (_set("config_defaults", value={"recompute": 7}), "config_defaults.recompute: expected one"),
+    (_set("config_defaults", value={"layers": 1e308}), "config_defaults.layers: expected a valu"),
+    (_set("data", "config", value={"zero": [0, 0, 0, 0, 0, 5]}), r"data.config.zero\[5\]: exp"),
+    (_set("data", "config", value={"hidden": [1e300] * 6}), r"data.config.hidden\[0\]: exp"),
 ]
+
+
+def test_the_pp_axis_of_the_layout_search_stops_at_the_gpus():
+    from perfmodel._cli.layout import _divisors
+
+    assert _divisors(96.0, 64) == [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0]
+    assert _divisors(1e308, 4) == [1.0, 2.0, 4.0]  # was a loop of 1e308 steps
 
 
 @pytest.mark.parametrize("edit, message", EDITS)

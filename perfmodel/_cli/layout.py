@@ -436,7 +436,9 @@ def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
 
 
 def _divisors(n: float, limit: float) -> list[float]:
-    return [float(d) for d in range(1, int(n) + 1) if int(n) % d == 0 and d <= limit]
+    """Divisors of `n` up to `limit`, trying only those (layers = 1e308 tried them all)."""
+    whole = int(n)
+    return [float(d) for d in range(1, int(min(whole, limit)) + 1) if whole % d == 0]
 
 
 def search_axes(result: FitResult, max_gpus: int, multiple_of: int) -> dict[str, list[float]]:
@@ -450,7 +452,7 @@ def search_axes(result: FitResult, max_gpus: int, multiple_of: int) -> dict[str,
     axes = {
         "gpus": gpus,
         "tp": [t for t in (1.0, 2.0, 4.0, 8.0, 16.0) if t <= node],
-        "pp": _divisors(defaults.get("layers", 1.0), defaults.get("layers", 1.0)),
+        "pp": _divisors(defaults.get("layers", 1.0), max_gpus),  # pp ≤ the GPUs
         "microbatch_size": [1.0, 2.0, 4.0, 8.0, 16.0],
         "zero": [0.0, 1.0],
     }
