@@ -46,6 +46,17 @@ READABLE_VERSIONS = (2, 3)  # 2: every family but the round-1 blend
 MAGNITUDE = 1e307
 # Config values stay below what `perfmodel sweep` reads (`perfmodel._sweep.run.LARGEST`).
 LARGEST_FIELD = 1e18
+# Counts a fit file must hold whole, as a CSV must (`perfmodel._data`); ``microbatches``
+# is not among them: the Megatron log reader derives it as batch / (dp · micro-batch).
+WHOLE_FIELDS = (
+    "gpus_per_node",
+    "gpus_per_link",
+    "tp",
+    "pp",
+    "global_batch",
+    "layers",
+    "interleave",
+)
 TARGETS = ("time", "throughput")
 PRECISIONS = ("float32", "float64")
 LOSS_KINDS = ("log", "squared", "huber", "relative")
@@ -565,10 +576,14 @@ def _check_data(c: _Checker, data: dict) -> None:
 
 def _check_field(c: _Checker, name: str, values: list, where: str, indexed=False) -> None:
     """A code of `CODED_FIELDS` among its codes (recompute = 7 was read and answered),
-    and no value past `LARGEST_FIELD` (layers = 1e308 hung the layout search)."""
+    a count of `WHOLE_FIELDS` whole, and no value past `LARGEST_FIELD` (layers = 1e308
+    hung the layout search)."""
     array = np.asarray(values, dtype=np.float64)
     bad = array > LARGEST_FIELD
     what = f"a value of at most {LARGEST_FIELD:g} (no field of a training run is larger)"
+    if name in WHOLE_FIELDS:  # interleave = 0.5 was answered with a time
+        bad |= array != np.floor(array)
+        what = f"a whole number of at most {LARGEST_FIELD:g}"
     if name in CODED_FIELDS:
         bad |= ~np.isin(array, CODED_FIELDS[name])
         what = "one of " + ", ".join(f"{code:g}" for code in CODED_FIELDS[name])

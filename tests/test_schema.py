@@ -142,7 +142,9 @@ EDITS = [
     # Found by fuzzing hybrid fit files: a code outside its codes was answered, and
     # layers = 1e308 hung `optimal` (its pp axis tried every divisor up to 1e308).
     (_set("config_defaults", value={"recompute": 7}), "config_defaults.recompute: expected one"),
-    (_set("config_defaults", value={"layers": 1e308}), "config_defaults.layers: expected a valu"),
+    (_set("config_defaults", value={"layers": 1e308}), "config_defaults.layers: expected a whol"),
+    (_set("config_defaults", value={"interleave": 0.5}), "config_defaults.interleave: expected"),
+    (_set("data", "config", value={"tp": [1, 1, 1, 1, 1, 1.5]}), r"data.config.tp\[5\]: expect"),
     (_set("data", "config", value={"zero": [0, 0, 0, 0, 0, 5]}), r"data.config.zero\[5\]: exp"),
     (_set("data", "config", value={"hidden": [1e300] * 6}), r"data.config.hidden\[0\]: exp"),
 ]
