@@ -358,10 +358,16 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     assert len(err.strip().splitlines()) == 1
     assert "the default blend's intervals are conformal, for new measurements (--kind" in err
     assert "--model NAME) and ask with --method laplace" in err
-    # `next` needs one family's covariance: refused in one line, naming what to do.
-    status, printed, err = run(capsys, "next", str(out), "--candidates", "16,32")
-    assert status == 2 and printed == "" and len(err.strip().splitlines()) == 1
-    assert "refit one family (perfmodel fit CSV --model NAME) and ask again" in err
+    # `next` needs one family's covariance: it refits the one fit_auto prefers and says so.
+    status, printed, err = run(capsys, "next", str(out), "--candidates", "32,64")
+    assert status == 0, err
+    words = " ".join(printed.split())
+    assert "ranked with amdahl, the single family preferred for these measurements" in words
+    assert "--model amdahl gives this fit" in words
+    data = pm.load_benchmarks(str(csv))
+    single = pm.fit_auto(data, average=False).best
+    expected = pm.next_measurements(single, [32, 64])
+    assert f"1. measuring {expected.ranking[0].gpus} GPUs" in printed
 
 
 def test_intervals_say_what_they_are_for(capsys, fit_file):

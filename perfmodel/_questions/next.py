@@ -29,7 +29,7 @@ import numpy as np
 
 from .._config import Config
 from .._errors import InputError
-from .._fitting import FitResult
+from .._fitting import fit_auto, FitResult
 from .._text import brief
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
@@ -269,8 +269,10 @@ def next_measurements(
     """Rank `candidates` by how much one more measurement there narrows the interval on q.
 
     Args:
-        fit: a fitted model with a Laplace covariance (`FitResult.raw_covariance`): one
-            family, not the default blend, whose intervals are conformal.
+        fit: a fitted model with a Laplace covariance (`FitResult.raw_covariance`). The
+            default blend has none (its intervals are conformal): its measurements are
+            refitted with the single family `fit_auto` prefers for them
+            (``average=False``), which ranks the candidates, and the note says so.
         candidates: GPU counts that could still be benchmarked.
         quantity: ``"optimum"`` (the continuous optimal GPU count, where ∂T/∂N = 0),
             ``"knee"`` (where the marginal speedup dS/dN falls to `threshold`),
@@ -289,16 +291,19 @@ def next_measurements(
         does not depend on σ².
 
     Raises:
-        InputError: bad candidates or options, the default blend, a fit without free
-            parameters, or a quantity the data cannot determine at all.
+        InputError: bad candidates or options, a fit without free parameters, or a
+            quantity the data cannot determine at all.
     """
     counts = _check_candidates(candidates)
-    if fit.intervals == "conformal":
-        raise InputError(
-            "next ranks measurements by how they narrow one family's Laplace covariance, "
-            "which the default blend (conformal intervals) does not have: refit one family "
-            "(perfmodel fit CSV --model NAME) and ask again"
+    refitted = ""
+    if fit.intervals == "conformal":  # the blend: no covariance for a measurement to narrow
+        fit = fit_auto(fit.data, average=False).best
+        refitted = (
+            f"ranked with {fit.family}, the single family preferred for these measurements "
+            "(the default blend has no covariance for a measurement to narrow; "
+            f"perfmodel fit CSV --model {fit.family} gives this fit)"
         )
+        ensemble = None  # the blend's draws are not this family's
     if quantity not in QUANTITIES:
         raise InputError(f"unknown quantity {quantity!r}; valid: {', '.join(QUANTITIES)}")
     if not 0 < level < 1:
@@ -318,6 +323,7 @@ def next_measurements(
         rows = np.asarray(_jacobian(params, static, fit.config(counts), fit.loss_kind, fit.target))
         before, after, sigma2 = _variances(fit, params, static, g, rows)
     band = _Band.of(fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws)
+    note = "; ".join(filter(None, [refitted, note]))
     return _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
 
 
