@@ -3,7 +3,7 @@
 ``python benchmarks/extrapolation_research/corpus.py`` dumps ``out/corpus.pkl`` (loaded
 with perfmodel's loaders, so validation and units are the library's) and prints the
 number of series per set and source group; `load()` reads it back as a list of dicts
-``name, set ("shipped"/"external"/"fresh"/"unseen"/"blind"/"vendor"), group (source
+``name, set ("shipped"/"external"/"fresh"/"unseen"/"blind"/"vendor"/"heldout"), group (source
 group), target, gpus, y (measured), u (perfmodel's time_s), gpus_per_node, global_batch``.
 """
 
@@ -49,6 +49,7 @@ def dump():
         ("unseen", "unseen"),
         ("blind", "blind"),
         ("vendor", "vendor"),
+        ("heldout", "heldout"),
     ):
         for file in sorted((ROOT / "benchmarks" / folder).glob("*.csv")):
             series.append((kind, file.stem, pm.load_benchmarks(file)))

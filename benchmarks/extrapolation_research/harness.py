@@ -32,7 +32,7 @@ from corpus import load  # noqa: E402
 MIN_TRAIN = {"half": 4, "largest": 3, "largest2": 3}
 PROTOCOLS = ("half", "largest", "largest2")
 PRESENTATIONS = ("throughput", "time")
-SETS = ("shipped", "external", "fresh", "unseen", "blind", "vendor")
+SETS = ("shipped", "external", "fresh", "unseen", "blind", "vendor", "heldout")
 FAR_WORSE, FAR_FLOOR = 2.0, 1.0
 BASELINES = {"amdahl (scipy)": bl.fit_amdahl, "usl (scipy)": bl.fit_usl, **bl.BASELINES}
 CACHE = HERE / "out" / "baselines.pkl"
@@ -165,6 +165,7 @@ def _result_file(set_: str, protocol: str) -> Path:
         "unseen": "unseen",
         "blind": "blind",
         "vendor": "vendor",
+        "heldout": "heldout",
     }[set_]
     return RESULTS / f"acc_{short}_{protocol}.md"
 
