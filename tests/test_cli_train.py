@@ -84,6 +84,17 @@ def test_optimal_time_to_train_states_the_critical_batch(ssd_fit, capsys):
     assert "the batch passes the critical batch" in document["reason"]
     lo, hi = document["time_to_train_interval_s"]
     assert lo < document["time_to_train_s"] < hi
+    # 4096 GPUs at batch 16384 from runs of 8-64 GPUs at 896-1536: said, in JSON and text.
+    assert document["gpus"] == 4096 and document["global_batch"] == 16384
+    assert document["extrapolated"] == (
+        "extrapolated: 64× the 64 GPUs and 10.7× the global batch 1536 measured (the runs "
+        "span 8–64 GPUs, global batches 896–1536)"
+    )
+    status, out, _ = run(capsys, "optimal", ssd_fit, "--objective", "time-to-train")
+    assert status == 0 and "\n  extrapolated: " in out
+    argv = ["--objective", "time-to-train", "--max-gpus", "64", "--global-batch", "1024"]
+    status, out, _ = run(capsys, "optimal", ssd_fit, *argv)
+    assert status == 0 and "extrapolated" not in out
     status, out, _ = run(
         capsys,
         "optimal",

@@ -138,6 +138,13 @@ def test_plan_training_says_why_more_gpus_stop_helping(exact):
     assert found.gpus == 4096 and found.knee_gpus is not None
     assert found.limited_by == "critical_batch"
     assert "the batch passes the critical batch" in found.reason
+    runs = exact.runs.data
+    largest = max(runs.gpus.max(), exact.step.data.gpus.max())
+    assert found.extrapolated.startswith(
+        f"extrapolated: {4096 / largest:.3g}× the {largest:g} GPUs"
+    )
+    inside = pm.plan_training(exact, gpus=[largest], batches=[runs.config["global_batch"][0]])
+    assert inside.extrapolated is None
     lo, hi = found.time_interval_s
     assert lo < found.time_to_train_s < hi and found.level == 0.9
     cost = pm.plan_training(exact, objective="cost", deadline_s=2 * found.time_to_train_s)

@@ -294,6 +294,7 @@ def plan_document(fit: TimeToTrainFit, args) -> dict:
             "feasible": found.feasible,
             "limited_by": found.limited_by,
             "reason": found.reason,
+            "extrapolated": found.extrapolated,
             "knee_gpus": None if found.knee_gpus is None else int(found.knee_gpus),
             "noise_batch": fit.noise_batch,
             "noise_batch_interval": [lo, hi],
@@ -331,6 +332,8 @@ def run_optimal(args) -> int:
         f"({level:.0%} interval {_interval(lo or 0.0, hi or math.inf)} s), {cost}"
     )
     print(f"  why: {document['reason']}")
+    if document["extrapolated"]:
+        print(f"  {document['extrapolated']}")
     b_lo, b_hi = document["noise_batch_interval"]
     print(
         f"  critical batch B_noise ≈ {document['noise_batch']:.4g} samples ({level:.0%}: "

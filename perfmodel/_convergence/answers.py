@@ -47,6 +47,32 @@ def _axis(values, name: str) -> np.ndarray:
     return np.unique(array)
 
 
+def beyond_the_runs(fit: TimeToTrainFit, gpus: float, batch: float) -> str | None:
+    """A sentence when (`gpus`, `batch`) lies past what `fit` measured (more GPUs than
+    its runs and step times, or a global batch outside theirs), else None."""
+    measured = [fit.runs.data, fit.step.data]
+    counts = np.concatenate([np.asarray(d.gpus, float) for d in measured])
+    batches = np.concatenate(
+        [
+            np.asarray(d.config["global_batch"], float)
+            for d in measured
+            if "global_batch" in d.config
+        ]
+    )
+    past = []
+    if gpus > counts.max():
+        past.append(f"{gpus / counts.max():.3g}× the {counts.max():g} GPUs")
+    if batches.size and not batches.min() <= batch <= batches.max():
+        edge = batches.max() if batch > batches.max() else batches.min()
+        past.append(f"{batch / edge:.3g}× the global batch {edge:g}")
+    if not past:
+        return None
+    span = f"{counts.min():g}–{counts.max():g} GPUs"
+    if batches.size:
+        span += f", global batches {batches.min():g}–{batches.max():g}"
+    return f"extrapolated: {' and '.join(past)} measured (the runs span {span})"
+
+
 def plan_training(
     fit: TimeToTrainFit,
     *,
@@ -125,6 +151,9 @@ def plan_training(
         price_per_gpu_hour=price,
         deadline_s=deadline_s,
         min_gain=min_gain,
+    )
+    found = dataclasses.replace(
+        found, extrapolated=beyond_the_runs(fit, found.gpus, found.global_batch)
     )
     if level is None:
         return found

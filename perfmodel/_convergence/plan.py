@@ -39,6 +39,9 @@ class TrainingPlan:
         gpus_grid, batch_grid: the GPU counts and global batches of the grid.
         noise_batch: the critical batch B_noise the plan used, samples.
         level: probability of the intervals (None: the point twice).
+        extrapolated: a sentence when the configuration lies past what the fit measured
+            (more GPUs, or a global batch outside its runs'), else None
+            (`perfmodel.plan_training`).
     """
 
     objective: str
@@ -59,6 +62,7 @@ class TrainingPlan:
     batch_grid: np.ndarray | None = None
     noise_batch: float = math.nan
     level: float | None = None
+    extrapolated: str | None = None
 
 
 def plan(
