@@ -278,3 +278,13 @@ def test_superlinear_measurements_are_named_where_the_curve_carries_them_on():
     linear = pm.from_arrays([1, 2, 4, 8], throughput=[100.0, 190.0, 370.0, 700.0])
     rec = pm.recommend(pm.fit("amdahl", linear), level=None)
     assert rec.superlinear is None and "superlinear" not in rec.summary(None)
+
+
+def test_a_count_interval_of_one_count_reads_as_one(amdahl):
+    rec = pm.recommend(amdahl, level=None)
+    line = "\n".join(dataclasses.replace(rec, level=0.9, gpus_interval=(7, 7)).lines())
+    assert "the count worth buying: 90% confidence interval 7 GPUs (one count)" in line
+    line = "\n".join(dataclasses.replace(rec, level=0.9, gpus_interval=(1, 1)).lines())
+    assert "confidence interval 1 GPU (one count)" in line
+    line = "\n".join(dataclasses.replace(rec, level=0.9, gpus_interval=(6, 9)).lines())
+    assert "confidence interval 6 to 9 GPUs" in line

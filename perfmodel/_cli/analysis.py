@@ -89,7 +89,7 @@ def register(subparsers) -> None:
     p.add_argument("--set", action="append", metavar="NAME=VALUE", required=True, help=SET_HELP)
     p.add_argument("--gpus", help="GPU counts to compare (default: powers of 2 to --max-gpus)")
     p.add_argument(
-        "--max-gpus", type=MAX_GPUS_TYPE, default=4096, help="search limit of the optimum"
+        "--max-gpus", type=MAX_GPUS_TYPE, default=4096, help="search limit of the optimum (4096)"
     )
     p.add_argument("--threshold", type=POSITIVE, default=0.5, help="knee: marginal speedup (0.5)")
     p.add_argument(

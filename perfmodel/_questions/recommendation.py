@@ -195,6 +195,8 @@ class Recommendation:
             upper = f"more than {self.searched} (the end of the search)" if hi is None else hi
             band = f"{lo} to {upper}" if lo is not None else upper  # None: every draw's too
             noun = "GPU" if band == "1 to 1" else "GPUs"
+            if lo is not None and lo == hi:  # "7 to 7 GPUs" read as a typo
+                band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
             out.append(
                 f"  the count worth buying: {self.level:.0%} confidence interval {band} {noun}"
             )
