@@ -138,16 +138,27 @@ def test_bad_changes(amdahl_fit, changes, match):
         pm.what_if(amdahl_fit, changes)
 
 
-def test_a_blend_names_the_members_of_an_unprefixed_parameter():
-    # `--set serial.time=x0.5`, as `whatif --help` shows, on the default fit: the error
-    # names the members' own parameters instead of listing every parameter and field.
+def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
+    # `--set serial.time=x0.5`, as `whatif --help` shows, on the default fit: every
+    # member's serial time is halved from its own value, and the comparison says where
+    # (two doublings past the measurements) the blend has no member that has it.
     data = pm.load_dataset("tf_dgx1_p100_vgg16_real")
     blend = pm.fit_auto(data).best
-    with pytest.raises(pm.InputError) as error:
-        pm.what_if(blend, {"serial.time": "x0.5"})
-    message = str(error.value)
-    assert "one per member: amdahl.serial.time, usl.serial.time" in message
-    assert "gpus_per_node" not in message
+    changed = pm.what_if(blend, {"serial.time": "x0.5"})
+    before, after = blend.parameters(), changed.parameters()
+    assert {k for k in before if before[k] != after[k]} == {
+        "amdahl.serial.time",
+        "usl.serial.time",
+    }
+    for name in ("amdahl.serial.time", "usl.serial.time"):
+        assert after[name] == pytest.approx(0.5 * before[name], rel=1e-12)
+    comparison = pm.compare_fits(blend, changed, gpus=[8, 16, 32, 64])
+    assert comparison.time_ratio[0] < 1.0 and comparison.time_ratio[-1] == 1.0
+    assert comparison.note.startswith("from 32 GPUs on the blend is 0.5·weak_data_parallel")
+    assert "note: from 32 GPUs" in comparison.summary()
+    one = pm.fit_auto(data, models=["amdahl"]).best
+    single = pm.compare_fits(one, pm.what_if(one, {"serial.time": "x0.5"}), gpus=[8, 64])
+    assert single.note == ""
 
 
 def test_overlap_out_of_range():

@@ -272,6 +272,8 @@ def _run_whatif(args) -> int:
     print(_header(before))
     for name, (old, new) in comparison.changes.items():
         print(f"what-if: {name} {old:.4g} → {new:.4g}")
+    if comparison.note:
+        print(wrap(f"note: {comparison.note}", common.TABLE_WIDTH))
     rows = [
         {
             "gpus": int(n),

@@ -86,12 +86,11 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:
             members = [s for s in specs if s.endswith(f".{name}")]
-            if members:  # `serial.time` of the blend: each member has its own
-                raise InputError(
-                    f"cannot set {name!r}: model {fit.family!r} has one per member: "
-                    f"{', '.join(members)}; set each you mean, or refit one family "
-                    "(perfmodel fit CSV --model NAME)"
-                )
+            if members:  # `serial.time` of the blend: every member's, each from its own
+                for member in members:
+                    value = _parse_value(member, raw, values[member])
+                    params[member] = _check_range(member, value, specs[member].kind)
+                continue
             fields = ", ".join(f for f in CONFIG_FIELDS if f != "gpus")
             raise InputError(
                 f"cannot set {name!r}: not a parameter of model {fit.family!r} "
@@ -106,7 +105,9 @@ def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
     Args:
         fit: a fitted model.
         changes: name → value. Names are model parameters (``"allreduce.bandwidth_inter"``,
-            physical units: B/s, s, or a fraction for ``"overlap"``) or `Config` fields
+            physical units: B/s, s, or a fraction for ``"overlap"``; of a blend, a name
+            without its member, ``"serial.time"``, sets every member's that has one,
+            ``"x0.5"`` each from its own value) or `Config` fields
             used for predictions (``"gpus_per_node"``, ``"message_bytes"``, …). A value
             is a number or a string: ``"50e9"``, or ``"x0.5"`` for a factor on the
             current value.
@@ -161,6 +162,9 @@ class Comparison:
         knee_before, knee_after: `diminishing_returns` of each.
         amdahl_before, amdahl_after: `amdahl_bound` of each (None without a serial term).
         changes: parameter and config values that differ, name → (before, after).
+        note: for a blend whose changed members carry no weight at some of `gpus`
+            (past two doublings beyond the measurements its weights leave Amdahl's law
+            and the USL), the counts the change cannot reach and why; else "".
     """
 
     gpus: np.ndarray
@@ -174,6 +178,7 @@ class Comparison:
     amdahl_before: float | None
     amdahl_after: float | None
     changes: dict[str, tuple[float, float]]
+    note: str = ""
 
     def __repr__(self) -> str:
         changed = ", ".join(f"{k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items())
@@ -204,6 +209,7 @@ class Comparison:
     def summary(self) -> str:
         """The changes, then the optimum, the knee and Amdahl's bound before → after."""
         lines = [f"what-if: {k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items()]
+        lines += [f"note: {self.note}"] if self.note else []
         lines += [self.optimum_line(), self.knee_line()]
         if self.amdahl_before is not None and self.amdahl_after is not None:
             lines.append(f"Amdahl bound: {self.amdahl_before:.4g}× → {self.amdahl_after:.4g}×")
@@ -258,4 +264,29 @@ def compare_fits(
         amdahl_before=amdahl_bound(before),
         amdahl_after=amdahl_bound(after),
         changes=_differences(before, after),
+        note=_unreached(before, counts, _differences(before, after)),
+    )
+
+
+def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
+    """`Comparison.note`: the counts of `counts` where no changed member of a blend has
+    weight, so the change cannot move the curve there."""
+    if not isinstance(fit.model, Blend):
+        return ""
+    members = {name.split(".")[0] for name in changes if "." in name}
+    if not members:
+        return ""
+    with jax.enable_x64(True):
+        weights = fit.model.weights(fit.config(counts))
+    reached = sum(np.asarray(w, dtype=float) for n, w in weights.items() if n in members)
+    missed = counts[np.asarray(reached) <= 0.0]
+    if missed.size == 0:
+        return ""
+    there = " + ".join(
+        f"{float(np.asarray(w)[-1]):g}·{n}" for n, w in weights.items() if np.asarray(w)[-1] > 0
+    )
+    return (
+        f"from {missed.min():g} GPUs on the blend is {there}, members without what was "
+        f"changed ({', '.join(sorted(members))} have it): the change does not reach there; "
+        "to follow one law everywhere, refit that family (perfmodel fit CSV --model NAME)"
     )
