@@ -2,6 +2,7 @@ import dataclasses
 import json
 
 from helpers import exact_fit as fitted
+import jax
 import numpy as np
 import pytest
 from test_whatif import HIER
@@ -208,11 +209,24 @@ def test_a_blend_says_what_its_scaling_loss_is_and_which_parameters_it_cannot_te
     # The power laws' time is perfect scaling (compute) plus their loss to it.
     assert "power" not in report.breakdown and report.breakdown["scaling_loss"] > 0
     sentences = report.sentences()
-    idle = [p for p in report.parameters if not p.undetermined and abs(p.change.time_change) < 5e-4]
+    # A parameter several members have is one line, changed in all of them (a faster GPU
+    # halves every member's compute time): the sentences read the groups, not the members.
+    grouped = {m for g in report.groups for m in g.members}
+    assert {g.name for g in report.groups} >= {"compute.time", "serial.time"}
+    shown = [p for p in report.parameters if p.name not in grouped] + list(report.groups)
+    idle = [p for p in shown if not p.undetermined and abs(p.change.time_change) < 5e-4]
     assert len(idle) >= 2 and sum("change nothing measurable" in s for s in sentences) == 1
     assert all(p.name in sentences[-2] for p in idle)
     assert sentences[-1].startswith(f"{transfer.name} is undetermined")
-    assert len(sentences) == len(report.parameters) - len(idle) - 1 + 2
+    assert len(sentences) == len(shown) - len(idle) - 1 + 2
+    (compute,) = [g for g in report.groups if g.name == "compute.time"]
+    members = [p for p in report.parameters if p.name in compute.members]
+    assert compute.elasticity == pytest.approx(sum(p.elasticity for p in members), rel=1e-12)
+    changed = blend_fit.model.with_parameters({p.name: p.change.value for p in members})
+    with jax.enable_x64(True):
+        seconds = float(changed(blend_fit.config(64.0)))
+    assert compute.change.time_s == pytest.approx(seconds, rel=1e-9)
+    assert any(s.startswith("½ compute.time (every member's: ") for s in sentences)
     assert (
         "c of the power law"
         in blend_fit.model.parameter_specs()["power_law.power.time"].description

@@ -99,6 +99,9 @@ class ParameterSensitivity:
         change: the exact effect of `Change.label` applied to this parameter.
         undetermined: True when the data show no such term (`FitResult` warnings): its
             value is a placeholder and what its change buys says nothing.
+        members: for one parameter of a blend's members changed together (`name` without
+            its member, ``"compute.time"``), the members' full names; `value` is then
+            the first one's.
     """
 
     name: str
@@ -110,6 +113,7 @@ class ParameterSensitivity:
     speedup_elasticity: float
     change: Change
     undetermined: bool = False
+    members: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return (
@@ -132,6 +136,10 @@ class Sensitivity:
             undetermined ones last.
         notes: what a term of the breakdown is when its name does not say it (the power
             laws of the default blend).
+        groups: for a blend, each parameter that several members have, changed in all of
+            them at once (`ParameterSensitivity.members`): the change a user can make (a
+            faster GPU halves every member's compute time), which the sentences give in
+            place of the members' one by one.
     """
 
     gpus: float
@@ -143,15 +151,20 @@ class Sensitivity:
     limiting: str | None
     parameters: tuple[ParameterSensitivity, ...]
     notes: tuple[str, ...] = ()
+    groups: tuple[ParameterSensitivity, ...] = ()
 
     def sentences(self) -> list[str]:
-        """One readable line per parameter, in ranked order; the parameters whose change
+        """One readable line per parameter, in ranked order (a blend's parameters that
+        several members have, as one `groups` line each); the parameters whose change
         moves nothing measurable share one line, and so do the undetermined ones."""
-        idle = [p for p in self.parameters if _idle(p)]
-        open_ = [p.name for p in self.parameters if p.undetermined]
+        grouped = {m for g in self.groups for m in g.members}
+        shown = [p for p in self.parameters if p.name not in grouped] + list(self.groups)
+        shown.sort(key=lambda p: (p.undetermined, -abs(p.elasticity)))
+        idle = [p for p in shown if _idle(p)]
+        open_ = [p.name for p in shown if p.undetermined]
         lines = [
             describe_change(p, self.time_s, self.speedup, self.target)
-            for p in self.parameters
+            for p in shown
             if not (_idle(p) or p.undetermined)
         ]
         if len(idle) == 1:
@@ -202,7 +215,9 @@ def _idle(p: ParameterSensitivity) -> bool:
 def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, target: str) -> str:
     """E.g. ``2× allreduce.bandwidth_inter (1e10 → 2e10 B/s) cuts the step by 18% …``."""
     c = p.change
-    if p.kind == "fraction":
+    if p.members:
+        head = f"{c.label} {p.name} (every member's: {', '.join(p.members)})"
+    elif p.kind == "fraction":
         head = f"{p.name} {p.value:.3g} → {c.value:.3g} ({c.label})"
     else:
         head = f"{c.label} {p.name} ({p.value:.3g} → {c.value:.3g} {p.unit})"
@@ -304,6 +319,7 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
                     change,
                 )
             )
+        groups = _groups(fit, entries, config, t_n, factor) if model.family == "blend" else ()
     open_ = set(undetermined(fit))
     entries = [dataclasses.replace(p, undetermined=p.name in open_) for p in entries]
     entries.sort(key=lambda p: (p.undetermined, -abs(p.elasticity)))
@@ -320,7 +336,45 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         limiting=limiting,
         parameters=tuple(entries),
         notes=_notes(model, breakdown),
+        groups=groups,
     )
+
+
+def _groups(fit: FitResult, entries, config, t_n: float, factor: float):
+    """`Sensitivity.groups`: every parameter name that several members of a blend have
+    (``amdahl.compute.time``, ``usl.compute.time``, …), changed in all of them at once.
+    Its elasticity is the sum of theirs (one factor on all of them, in log θ); the change
+    is evaluated exactly. Undetermined members (the data show no such term) stay out."""
+    open_ = set(undetermined(fit))
+    by_name: dict[str, list[ParameterSensitivity]] = {}
+    for p in entries:
+        if "." in p.name and p.name not in open_ and not p.fixed:
+            by_name.setdefault(p.name.split(".", 1)[1], []).append(p)
+    n = float(np.asarray(config.gpus))
+    out = []
+    for name, ps in by_name.items():
+        if len(ps) < 2:
+            continue
+        changed = {p.name: p.change.value for p in ps}
+        c_n, c_1 = map(float, _times(fit.model.with_parameters(changed), config))
+        first = ps[0]
+        change = Change(
+            first.change.label, first.change.value, c_n, c_n / t_n - 1.0, c_1 / c_n, c_1 / (c_n * n)
+        )
+        out.append(
+            ParameterSensitivity(
+                name,
+                first.value,
+                first.unit,
+                first.kind,
+                False,
+                sum(p.elasticity for p in ps),
+                sum(p.speedup_elasticity for p in ps),
+                change,
+                members=tuple(p.name for p in ps),
+            )
+        )
+    return tuple(out)
 
 
 def _notes(model: AbstractScalingModel, breakdown: dict[str, float]) -> tuple[str, ...]:
