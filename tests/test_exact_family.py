@@ -41,6 +41,13 @@ def test_noisy_amdahl_data_keep_the_blend():
     assert selection.best.family == "blend"
 
 
+def test_a_law_with_a_term_the_data_do_not_show_keeps_the_blend():
+    # A constant step time (perfect weak scaling) is Amdahl's law with no serial part:
+    # exact, but the serial time is undetermined and its interval would be 0 to inf.
+    selection = pm.fit_auto(pm.from_arrays(GPUS, time_s=np.ones_like(GPUS)))
+    assert selection.best.family == "blend"
+
+
 def test_too_few_counts_keep_the_blend():
     # Three counts: a 2-parameter family fits them closely without following it.
     gpus = GPUS[:3]

@@ -13,6 +13,7 @@ from .._presets import amdahl, build, data_parallel, pmnf, usl, weak_data_parall
 from .._terms import hypotheses_of, is_searched, with_exponents
 from .blend import BLEND_FAMILY, DESCRIPTION, fit_blend
 from .canonical import per_unit_of_work
+from .describe import undetermined
 from .exact import exact_refits
 from .problem import check_options, data_scale, FitOptions
 from .result import FitResult
@@ -344,14 +345,17 @@ def fit_auto(
 def exact_family(fitted: list[Candidate], counts: int) -> Candidate | None:
     """The single family that the measurements follow exactly, or None: its MAPE is at
     most `EXACT_MAPE_PERCENT` at `counts` distinct GPU counts, at least
-    `EXACT_EXTRA_COUNTS` more than its parameters; the one with fewest parameters (then
-    the closest) when several do."""
+    `EXACT_EXTRA_COUNTS` more than its parameters, every one of them determined (a
+    constant time is followed exactly by Amdahl's law with no serial part, whose
+    interval is then 0 to inf: the blend answers it); the one with fewest parameters
+    (then the closest) when several do."""
     exact = [
         c
         for c in fitted
         if c.parameters + EXACT_EXTRA_COUNTS <= counts
         and np.isfinite(c.fit.mape)
         and c.fit.mape <= EXACT_MAPE_PERCENT
+        and not undetermined(c.fit)  # a term the data do not show: a smaller law
     ]
     return min(exact, key=lambda c: (c.parameters, c.fit.mape), default=None)
 
