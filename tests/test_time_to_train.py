@@ -145,6 +145,10 @@ def test_plan_training_says_why_more_gpus_stop_helping(exact):
     )
     inside = pm.plan_training(exact, gpus=[largest], batches=[runs.config["global_batch"][0]])
     assert inside.extrapolated is None
+    fewest = min(runs.gpus.min(), exact.step.data.gpus.min())
+    if fewest > 1:  # fewer GPUs than measured is an extrapolation too
+        below = pm.plan_training(exact, gpus=[1], batches=[runs.config["global_batch"][0]])
+        assert below.extrapolated.startswith(f"extrapolated: 1 GPU, below the {fewest:g}")
     lo, hi = found.time_interval_s
     assert lo < found.time_to_train_s < hi and found.level == 0.9
     cost = pm.plan_training(exact, objective="cost", deadline_s=2 * found.time_to_train_s)

@@ -154,11 +154,46 @@ def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
         assert after[name] == pytest.approx(0.5 * before[name], rel=1e-12)
     comparison = pm.compare_fits(blend, changed, gpus=[8, 16, 32, 64])
     assert comparison.time_ratio[0] < 1.0 and comparison.time_ratio[-1] == 1.0
-    assert comparison.note.startswith("from 32 GPUs on the blend is 0.5·weak_data_parallel")
-    assert "note: from 32 GPUs" in comparison.summary()
+    assert comparison.note.startswith("at 32–64 GPUs the blend is power_law_flat and weak_data")
+    assert "note: at 32–64 GPUs" in comparison.summary()
     one = pm.fit_auto(data, models=["amdahl"]).best
     single = pm.compare_fits(one, pm.what_if(one, {"serial.time": "x0.5"}), gpus=[8, 64])
     assert single.note == ""
+    # The member's name is matched whole: "time" is no parameter of any member.
+    with pytest.raises(pm.InputError, match="cannot set 'time'"):
+        pm.what_if(blend, {"time": "x0.5"})
+    # A next on the changed blend would refit its measurements and drop the change.
+    with pytest.raises(pm.InputError, match=r"would drop what this fit fixed or changed \(amd"):
+        pm.next_measurements(changed, [32, 64])
+
+
+def test_a_note_names_every_range_of_counts_the_change_cannot_reach():
+    from perfmodel._questions.whatif import _ranges
+
+    counts = np.array([1.0, 2, 4, 8, 16, 256, 512])
+    mask = np.array([True, True, False, False, True, True, True])
+    assert _ranges(counts, mask) == "1–2 and 16–512"
+    assert _ranges(counts[:1], mask[:1]) == "1"
+    # An anchored blend: the anchor alone answers inside the measured range, the far
+    # weights past it; a change of Amdahl's serial part reaches only between.
+    blend = pm.fit_auto(pm.load_dataset("usl_raytracer")).best
+    assert blend.model.anchor
+    changed = pm.what_if(blend, {"amdahl.serial.time": "x0.5"})
+    comparison = pm.compare_fits(blend, changed, gpus=[2.0**k for k in range(13)])
+    moved = comparison.time_ratio < 1.0
+    expected = _ranges(comparison.gpus, ~moved)
+    assert comparison.note.startswith(f"at {expected} GPUs the blend is ")
+    assert "(amdahl has them)" in comparison.note
+
+
+def test_an_unprefixed_name_of_one_family_is_not_a_suffix_match(amdahl_fit):
+    with pytest.raises(pm.InputError, match="cannot set 'time'"):
+        pm.what_if(amdahl_fit, {"time": "x0.5"})
+
+
+def test_a_layout_count_set_must_be_whole(hier_fit):
+    with pytest.raises(pm.InputError, match="set gpus_per_node: expected a whole number"):
+        pm.what_if(hier_fit, {"gpus_per_node": 2.5})
 
 
 def test_overlap_out_of_range():

@@ -48,8 +48,8 @@ def _axis(values, name: str) -> np.ndarray:
 
 
 def beyond_the_runs(fit: TimeToTrainFit, gpus: float, batch: float) -> str | None:
-    """A sentence when (`gpus`, `batch`) lies past what `fit` measured (more GPUs than
-    its runs and step times, or a global batch outside theirs), else None."""
+    """A sentence when (`gpus`, `batch`) lies past what `fit` measured (more or fewer
+    GPUs than its runs and step times, or a global batch outside theirs), else None."""
     measured = [fit.runs.data, fit.step.data]
     counts = np.concatenate([np.asarray(d.gpus, float) for d in measured])
     batches = np.concatenate(
@@ -62,6 +62,8 @@ def beyond_the_runs(fit: TimeToTrainFit, gpus: float, batch: float) -> str | Non
     past = []
     if gpus > counts.max():
         past.append(f"{gpus / counts.max():.3g}× the {counts.max():g} GPUs")
+    elif gpus < counts.min():
+        past.append(f"{gpus:g} GPU{'' if gpus == 1 else 's'}, below the {counts.min():g}")
     if batches.size and not batches.min() <= batch <= batches.max():
         edge = batches.max() if batch > batches.max() else batches.min()
         past.append(f"{batch / edge:.3g}× the global batch {edge:g}")

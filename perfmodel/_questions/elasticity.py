@@ -136,10 +136,10 @@ class Sensitivity:
             undetermined ones last.
         notes: what a term of the breakdown is when its name does not say it (the power
             laws of the default blend).
-        groups: for a blend, each parameter that several members have, changed in all of
-            them at once (`ParameterSensitivity.members`): the change a user can make (a
-            faster GPU halves every member's compute time), which the sentences give in
-            place of the members' one by one.
+        groups: for a blend, each parameter name that several members have, changed in
+            all of them at once (`ParameterSensitivity.members`), which the sentences give
+            in place of the members' one by one (each member's copy is not a change a
+            user can make alone). The power laws' ``power.time`` is its own group.
     """
 
     gpus: float

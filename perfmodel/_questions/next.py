@@ -297,6 +297,12 @@ def next_measurements(
     counts = _check_candidates(candidates)
     refitted = ""
     if fit.intervals == "conformal":  # the blend: no covariance for a measurement to narrow
+        if fit.fixed:  # a what-if's changes (or fixed members) a refit would drop
+            raise InputError(
+                f"next refits the default blend's measurements with one family, which would "
+                f"drop what this fit fixed or changed ({', '.join(fit.fixed)}): refit one "
+                "family (perfmodel fit CSV --model NAME), change it, and ask again"
+            )
         fit = fit_auto(fit.data, average=False).best
         refitted = (
             f"ranked with {fit.family}, the single family preferred for these measurements "

@@ -15,7 +15,7 @@ from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
-from .._schema import MAGNITUDE
+from .._schema import MAGNITUDE, WHOLE_FIELDS
 from .._text import brief
 from .._text import seconds as format_seconds
 from .query import (
@@ -56,6 +56,8 @@ def _check_range(name: str, value: float, kind: str) -> float:
         # The overlap is stored as a logit: keep it finite at exactly 0 or 1.
         return min(max(value, 1e-12), 1.0 - 1e-12)
     if kind == "config":
+        if name in WHOLE_FIELDS and value != math.floor(value):  # as a fit file's
+            raise InputError(f"set {name}: expected a whole number, got {value:g}")
         if name in NONNEGATIVE_FIELDS:  # codes, and fields where 0 means "not given"
             if value < 0:
                 raise InputError(f"set {name}: expected a value ≥ 0, got {value:g}")
@@ -85,7 +87,8 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         elif name == "gpus":
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:
-            members = [s for s in specs if s.endswith(f".{name}")]
+            blend = isinstance(fit.model, Blend)
+            members = [s for s in specs if blend and s.partition(".")[2] == name]
             if members:  # `serial.time` of the blend: every member's, each from its own
                 for member in members:
                     value = _parse_value(member, raw, values[member])
@@ -269,24 +272,46 @@ def compare_fits(
 
 
 def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
-    """`Comparison.note`: the counts of `counts` where no changed member of a blend has
-    weight, so the change cannot move the curve there."""
+    """`Comparison.note`: the counts of `counts` where no member of a blend whose
+    parameters changed has weight, so those changes cannot move the curve there."""
     if not isinstance(fit.model, Blend):
         return ""
     members = {name.split(".")[0] for name in changes if "." in name}
     if not members:
         return ""
     with jax.enable_x64(True):
-        weights = fit.model.weights(fit.config(counts))
-    reached = sum(np.asarray(w, dtype=float) for n, w in weights.items() if n in members)
-    missed = counts[np.asarray(reached) <= 0.0]
-    if missed.size == 0:
+        weights = {
+            n: np.asarray(w, dtype=float) for n, w in fit.model.weights(fit.config(counts)).items()
+        }
+    reached = sum(w for n, w in weights.items() if n in members)
+    missed = np.asarray(reached) <= 0.0
+    if not missed.any():
         return ""
-    there = " + ".join(
-        f"{float(np.asarray(w)[-1]):g}·{n}" for n, w in weights.items() if np.asarray(w)[-1] > 0
-    )
+    where = _ranges(counts, missed)
+    there = sorted({n for n, w in weights.items() if np.any(w[missed] > 0)})
+    verb = "has" if len(members) == 1 else "have"
     return (
-        f"from {missed.min():g} GPUs on the blend is {there}, members without what was "
-        f"changed ({', '.join(sorted(members))} have it): the change does not reach there; "
-        "to follow one law everywhere, refit that family (perfmodel fit CSV --model NAME)"
+        f"at {where} GPUs the blend is {_listed(there)} alone, members without the changed "
+        f"parameters ({_listed(sorted(members))} {verb} them): the parameter change "
+        "does not reach there; to follow one law everywhere, refit that family (perfmodel "
+        "fit CSV --model NAME)"
     )
+
+
+def _listed(names) -> str:
+    """``"a, b and c"``."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _ranges(counts: np.ndarray, mask: np.ndarray) -> str:
+    """``"1–4 and 512–4096"``: the runs of consecutive `counts` where `mask` holds."""
+    runs, start = [], None
+    for i, on in enumerate([*mask, False]):
+        if on and start is None:
+            start = i
+        elif not on and start is not None:
+            lo, hi = counts[start], counts[i - 1]
+            runs.append(f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}")
+            start = None
+    return " and ".join(runs)
