@@ -107,6 +107,12 @@ def test_optimal_time_to_train_states_the_critical_batch(ssd_fit, capsys):
         "2.5",
     )
     assert status == 0 and out.startswith("train cheapest within 60 s on 512 GPUs")
+    # A deadline nothing meets: said once, and the answer does not claim to meet it.
+    argv = ["--objective", "cost-to-train", "--deadline", "1"]
+    status, out, _ = run(capsys, "optimal", ssd_fit, *argv)
+    first, second = out.splitlines()[:2]
+    assert status == 0 and first.startswith("No configuration trains within the deadline of 1 s")
+    assert second.startswith("train cheapest with no deadline on ") and "within 1 s" not in out
 
 
 def test_fit_of_a_csv_of_runs_and_sweep_by_time_to_train(tmp_path, capsys):

@@ -319,19 +319,21 @@ def run_optimal(args) -> int:
     level = document["interval"]["level"]
     lo, hi = document["time_to_train_interval_s"]
     what = "fastest" if document["objective"] == "time-to-train" else "cheapest"
-    if document["deadline_s"] is not None:
+    if document["deadline_s"] is not None and document["feasible"]:
         what += f" within {document['deadline_s']:.4g} s"
     cost = counted(document["gpu_hours"], "GPU-hour", ".4g")
     if document["cost"] is not None:
         cost += f", cost {document['cost']:.4g}"
-    if not document["feasible"]:
-        print(f"no configuration trains within the deadline: {document['reason']}")
+    if not document["feasible"]:  # the reason says so; the answer is without the deadline
+        print(document["reason"][0].upper() + document["reason"][1:])
+        what += " with no deadline"
     print(
         f"train {what} on {counted(document['gpus'], 'GPU')} at global batch "
         f"{document['global_batch']:g}: {document['time_to_train_s']:.4g} s to the target "
         f"({level:.0%} interval {_interval(lo or 0.0, hi or math.inf)} s), {cost}"
     )
-    print(f"  why: {document['reason']}")
+    if document["feasible"]:
+        print(f"  why: {document['reason']}")
     if document["extrapolated"]:
         print(f"  {document['extrapolated']}")
     b_lo, b_hi = document["noise_batch_interval"]
