@@ -239,7 +239,7 @@ UNKNOWN_AT_ZERO: tuple[str, ...] = (
 NONNEGATIVE_FIELDS: tuple[str, ...] = (*CODED_FIELDS, *UNKNOWN_AT_ZERO)
 """Fields for which 0 is a valid value; every other field is positive."""
 
-WHOLE_FIELDS: tuple[str, ...] = (
+COUNT_FIELDS: tuple[str, ...] = (
     "gpus",
     "gpus_per_node",
     "gpus_per_link",
@@ -249,9 +249,18 @@ WHOLE_FIELDS: tuple[str, ...] = (
     "global_batch",
     "layers",
     "interleave",
-    *NONNEGATIVE_FIELDS,
 )
+"""Counts a CSV column (and a fit file's field, `--set`) must give whole."""
+
+WHOLE_FIELDS: tuple[str, ...] = (*COUNT_FIELDS, *NONNEGATIVE_FIELDS)
 """Fields that hold whole numbers (counts, sizes and codes)."""
+
+LARGEST_VALUE = 1e18
+"""The largest value a config field takes (`perfmodel sweep`'s axes, a fit file's
+fields): past every physical quantity of a run (an exaflop/s per GPU, 10⁶ TB), and far
+enough below float32's 3.4e38 that a cast does not overflow (`hidden = 1e300` answered
+"0 fit in memory" with NumPy's overflow warnings; `layers = 1e308` hung the layout
+search)."""
 
 WORKLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "hybrid": ("layers", "hidden", "heads", "seq_len", "vocab", "global_batch"),

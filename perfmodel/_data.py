@@ -11,7 +11,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._config import CODED_FIELDS, Config, CONFIG_FIELDS, FIELD_NAMES, NONNEGATIVE_FIELDS
+from ._config import (
+    CODED_FIELDS,
+    Config,
+    CONFIG_FIELDS,
+    COUNT_FIELDS,
+    FIELD_NAMES,
+    NONNEGATIVE_FIELDS,
+)
 from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
 from ._errors import InputError
 from ._files import read_bytes
@@ -27,17 +34,6 @@ TIME_COLUMNS: dict[str, float] = {"time_s": 1.0, "time_ms": 1e-3, "time_us": 1e-
 THROUGHPUT_COLUMN = "throughput"
 SERIES_COLUMN = "series"
 BATCH_PER_GPU_COLUMN = "batch_per_gpu"
-_INTEGER_FIELDS = (
-    "gpus",
-    "gpus_per_node",
-    "gpus_per_link",
-    "tp",
-    "pp",
-    "microbatches",
-    "global_batch",
-    "layers",
-    "interleave",
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -511,7 +507,7 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
     values = _numeric(frame, measured, source, integer=False)
     _check_span(frame, measured, values, source)
     config = {
-        name: _numeric(frame, name, source, integer=name in _INTEGER_FIELDS)
+        name: _numeric(frame, name, source, integer=name in COUNT_FIELDS)
         for name in CONFIG_FIELDS
         if name != "gpus" and name in frame.columns
     }

@@ -34,7 +34,13 @@ import typing
 import numpy as np
 
 from . import _closed
-from ._config import CODED_FIELDS, CONFIG_FIELDS, NONNEGATIVE_FIELDS
+from ._config import (
+    CODED_FIELDS,
+    CONFIG_FIELDS,
+    COUNT_FIELDS,
+    LARGEST_VALUE,
+    NONNEGATIVE_FIELDS,
+)
 from ._errors import InputError
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
@@ -44,19 +50,9 @@ READABLE_VERSIONS = (2, 3)  # 2: every family but the round-1 blend
 # Times (s) and bandwidths (B/s) lie in [1/MAGNITUDE, MAGNITUDE]: normal float64 numbers
 # whose reciprocals, sums and ratios stay finite.
 MAGNITUDE = 1e307
-# Config values stay below what `perfmodel sweep` reads (`perfmodel._sweep.run.LARGEST`).
-LARGEST_FIELD = 1e18
-# Counts a fit file must hold whole, as a CSV must (`perfmodel._data`); ``microbatches``
-# is not among them: the Megatron log reader derives it as batch / (dp · micro-batch).
-WHOLE_FIELDS = (
-    "gpus_per_node",
-    "gpus_per_link",
-    "tp",
-    "pp",
-    "global_batch",
-    "layers",
-    "interleave",
-)
+# Counts a fit file must hold whole, as a CSV must (`perfmodel._config.COUNT_FIELDS`), but
+# ``microbatches``: the Megatron log reader derives it as batch / (dp · micro-batch).
+FIT_FILE_WHOLE = tuple(name for name in COUNT_FIELDS if name != "microbatches")
 TARGETS = ("time", "throughput")
 PRECISIONS = ("float32", "float64")
 LOSS_KINDS = ("log", "squared", "huber", "relative")
@@ -576,14 +572,14 @@ def _check_data(c: _Checker, data: dict) -> None:
 
 def _check_field(c: _Checker, name: str, values: list, where: str, indexed=False) -> None:
     """A code of `CODED_FIELDS` among its codes (recompute = 7 was read and answered),
-    a count of `WHOLE_FIELDS` whole, and no value past `LARGEST_FIELD` (layers = 1e308
+    a count of `FIT_FILE_WHOLE` whole, and no value past `LARGEST_VALUE` (layers = 1e308
     hung the layout search)."""
     array = np.asarray(values, dtype=np.float64)
-    bad = array > LARGEST_FIELD
-    what = f"a value of at most {LARGEST_FIELD:g} (no field of a training run is larger)"
-    if name in WHOLE_FIELDS:  # interleave = 0.5 was answered with a time
+    bad = array > LARGEST_VALUE
+    what = f"a value of at most {LARGEST_VALUE:g} (no field of a training run is larger)"
+    if name in FIT_FILE_WHOLE:  # interleave = 0.5 was answered with a time
         bad |= array != np.floor(array)
-        what = f"a whole number of at most {LARGEST_FIELD:g}"
+        what = f"a whole number of at most {LARGEST_VALUE:g}"
     if name in CODED_FIELDS:
         bad |= ~np.isin(array, CODED_FIELDS[name])
         what = "one of " + ", ".join(f"{code:g}" for code in CODED_FIELDS[name])

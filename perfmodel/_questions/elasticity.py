@@ -319,8 +319,8 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
                     change,
                 )
             )
-        groups = _groups(fit, entries, config, t_n, factor) if model.family == "blend" else ()
-    open_ = set(undetermined(fit))
+        open_ = set(undetermined(fit))
+        groups = _groups(fit, entries, open_, config, t_n) if model.family == "blend" else ()
     entries = [dataclasses.replace(p, undetermined=p.name in open_) for p in entries]
     entries.sort(key=lambda p: (p.undetermined, -abs(p.elasticity)))
     roles = {term.name: term.role for term in model.terms}
@@ -340,12 +340,12 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
     )
 
 
-def _groups(fit: FitResult, entries, config, t_n: float, factor: float):
+def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):
     """`Sensitivity.groups`: every parameter name that several members of a blend have
     (``amdahl.compute.time``, ``usl.compute.time``, …), changed in all of them at once.
     Its elasticity is the sum of theirs (one factor on all of them, in log θ); the change
-    is evaluated exactly. Undetermined members (the data show no such term) stay out."""
-    open_ = set(undetermined(fit))
+    is evaluated exactly. Undetermined members (`open_`: the data show no such term)
+    stay out."""
     by_name: dict[str, list[ParameterSensitivity]] = {}
     for p in entries:
         if "." in p.name and p.name not in open_ and not p.fixed:

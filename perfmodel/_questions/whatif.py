@@ -15,7 +15,7 @@ from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
-from .._schema import MAGNITUDE, WHOLE_FIELDS
+from .._schema import FIT_FILE_WHOLE, MAGNITUDE
 from .._text import brief
 from .._text import seconds as format_seconds
 from .query import (
@@ -56,7 +56,7 @@ def _check_range(name: str, value: float, kind: str) -> float:
         # The overlap is stored as a logit: keep it finite at exactly 0 or 1.
         return min(max(value, 1e-12), 1.0 - 1e-12)
     if kind == "config":
-        if name in WHOLE_FIELDS and value != math.floor(value):  # as a fit file's
+        if name in FIT_FILE_WHOLE and value != math.floor(value):  # as a fit file's
             raise InputError(f"set {name}: expected a whole number, got {value:g}")
         if name in NONNEGATIVE_FIELDS:  # codes, and fields where 0 means "not given"
             if value < 0:
@@ -255,6 +255,7 @@ def compare_fits(
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
     first, second = before.predict(counts), after.predict(counts)
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, max_gpus=max_gpus)
+    changes = _differences(before, after)
     return Comparison(
         gpus=counts,
         before=first,
@@ -266,8 +267,8 @@ def compare_fits(
         knee_after=diminishing_returns(after, **knee),
         amdahl_before=amdahl_bound(before),
         amdahl_after=amdahl_bound(after),
-        changes=_differences(before, after),
-        note=_unreached(before, counts, _differences(before, after)),
+        changes=changes,
+        note=_unreached(before, counts, changes),
     )
 
 

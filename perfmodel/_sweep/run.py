@@ -22,6 +22,7 @@ from .._config import (
     CODED_FIELDS,
     Config,
     CONFIG_FIELDS,
+    LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
     WHOLE_FIELDS,
     WORKLOAD_FIELDS,
@@ -170,11 +171,9 @@ class _Request:
 
 # Checking the space ------------------------------------------------------------------
 
-# The largest value of an axis or fixed field: past every physical quantity of a run
-# (an exaflop/s per GPU, 10⁶ TB), and far enough below float32's 3.4e38 that the cast
-# does not overflow (`hidden = 1e300` answered "0 fit in memory" with NumPy's overflow
-# warnings). Counts and sizes stay exact in float64 (2⁵³).
-LARGEST = 1e18
+# The largest value of an axis or fixed field (`perfmodel._config.LARGEST_VALUE`).
+# Counts and sizes stay exact in float64 (2⁵³).
+LARGEST = LARGEST_VALUE
 WHOLE_LARGEST = float(2**53)
 
 
