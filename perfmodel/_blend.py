@@ -63,7 +63,13 @@ class ScalingLoss(AbstractCostTerm):
         return jnp.zeros_like(config.gpus)
 
 
-def _described(member: str, spec: ParamSpec) -> ParamSpec:
+def _described(member: str, spec: ParamSpec, weighted: bool = True) -> ParamSpec:
+    if not weighted:  # fitted for the intervals' spread D (`Blend.spread`) alone
+        spec = _described(member, spec)
+        return dataclasses.replace(
+            spec,
+            description=f"{spec.description} (weight 0 here: it only widens the intervals)",
+        )
     if member.endswith("_flat") and not member.startswith("power_law"):
         return dataclasses.replace(
             spec, description=f"{spec.description}; fitted with equal weights (the anchor)"
@@ -250,9 +256,11 @@ class Blend(AbstractScalingModel):
 
     def parameter_specs(self) -> dict[str, ParamSpec]:
         """Every member's parameters as ``"<member>.<term>.<param>"`` → its spec (the
-        power laws' coefficients described as such, not as a PMNF term's)."""
+        power laws' coefficients described as such, not as a PMNF term's; a member
+        with weight 0 everywhere said to be one)."""
+        active = {self.names[i] for i in self._active()}
         return {
-            f"{n}.{k}": _described(n, spec)
+            f"{n}.{k}": _described(n, spec, n in active)
             for n, m in zip(self.names, self.members)
             for k, spec in m.parameter_specs().items()
         }

@@ -90,23 +90,16 @@ def test_html_parameters_with_units_and_intervals(written):
     assert open_  # SDM91's amdahl.compute.time: the exact fit set it to 0
     for name in open_:
         assert f"<td>{name}</td><td>—</td><td>undetermined: the data show no such term" in table
-    try:
-        intervals = parameter_intervals(fit, 0.9)
-    except pm.InputError:
-        # SDM91's anchored blend: 13 parameters, 7 measurements, no residual left.
-        intervals = {}
-        for name in set(specs) - set(open_):
-            cell = f"<td>{name}</td><td>{_si(fit.parameters()[name], specs[name].unit)}</td>"
-            # It says why: the blend's 13 parameters, not the 3 of its best family.
-            why = "none: 13 free parameters for 7 measurements, no residual to estimate it"
-            assert f"{cell}<td>{why}" in table
+    # The blend's coefficients: each with its member's own interval (SDM91's anchored
+    # blend: 13 of them for 7 measurements, every member with residuals of its own).
+    intervals = parameter_intervals(fit, 0.9)
     for name, (lo, hi) in intervals.items():
         unit = specs[name].unit
         if name in open_:
             continue
         assert f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td>" in table
-        if lo == 0.0 and hi == math.inf:  # a blend's members: no degree of freedom left
-            assert f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td><td>not " in table
+        if lo == 0.0 and hi == math.inf:  # a member with no residual of its own
+            assert f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td><td>none: " in table
         else:
             assert f"{_si(lo, unit)} – {_si(hi, unit)}" in table
         assert html.escape(specs[name].description) in table
@@ -140,8 +133,12 @@ def test_html_data_and_sensitivities(written):
     data = _section(written["html"], "Data")
     assert data.count("<tr>") == fit.data.gpus.size + 1
     moves = _section(written["html"], "What would move it")
-    for name in fit.model.parameter_specs():
-        assert f"<td>{name}</td>" in moves
+    answer = pm.sensitivity(fit, pm.recommend(fit).knee.gpus)
+    for p in answer.ranked():  # a blend's shared parameters as one row each
+        idle = "Changing nothing measurable here" in moves and f" {p.name}" in moves
+        assert f"<td>{p.name}</td>" in moves or idle
+    shared = {m for g in answer.groups for m in g.members}
+    assert answer.groups and all(f"<td>{m}</td>" not in moves for m in shared)
 
 
 @integration

@@ -42,6 +42,7 @@ from .._data import Benchmarks
 from .._errors import InputError
 from .._presets import blend, straddles_nodes
 from .canonical import mixed_workloads
+from .covariance import gauss_newton_inverse, unconstrained
 from .exact import fit_at
 from .linear import _ridged, nnls
 from .problem import data_scale, RAW_LIMIT
@@ -226,6 +227,68 @@ def anchor_note(model: Blend, data: Benchmarks) -> str:
     )
 
 
+def member_covariance(model: Blend, data: Benchmarks, free: tuple[str, ...]) -> np.ndarray:
+    """Covariance of a blend's free coefficients in their stored (log) form, each
+    member's from its own fit (`fit_coefficients`; the members are fitted apart, so the
+    blocks between them are 0).
+
+    A member minimises ``Σ w_i·e_i²`` with ``w_i = (N_i/N_max)^α`` a choice of what to fit
+    best, not a noise model: the measurements' relative noise is taken as equal, so the
+    covariance is the sandwich ``σ²·A·(Jᵀ·W²·J)·A``, ``A = (JᵀWJ)⁻¹`` (White 1980), with
+    ``σ² = Σe²/tr((I − H)ᵀ(I − H))``, ``H = J·A·JᵀW``, unbiased for equal noise (both
+    reduce to ``σ²·(JᵀJ)⁻¹``, ``σ² = Σe²/(n − k)``, for the members fitted with equal
+    weights). A
+    linear member's residuals are relative, ``e_i = φ_i·θ/u_i − 1``, with
+    ``J_ij = φ_ij·θ_j/u_i`` (d/d log θ_j) over the coefficients its fit did not set to 0;
+    a power law's are ``log u_i − log û_i`` with the columns ``[1, log N]`` (log c and the
+    exponent, whose own uncertainty is not a parameter's), of which log c's is kept.
+    Infinite where the member has no residual left (as many coefficients as
+    measurements) or the data cannot tell a direction (`covariance.gauss_newton_inverse`),
+    and for the coefficients set to 0: `FitResult.standard_errors` then says "—".
+    """
+    index = {name: i for i, name in enumerate(free)}
+    cov = np.diag(np.full(len(free), np.inf))
+    cov[~np.eye(len(free), dtype=bool)] = 0.0
+    n, u = data.gpus, data.time_s
+    per_node = data.config.get("gpus_per_node")
+    per_node = None if per_node is None else np.asarray(per_node, dtype=np.float64)
+    values = {k: float(v) for k, v in model.parameters().items()}
+    zero = set(zeroed(model, data))
+    config = data.to_config()
+    for member, fitted in zip(model.names, model.members):
+        w = (n / n.max()) ** FAMILY_ALPHA.get(member, ALPHA)
+        if member.startswith("power_law"):
+            names, keep = [f"{member}.power.time"], 1
+            with jax.enable_x64(True):
+                predicted = np.asarray(fitted(config), dtype=np.float64)
+            jacobian = np.stack([np.ones_like(n), np.log(n)], axis=-1)
+            residuals = np.log(u / predicted)
+        else:
+            base = member.removesuffix("_flat")
+            everything = [f"{member}.{p}" for p in PARAMETERS[base]]
+            active = [j for j, p in enumerate(everything) if p in index and p not in zero]
+            names, keep = [everything[j] for j in active], len(active)
+            theta = np.array([values[everything[j]] for j in active])
+            phi = features(base, n, per_node)[:, active]
+            jacobian = phi * theta / u[:, None]
+            residuals = phi @ theta / u - 1.0
+        k = jacobian.shape[1]
+        if not names or n.size <= k:
+            continue
+        inverse, null = gauss_newton_inverse(jacobian * np.sqrt(w)[:, None])
+        middle = jacobian.T @ (w[:, None] ** 2 * jacobian)
+        # E[Σe²] = σ²·tr((I − H)ᵀ(I − H)), H = J·A·JᵀW the fit's (oblique) hat matrix:
+        # n − 2·rank + tr(A·JᵀJ·A·JᵀW²J), from k × k products (a per-step log has 10⁶ rows).
+        rank = k - null.shape[0]
+        spread = n.size - 2 * rank + np.trace(inverse @ (jacobian.T @ jacobian) @ inverse @ middle)
+        block = float(np.sum(residuals**2)) / spread * inverse @ middle @ inverse
+        block[unconstrained(null), :] = np.inf
+        block[:, unconstrained(null)] = np.inf
+        rows = [index[name] for name in names]
+        cov[np.ix_(rows, rows)] = block[:keep, :keep]
+    return cov
+
+
 def _floor(data: Benchmarks) -> float:
     return data_scale(data) * math.exp(-RAW_LIMIT["time"] + 1.0)
 
@@ -272,9 +335,9 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
     """The default fit of `data` (seconds per unit of work: `canonical.per_unit_of_work`).
 
     Returns a `FitResult` whose model is a `Blend`, whose `components` are its members and
-    whose intervals are conformal. Its quality, residuals and covariance are those of the
-    blend at the relative loss with weights ``(N/N_max)²`` (the members' own fits are
-    exact).
+    whose intervals are conformal. Its quality and residuals are those of the blend at
+    the relative loss with weights ``(N/N_max)²``; its covariance is the members' own
+    (`member_covariance`), since the blend's cannot tell their coefficients apart.
     """
     with jax.enable_x64(True):
         model = fit_members(data)
@@ -286,6 +349,7 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
             "show no such term)"
             for name in zeroed(model, data)
         )
+        covariance = member_covariance(model, data, result.free)
         note = anchor_note(model, data)
         warnings = (note, *warnings) if note else warnings
         mixed = mixed_workloads(data, model)
@@ -297,6 +361,7 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
         warnings=warnings,
         components=blend_components(model),
         intervals="conformal",
+        raw_covariance=covariance,
         assumed=assumed,
         unanchored_residuals=unanchored_residuals(model, data),
     )

@@ -24,6 +24,7 @@ from .recommendation import Recommendation as Recommendation
 from .recommendation import term_phrase as term_phrase
 
 _LAZY = {
+    "idle_change": ".elasticity",
     "ParameterSensitivity": ".elasticity",
     "Sensitivity": ".elasticity",
     "sensitivity": ".elasticity",

@@ -153,19 +153,24 @@ class Sensitivity:
     notes: tuple[str, ...] = ()
     groups: tuple[ParameterSensitivity, ...] = ()
 
-    def sentences(self) -> list[str]:
-        """One readable line per parameter, in ranked order (a blend's parameters that
-        several members have, as one `groups` line each); the parameters whose change
-        moves nothing measurable share one line, and so do the undetermined ones."""
+    def ranked(self) -> list[ParameterSensitivity]:
+        """The parameters as a user can change them, largest ``|elasticity|`` first and
+        the undetermined last: a blend's parameters that several members have as their
+        `groups` entry, the others as they are."""
         grouped = {m for g in self.groups for m in g.members}
         shown = [p for p in self.parameters if p.name not in grouped] + list(self.groups)
-        shown.sort(key=lambda p: (p.undetermined, -abs(p.elasticity)))
-        idle = [p for p in shown if _idle(p)]
+        return sorted(shown, key=lambda p: (p.undetermined, -abs(p.elasticity)))
+
+    def sentences(self) -> list[str]:
+        """One readable line per parameter, in `ranked` order; the parameters whose
+        change moves nothing measurable share one line, and so do the undetermined ones."""
+        shown = self.ranked()
+        idle = [p for p in shown if idle_change(p)]
         open_ = [p.name for p in shown if p.undetermined]
         lines = [
             describe_change(p, self.time_s, self.speedup, self.target)
             for p in shown
-            if not (_idle(p) or p.undetermined)
+            if not (idle_change(p) or p.undetermined)
         ]
         if len(idle) == 1:
             lines.append(describe_change(idle[0], self.time_s, self.speedup, self.target))
@@ -208,7 +213,7 @@ class Sensitivity:
         return "\n".join(lines + [f"  {s}" for s in self.sentences()])
 
 
-def _idle(p: ParameterSensitivity) -> bool:
+def idle_change(p: ParameterSensitivity) -> bool:
     return not p.undetermined and abs(p.change.time_change) < 5e-4
 
 

@@ -78,7 +78,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
     specs = fit.model.parameter_specs()
     try:
         intervals = parameter_intervals(fit, level)
-    except InputError:  # as many free parameters (a blend: all its members') as data
+    except InputError:  # as many free parameters as measurements
         intervals = {}
     n = int(np.size(fit.data.gpus))
     none = f"none: {counted(len(fit.free), 'free parameter')} for {counted(n, 'measurement')}"
@@ -96,6 +96,11 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
             lo, hi = intervals[name]
             if math.isfinite(hi) and lo > 0:
                 interval = f"{_si(lo, spec.unit)} – {_si(hi, spec.unit)}"
+            elif fit.family == "blend":  # its member's own fit (`parameter_intervals`)
+                interval = (
+                    f"none: {name.split('.', 1)[0]}'s own fit leaves no residual to "
+                    "estimate it from"
+                )
             else:
                 interval = "not determined by the data"
         rows.append(
@@ -167,7 +172,9 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
 
 
 def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict], str]:
-    top = float(c.gpus[-1])
+    # Every doubling up to the plotted range and on to the fastest count found, so the
+    # table reaches the count the answers name.
+    top = max(float(c.gpus[-1]), float(c.optimum.gpus))
     counts = {float(n) for n in np.unique(fit.data.gpus)}
     counts |= {2.0**k for k in range(0, 24) if 2.0**k <= top}
     counts |= {float(c.optimum.gpus)} | ({float(c.knee.gpus)} if c.knee.gpus else set())
@@ -190,18 +197,28 @@ def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict
 
 
 def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
-    from .._questions import sensitivity
+    from .._questions import idle_change, sensitivity
 
     n = c.knee.gpus or int(fit.data.gpus.max())
     where = "where returns diminish" if c.knee.gpus else "the largest GPU count measured"
     s = sensitivity(fit, n)
     throughput = fit.target == "throughput"
-    rows = []
-    for p in s.parameters:
+    values = fit.parameters()
+    rows, idle = [], []
+    for p in s.ranked():
         if p.undetermined:
             rows.append({"parameter": p.name, "value": "—", "effect": "undetermined"})
             continue
+        if idle_change(p):
+            idle.append(p.name)
+            continue
         change = p.change
+        value, improved = _si(p.value, p.unit), f"{change.label}: {_si(change.value, p.unit)}"
+        if p.members:  # one change to every member of a blend that has the parameter
+            ends = (min(values[m] for m in p.members), max(values[m] for m in p.members))
+            value = " – ".join(dict.fromkeys(_si(v, p.unit) for v in ends))
+            value = f"{value} ({len(p.members)} members)"
+            improved = f"{change.label}: every member's"
         effect = (
             f"throughput {1.0 / (1.0 + change.time_change) - 1.0:+.1%}"
             if throughput
@@ -210,9 +227,9 @@ def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
         rows.append(
             {
                 "parameter": p.name + (" (fixed)" if p.fixed else ""),
-                "value": _si(p.value, p.unit),
+                "value": value,
                 "elasticity d log T / d log θ": f"{p.elasticity:+.3f}",
-                "improved": f"{change.label}: {_si(change.value, p.unit)}",
+                "improved": improved,
                 "effect": effect,
                 "speedup": f"{s.speedup:.3g}× → {change.speedup:.3g}×",
             }
@@ -221,6 +238,13 @@ def _sensitivity_table(fit: FitResult, c: Curves) -> _Table:
         f"At {n} GPUs the largest term besides compute is {s.limiting}. " if s.limiting else ""
     )
     note = limiting + "Each parameter improved 2× alone, the model evaluated exactly."
+    if s.groups:
+        note += (
+            " A parameter several of the blend's members have (compute.time, …) is changed in"
+            " all of them at once, as `perfmodel whatif --set NAME=x0.5` does."
+        )
+    if idle:
+        note += f" Changing nothing measurable here (< 0.05%): {', '.join(idle)}."
     note = " ".join((*(f"{n}." for n in s.notes), note))
     return _Table(f"What would move it: sensitivities at {n} GPUs ({where})", rows, note)
 

@@ -52,7 +52,7 @@ from .._model import AbstractScalingModel
 from .._text import brief
 from .conformal import Calibrated, calibrated, scores, table
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
-from .problem import along_unknown, check_method, partition, Problem
+from .problem import along_unknown, check_method, partition, Problem, refuse_blend
 
 RESAMPLING = ("residual", "wild", "case")
 DISCREPANCY = 0.05  # prior model-form drift of log time per doubling outside the data
@@ -276,6 +276,7 @@ def ensemble(
     check_method(method)
     if method == "conformal":
         return _conformal(fit, LAPLACE_SAMPLES if samples is None else samples, seed)
+    refuse_blend(fit, method, "intervals")
     if not fit.free:
         raise InputError(
             f"every parameter of the {fit.family} fit is fixed: it has no uncertainty to draw "

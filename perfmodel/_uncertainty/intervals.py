@@ -18,7 +18,7 @@ from .._fitting import FitResult, gauss_newton_inverse
 from .._levels import interval_columns, KINDS
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
-from .problem import along_unknown, check_level, check_method, Problem
+from .problem import along_unknown, check_level, check_method, Problem, refuse_blend
 
 
 def t_quantile(p: float, dof: float) -> float:
@@ -163,6 +163,32 @@ def predict_interval(
     return interval_columns(fit.target, point, lo * per_step, hi * per_step)
 
 
+def _member_intervals(fit: FitResult, p: float) -> dict[str, tuple[float, float]]:
+    """A blend's coefficients, each from its member's own fit (`FitResult.raw_covariance`,
+    `perfmodel._fitting.blend.member_covariance`): ``θ̂·exp(±t_{n−k}·s)`` with ``s`` the
+    standard error of log θ, n the measurements and k the coefficients its member fitted;
+    0 to inf where the member leaves it undetermined."""
+    errors = fit.standard_errors()
+    per_member: dict[str, int] = {}
+    for name, sd in errors.items():
+        if math.isfinite(sd):
+            member = name.split(".", 1)[0]
+            per_member[member] = per_member.get(member, 0) + 1
+    n = int(np.size(fit.data.gpus))
+    out = {}
+    for name, value in fit.parameters().items():
+        sd = errors.get(name, math.inf)
+        if name in fit.fixed:
+            continue
+        if not math.isfinite(sd):
+            out[name] = (0.0, math.inf)
+            continue
+        k = per_member[name.split(".", 1)[0]]
+        half = min(t_quantile(p, n - k) * sd, 700.0)  # e^700: as good as unbounded
+        out[name] = (value * math.exp(-half), value * math.exp(half))
+    return out
+
+
 def parameter_intervals(
     fit: FitResult,
     level: float = 0.9,
@@ -177,13 +203,20 @@ def parameter_intervals(
     Laplace: the Student-t interval ``θ̂ ± t_{n−k}·s·sqrt((JᵀJ)⁻¹_ii)`` on the stored
     (log/logit) value, mapped to the physical one; bootstrap: percentiles of the
     refits. Fixed parameters have zero width; a parameter the data do not determine
-    spans its whole range (its bounds, or 0 to inf; 0 to 1 for fractions).
+    spans its whole range (its bounds, or 0 to inf; 0 to 1 for fractions). The default
+    blend's coefficients get their members' own Laplace intervals (each member is fitted
+    alone); the bootstrap is refused for it.
     """
     level = check_level(level)
     specs = fit.model.parameter_specs()
     values = fit.parameters()
     out = {name: (values[name], values[name]) for name in fit.fixed}
     tail = (1.0 - level) / 2.0
+    if fit.family == "blend":  # its members' own fits: no draws of the blend to read
+        if method == "bootstrap":
+            refuse_blend(fit, method, "parameter intervals")
+        out.update(_member_intervals(fit, 1.0 - tail))
+        return {name: out[name] for name in specs}
     with jax.enable_x64(True):
         problem = Problem(fit)
         method = method or "laplace"  # a parameter's own interval, also in a blend

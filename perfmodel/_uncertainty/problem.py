@@ -19,6 +19,18 @@ def check_method(method: str) -> None:
         raise InputError(f"unknown interval method {method!r}; valid: {', '.join(METHODS)}")
 
 
+def refuse_blend(fit: FitResult, method: str, what: str) -> None:
+    """An InputError for Laplace or bootstrap draws of the default blend, whose members
+    are fitted apart (one Gaussian or refit of them all together describes no fit)."""
+    if fit.family == "blend" and method in ("laplace", "bootstrap"):
+        raise InputError(
+            f"{fit.data.source}: {method} {what} are not defined for the default blend, whose "
+            "members are fitted one by one; its prediction intervals are conformal (the "
+            "default), and a single family's curve has Laplace or bootstrap intervals "
+            "(fit with --model NAME, e.g. amdahl)"
+        )
+
+
 def partition(fit: FitResult):
     model = as_float64(fit.model)
     params, static = eqx.partition(model, model.raw_leaf_mask(set(fit.free)))
