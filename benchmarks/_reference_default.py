@@ -349,8 +349,21 @@ class DefaultFit:
         q = INTERVAL_Q[self.interval_table()][level] if q is None else q
         half = q * self.interval_scale(m)
         centre = self.log_u(m)
-        a, b = self._to_measured(centre - half, m), self._to_measured(centre + half, m)
+        one = np.ones(1)
+        one_gpu = self.log_u(one) - q * self.interval_scale(one)
+        low = np.maximum(centre - half, self.log_floor(m, centre, one_gpu))
+        a, b = self._to_measured(low, m), self._to_measured(centre + half, m)
         return np.minimum(a, b), np.maximum(a, b)
+
+    def log_floor(self, m, centre, one_gpu) -> np.ndarray:
+        """log of the least u an interval may reach at `m`: perfect scaling from the
+        lower bound of u at one GPU (`one_gpu`, a log), or from the best efficiency
+        measured against the curve's one-GPU time where that is above 1, or the curve
+        itself (`centre`) where it is below that."""
+        work = np.min(self.train_gpus * np.exp(self.train_log_u)) * self.scale
+        efficiency = max(1.0, float(np.exp(self.log_u(np.ones(1))[0])) / work)
+        linear = one_gpu - np.log(np.asarray(m, float)) - math.log(efficiency)
+        return np.minimum(linear, centre)
 
     def training_metrics(self) -> dict:
         """R² and MAPE (%) of the fit on its own measurements, on the measured quantity."""

@@ -194,6 +194,29 @@ def conformal_scale(xp, gpus, largest, spread, rms, min_doublings, kappa, lam, n
     return scale + NODE_KAPPA * past_node(xp, gpus, node)
 
 
+def best_efficiency(gpus, time_s, one_gpu) -> float:
+    """E: the best parallel efficiency measured against the one-GPU time `one_gpu`,
+    ``max_i û(1)/(N_i·u_i)`` (u in the model's seconds per unit of work); above 1 only
+    for superlinear data."""
+    work = np.asarray(gpus, dtype=np.float64) * np.asarray(time_s, dtype=np.float64)
+    return float(one_gpu) / float(np.min(work))
+
+
+# A draw held at the floor only when below it by more than this (log): at one GPU they
+# are equal, and rounding must not pick the floor's slope there in one path only.
+FLOOR_TIE = 1e-12
+
+
+def linear_floor(xp, gpus, one_gpu, efficiency, centre):
+    """The least seconds per unit of work an interval or a draw may reach at N GPUs, from
+    its own one-GPU time T(1): ``min(T(1)/(N·max(1, E)), û(N))``: perfect scaling, or the
+    best efficiency E measured where that is above 1 (`best_efficiency`), or the curve
+    itself where it is already below that. A speedup of N GPUs stays at most N (N·E):
+    without it a far extrapolation's upper bound reached 162% efficiency at 4096 GPUs
+    from one node's measurements."""
+    return xp.minimum(one_gpu / (gpus * xp.maximum(1.0, efficiency)), centre)
+
+
 def past_node(xp, gpus, node):
     """c(N) = clip(log2(N/G), 0, 1): 0 within one node of G GPUs, 1 from two nodes on,
     linear in log2 N between (so that the intervals stay continuous in N). A collective

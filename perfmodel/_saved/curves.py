@@ -37,26 +37,40 @@ def _chunks(size: int, counts: int):
 
 
 def calibrated_curves(fit, counts, overrides, zeta):
-    """``(times, speedups, marginals, False)`` of ``T = û·exp(ζ·s(N))`` for each ζ (rows):
-    in logs, ``log T = log û + ζ·s``, ``S = exp(log T(1) − log T)`` and
-    ``dS/dN = −S·(û′/û + ζ·s′)``, written into the outputs in place (4000 draws at a
-    thousand counts in tens of milliseconds)."""
+    """``(times, speedups, marginals, False)`` of ``T = max(û·exp(ζ·s(N)), F(N))`` for
+    each ζ (rows), F the floor of perfect scaling (`_closed.linear_floor`): in logs,
+    ``log T = log û + ζ·s``, ``S = exp(log T(1) − log T)`` and ``dS/dN = −S·(log T)′``
+    with ``(log T)′ = û′/û + ζ·s′``, or the floor's ``F′/F`` where it holds, written into
+    the outputs in place (4000 draws at a thousand counts in tens of milliseconds)."""
     counts = np.asarray(counts, dtype=np.float64)
     centre, scale = _centre_and_scale(fit, dual.seed(counts), overrides)
     base, base_scale = _centre_and_scale(fit, np.ones(1), overrides)
     log_centre, slope = np.log(centre.val), centre.tan / centre.val
+    # The floor (`_closed.linear_floor`) from each draw's own one-GPU time T(1):
+    # log F = log T(1) − log N − log max(1, E), slope −1/N; or the curve's, where lower.
+    fitted_one, _ = _centre_and_scale(fit, np.ones(1), {})  # E: the fit's, not a what-if's
+    efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(fitted_one[0]))
+    stretch = math.log(max(1.0, efficiency))
+    log_base = np.log(base)
     zeta = np.asarray(zeta, dtype=np.float64)
     shape = (zeta.size, counts.size)
     times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
     for rows in _chunks(zeta.size, counts.size):
         z = zeta[rows, None]
+        log_one = log_base + z * base_scale
+        linear = log_one - np.log(counts) - stretch
+        log_floor = np.minimum(linear, log_centre)
         log_t = np.multiply(z, scale.val, out=times[rows])
         log_t += log_centre
-        np.subtract(np.log(base) + z * base_scale, log_t, out=speedups[rows])
+        held = log_t < log_floor - _closed.FLOOR_TIE
+        np.maximum(log_t, log_floor, out=log_t)
+        np.subtract(log_one, log_t, out=speedups[rows])
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
         d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
         d_log_t += slope
+        floor_slope = np.where(linear < log_centre, -1.0 / counts, slope)
+        np.copyto(d_log_t, floor_slope, where=held)
         np.multiply(d_log_t, speedups[rows], out=d_log_t)
         np.negative(d_log_t, out=d_log_t)
     return times, speedups, marginals, False
@@ -72,7 +86,12 @@ def conformal_band(fit, level: float, point: dict) -> dict:
     centre, scale = _centre_and_scale(fit, counts, {})
     half = _closed.quantile(level, conformal_table(fit)) * scale
     per_step = counts if fit.data.per_gpu else 1.0
-    lo = centre * np.exp(-half) * per_step
+    one_centre, one_scale = _centre_and_scale(fit, np.ones(1), {})
+    efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(one_centre[0]))
+    q = _closed.quantile(level, conformal_table(fit))
+    one_gpu = one_centre * np.exp(-q * one_scale)
+    floor = _closed.linear_floor(np, counts, one_gpu, efficiency, centre)
+    lo = np.maximum(centre * np.exp(-half), floor) * per_step
     hi = centre * np.exp(half) * per_step
     return interval_columns(fit.target, point, lo, hi)
 

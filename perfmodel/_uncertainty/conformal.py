@@ -66,6 +66,9 @@ class Calibrated(eqx.Module):
             anchor's share (1 from half the largest count down, 0 from the largest up).
         node: G, the node size past which nothing was measured
             (`_closed.unmeasured_node`), or 0.
+        efficiency: E, the best efficiency measured (`_closed.best_efficiency`): no
+            member is faster than perfect scaling from its own one-GPU time (or than E
+            where E > 1; `_closed.linear_floor`); None: no floor.
     """
 
     model: Blend | None
@@ -73,6 +76,7 @@ class Calibrated(eqx.Module):
     rms: Float[ArrayLike, ""] | None
     rms_inside: Float[ArrayLike, ""] | None = None
     node: float = eqx.field(static=True, default=0.0)
+    efficiency: Float[ArrayLike, ""] | None = None
 
     def scale(self, config: Config) -> Float[Array, "..."]:
         """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N) + κ_G·c(N)``."""
@@ -97,7 +101,16 @@ class Calibrated(eqx.Module):
         )
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
-        return self.model(config) * jnp.exp(self.zeta * self.scale(config))
+        centre = self.model(config)
+        drawn = centre * jnp.exp(self.zeta * self.scale(config))
+        if self.efficiency is None:
+            return drawn
+        base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
+        one_gpu = self.model(base) * jnp.exp(self.zeta * self.scale(base))
+        floor = _closed.linear_floor(jnp, config.gpus, one_gpu, self.efficiency, centre)
+        # The draw where it is not clearly below the floor (at one GPU they are equal):
+        # its own slope there, as the fit file's path takes it (`_closed.FLOOR_TIE`).
+        return jnp.where(jnp.log(drawn) >= jnp.log(floor) - _closed.FLOOR_TIE, drawn, floor)
 
     def speedup(self, config: Config) -> Float[Array, "..."]:
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
@@ -131,7 +144,15 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
         np.asarray(training_rms(fit)),
         np.asarray(inside),
         _closed.data_node(fit.data),
+        np.asarray(_best_efficiency(fit)),
     )
+
+
+def _best_efficiency(fit: FitResult) -> float:
+    """E of `fit`'s measurements against its curve's one-GPU time."""
+    with jax.enable_x64(True):
+        one_gpu = float(np.asarray(fit.model(fit.config(1.0))).reshape(-1)[0])
+    return _closed.best_efficiency(fit.data.gpus, fit.data.time_s, one_gpu)
 
 
 def conformal_bounds(fit: FitResult, config: Config, level: float):
@@ -139,5 +160,11 @@ def conformal_bounds(fit: FitResult, config: Config, level: float):
     with jax.enable_x64(True):
         curve = calibrated(fit)
         centre = np.asarray(curve.model(config), dtype=np.float64)
-        half = quantile(level, table(fit)) * np.asarray(curve.scale(config), dtype=np.float64)
-    return centre * np.exp(-half), centre * np.exp(half)
+        q = quantile(level, table(fit))
+        half = q * np.asarray(curve.scale(config), dtype=np.float64)
+        base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
+        one_gpu = np.asarray(curve.model(base), dtype=np.float64)
+        one_gpu = one_gpu * np.exp(-q * np.asarray(curve.scale(base), dtype=np.float64))
+        gpus = np.asarray(config.gpus, dtype=np.float64)
+    floor = _closed.linear_floor(np, gpus, one_gpu, float(curve.efficiency), centre)
+    return np.maximum(centre * np.exp(-half), floor), centre * np.exp(half)
