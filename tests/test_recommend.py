@@ -288,3 +288,48 @@ def test_a_count_interval_of_one_count_reads_as_one(amdahl):
     assert "confidence interval 1 GPU (one count)" in line
     line = "\n".join(dataclasses.replace(rec, level=0.9, gpus_interval=(6, 9)).lines())
     assert "confidence interval 6 to 9 GPUs" in line
+
+
+def test_a_fixed_global_batch_bounds_the_search(tmp_path, capsys):
+    """Step times of one global batch of 256: no count past 256 gives each GPU a sample,
+    so the searches stop there and say why (they went on to 4096, 1/16 sample per GPU)."""
+    from perfmodel._cli.app import main
+
+    csv = tmp_path / "step.csv"
+    csv.write_text(
+        "gpus,global_batch,time_s\n1,256,1.92\n2,256,0.99\n4,256,0.53\n8,256,0.30\n16,256,0.19\n"
+    )
+    fit = pm.fit_auto(pm.load_benchmarks(csv)).best
+    answer = pm.recommend(fit)
+    assert answer.searched == 256 and answer.optimum.gpus <= 256
+    assert answer.assumptions["max_gpus_is_global_batch"] is True
+    assert "the fixed global batch of 256" in answer.summary()
+    assert pm.recommend(fit, global_batch=1024).searched == 1024  # a what-if batch
+    weak = tmp_path / "weak.csv"
+    weak.write_text("gpus,global_batch,time_s\n1,32,0.25\n2,64,0.262\n4,128,0.27\n8,256,0.281\n")
+    assert pm.recommend(pm.fit_auto(pm.load_benchmarks(weak)).best).searched == 4096
+    saved = tmp_path / "step.json"
+    assert main(["fit", str(csv), "-o", str(saved)]) == 0
+    capsys.readouterr()
+    assert main(["optimal", str(saved), "--interval", "0.9", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["searched_up_to"] == 256 and document["gpus"] <= 256
+
+
+def test_a_marginal_that_rounds_to_the_threshold_reads_just_under_it():
+    """0.49989 printed as "would add 0.5× speedup per GPU (under 0.5×)"."""
+    data = pm.from_arrays(
+        [1, 2, 4, 8, 16, 32],
+        throughput=[380.0, 740.0, 1450.0, 2800.0, 4900.0, 9400.0],
+        gpus_per_node=[8] * 6,
+    )
+    answer = pm.recommend(pm.fit_auto(data).best)
+    assert answer.knee.marginal_speedup == pytest.approx(0.5, abs=5e-4)
+    assert "would add just under 0.5× speedup per GPU," in answer.sentence
+
+
+def test_a_barely_bounded_parameter_reads_more_than_100():
+    """A one-sigma factor of 5.18e+21 (the transfer term of four near-linear counts)."""
+    fit = pm.fit_auto(pm.from_arrays([1, 2, 4, 8], throughput=[410.0, 790.0, 1500.0, 2700.0])).best
+    row = next(line for line in fit.summary().splitlines() if "allreduce.transfer" in line)
+    assert "> 100" in row and "e+" not in row.split("s", 1)[1][:30]

@@ -287,7 +287,7 @@ def answer_optimal(args, result) -> int:
     if args.interval is not None:
         best = optimal_gpus(
             result,
-            max_gpus=args.max_gpus,
+            max_gpus=answer.assumptions["max_gpus"],  # the global batch's limit, if lower
             objective=args.objective,
             price_per_gpu_hour=args.price_per_gpu_hour,
             deadline_s=args.deadline if args.objective != "time" else None,

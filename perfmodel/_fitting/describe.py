@@ -9,6 +9,9 @@ import textwrap
 from .._text import brief, format_table, wrap
 
 _UNDETERMINED = "is not identifiable"
+# A one-sigma factor past this is printed as "> 100": the data barely bound the
+# parameter, and its digits (up to e+21) say nothing more.
+WIDEST_SPREAD = 100.0
 
 
 def undetermined(fit) -> tuple[str, ...]:
@@ -45,8 +48,10 @@ def parameter_rows(fit) -> list[dict]:
             spread = "fixed"
         elif name in open_:
             spread = "undetermined"
+        elif math.isfinite(sd) and sd > math.log(WIDEST_SPREAD):
+            spread = f"> {WIDEST_SPREAD:g}"  # "5.18e+21" said no more, and read as a value
         elif math.isfinite(sd):
-            spread = f"{math.exp(min(sd, 50.0)):.3g}"
+            spread = f"{math.exp(sd):.3g}"
         else:
             spread = "—"  # no residual degree of freedom to estimate it from
         row = {

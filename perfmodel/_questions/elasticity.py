@@ -233,7 +233,7 @@ def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, targ
             f"{head} {'raises' if c.time_change < 0 else 'lowers'} throughput by "
             f"{abs(1.0 / (1.0 + c.time_change) - 1.0):.1%} "
             f"({1.0 / time_s:.4g}/s → {1.0 / c.time_s:.4g}/s; "
-            f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
+            f"speedup over its own 1 GPU {speedup:.3g}× → {c.speedup:.3g}×)"
         )
     verb = "cuts the step by" if c.time_change < 0 else "lengthens the step by"
     ratio = f"{time_s / c.time_s:.3g}"
@@ -243,7 +243,7 @@ def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, targ
         f"{head} {verb} {abs(c.time_change):.1%} "
         f"(step {format_seconds(time_s)} → {format_seconds(c.time_s)}, "
         f"{ratio}× {'faster' if c.time_change < 0 else 'as fast'}; "
-        f"speedup {speedup:.3g}× → {c.speedup:.3g}×)"
+        f"speedup over its own 1 GPU {speedup:.3g}× → {c.speedup:.3g}×)"
     )
 
 

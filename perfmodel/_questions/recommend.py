@@ -69,6 +69,23 @@ def _because(shares: dict[str, float], total: float) -> str:
     return f"as costs that do not shrink with more GPUs reach {total:.0%} of the step: {parts}"
 
 
+def batch_limit(fit, overrides: dict) -> int | None:
+    """The global batch when the measurements keep one fixed (strong scaling, a
+    ``global_batch`` column with one value) or `overrides` set one: no count past it
+    gives every GPU a sample, so the searches stop there. None otherwise."""
+    batch = overrides.get("global_batch")
+    if batch is None:
+        measured = fit.data.config.get("global_batch")
+        if measured is None:
+            return None
+        measured = np.asarray(measured, dtype=np.float64)
+        if not np.all(measured == measured.flat[0]):
+            return None  # it grows with the count (weak scaling): no limit
+        batch = float(measured.flat[0])
+    batch = float(np.max(batch))
+    return int(batch) if math.isfinite(batch) and batch >= 1 else None
+
+
 def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float, float]:
     if knee.gpus is None:
         return (
@@ -82,10 +99,10 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
     if knee.criterion.startswith("efficiency"):
         what = f"past {rec_gpus} GPUs efficiency falls below {knee.criterion.split('< ')[1]}"
     elif knee.multiple_of > 1:
-        what = (
-            f"the next {knee.multiple_of} GPUs would add {knee.marginal_speedup:.3g}× "
-            f"speedup per GPU (under {threshold:g}×)"
-        )
+        added = f"{knee.marginal_speedup:.3g}× speedup per GPU (under {threshold:g}×)"
+        if float(f"{knee.marginal_speedup:.3g}") >= threshold:  # "0.5× (under 0.5×)"
+            added = f"just under {threshold:g}× speedup per GPU"
+        what = f"the next {knee.multiple_of} GPUs would add {added}"
     else:
         what = (
             f"past {rec_gpus} GPU{'s' if rec_gpus != 1 else ''} one more adds under "
@@ -211,6 +228,9 @@ def recommend(
     ):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"{{arg:{name}}} must be a positive number, got {value:g}")
+    batch = batch_limit(fit, overrides)
+    if batch is not None and max_gpus > batch:
+        max_gpus = batch  # past it a GPU would get less than one sample of the batch
     per_node = _node_size(fit)
     step = int(multiple_of) if multiple_of is not None else (per_node or 1)
     if step > max_gpus:
@@ -258,6 +278,8 @@ def recommend(
         )
     )
     assumptions = {"max_gpus": max_gpus, "multiple_of": step, "threshold": threshold}
+    if batch is not None and max_gpus == batch:
+        assumptions["max_gpus_is_global_batch"] = True
     if price_per_gpu_hour is not None:
         assumptions.update(price_per_gpu_hour=price_per_gpu_hour, currency=currency or None)
     if deadline_s is not None:

@@ -201,6 +201,11 @@ class Recommendation:
                 f"  the count worth buying: {self.level:.0%} confidence interval {band} {noun}"
             )
         out += [f"  {a.sentence}" for a in self.alternatives]
+        if self.assumptions.get("max_gpus_is_global_batch"):
+            out.append(
+                f"  searched up to {self.searched} GPUs, the fixed global batch of "
+                f"{self.searched}: past it a GPU would get less than one sample"
+            )
         return out
 
     def summary(self, width: int | None = 100) -> str:

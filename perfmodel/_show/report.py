@@ -72,6 +72,11 @@ def selection_rows(selection) -> tuple[str, list[dict]] | None:
         )
 
 
+# An interval wider than this (hi/lo) is said in words: its ends ("6.8e-249 ps – 2.5e+247
+# s") say nothing more.
+WIDEST_INTERVAL = 1e4
+
+
 def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
     from .._uncertainty import parameter_intervals
 
@@ -94,7 +99,9 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
             interval = f"{none}, no residual to estimate it from"
         else:
             lo, hi = intervals[name]
-            if math.isfinite(hi) and lo > 0:
+            if math.isfinite(hi) and lo > 0 and hi / lo > WIDEST_INTERVAL:
+                interval = f"barely bounded by the data (wider than ×{WIDEST_INTERVAL:g})"
+            elif math.isfinite(hi) and lo > 0:
                 interval = f"{_si(lo, spec.unit)} – {_si(hi, spec.unit)}"
             elif fit.family == "blend":  # its member's own fit (`parameter_intervals`)
                 interval = (
@@ -301,6 +308,12 @@ def _sections(fit: FitResult, c: Curves, compared, level: float, training=None) 
         ]
     note = "Values in SI units; times are per step"
     note += " (per unit of work: 1/throughput)." if fit.target == "throughput" else "."
+    if fit.family == "blend":
+        note += (
+            " Each member family is fitted alone: a coefficient's interval is its member's"
+            " (Student-t on the measurements less that member's coefficients), and a"
+            " member with as few measurements as coefficients has none."
+        )
     tables.append(_Table(f"Fitted parameters: {fit.label}", _parameter_rows(fit, level), note))
     if compared is not None:
         criterion, rows = compared
