@@ -22,6 +22,7 @@ from ._config import (
 from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
 from ._errors import InputError
 from ._files import read_bytes
+from ._levels import LARGEST_COUNT
 from ._text import brief
 from ._units import (
     throughput_seconds,
@@ -416,7 +417,11 @@ def _cell(cells: pd.Series, position: int, arrays: bool) -> str:
         return str(value)
     if pd.isna(value):
         return "nan" if arrays else ""
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # a 400-digit integer: as written, cut
+        text = str(value)
+        return text if len(text) <= 40 else f"{text[:37]}..."
     return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
@@ -482,9 +487,10 @@ def _check_span(frame: pd.DataFrame, column: str, values: np.ndarray, source: st
         )
 
 
-MAX_GPUS = 10_000_000
-"""The largest GPU count a measurement may have: ten times the largest machines built; a
-larger count is a typo (1e300 would overflow every term that grows with it)."""
+MAX_GPUS = LARGEST_COUNT
+"""The largest GPU count a measurement may have (`_levels.LARGEST_COUNT`): ten times the
+largest machines built; a larger count is a typo (1e300 would overflow every term that
+grows with it)."""
 
 
 def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:

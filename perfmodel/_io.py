@@ -19,7 +19,7 @@ from ._fitting import (
     to_numpy_leaves,
     unanchored_residuals,
 )
-from ._jsontext import _finite_or_none, _numbers
+from ._jsontext import _finite_or_none, _numbers, strict_loads, StrictJSONError
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
 from ._presets import build, FAMILIES
@@ -142,8 +142,8 @@ def read_document(path: str | os.PathLike, what: str = "fit file"):
     source = os.fspath(path)
     text = read_text(source, what)
     try:
-        return json.loads(text, parse_constant=_constant)
-    except json.JSONDecodeError as error:
+        return strict_loads(text, parse_constant=_constant)
+    except (json.JSONDecodeError, StrictJSONError) as error:
         raise InputError(f"{source}: not a JSON {what} ({error})") from None
     except RecursionError:
         raise InputError(f"{source}: not a JSON {what} (nested too deeply)") from None

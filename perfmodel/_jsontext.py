@@ -76,3 +76,34 @@ def to_json(document) -> str:
     for i, values in enumerate(long_lists):
         text = text.replace(f'"\\u0000{i}\\u0000"', json.dumps(values, allow_nan=False), 1)
     return text + "\n"
+
+
+LONGEST_INTEGER = 4000  # digits: Python refuses to read past 4300 (a bare ValueError)
+
+
+class StrictJSONError(ValueError):
+    """What `strict_loads` refuses beyond JSON's grammar (its message says what)."""
+
+
+def _integer(text: str) -> int:
+    if len(text) > LONGEST_INTEGER:
+        raise StrictJSONError(f"a number of {len(text)} digits")
+    return int(text)
+
+
+def _unique(pairs: list) -> dict:
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise StrictJSONError(f"the key {key!r} twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
+def strict_loads(text: str, parse_constant=None):
+    """`json.loads` that also refuses a key twice in one object (the last one silently
+    won) and integers of more than `LONGEST_INTEGER` digits (Python's own limit raised
+    a bare ValueError): `StrictJSONError`."""
+    return json.loads(
+        text, parse_constant=parse_constant, parse_int=_integer, object_pairs_hook=_unique
+    )

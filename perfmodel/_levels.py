@@ -22,16 +22,27 @@ def check_level(level: float) -> float:
     return level
 
 
+LARGEST_COUNT = 10_000_000
+"""The largest GPU count asked about or measured (`perfmodel._data.MAX_GPUS` is this):
+ten times the largest machines built; past it a count is a typo."""
+
+
 def check_gpu_counts(gpus) -> np.ndarray:
-    """`gpus` as float64, after refusing anything that is not a finite count ≥ 1 (a
-    time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
+    """`gpus` as float64, after refusing anything that is not a finite count from 1 to
+    `LARGEST_COUNT` (a time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
     try:
         counts = np.asarray(gpus, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}") from None
-    bad = ~(np.isfinite(counts) & (counts >= 1))
+    except (TypeError, ValueError, OverflowError):
+        text = repr(gpus) if len(repr(gpus)) <= 40 else f"{repr(gpus)[:37]}..."
+        raise InputError(
+            f"gpus: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {text}"
+        ) from None
+    bad = ~(np.isfinite(counts) & (counts >= 1) & (counts <= LARGEST_COUNT))
     if bad.any():
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {float(counts[bad].flat[0])!r}")
+        raise InputError(
+            f"gpus: expected GPU counts from 1 to {LARGEST_COUNT:,}, got "
+            f"{float(counts[bad].flat[0])!r}"
+        )
     return counts
 
 

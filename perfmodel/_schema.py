@@ -42,6 +42,7 @@ from ._config import (
     NONNEGATIVE_FIELDS,
 )
 from ._errors import InputError
+from ._levels import LARGEST_COUNT
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
 FORMAT = "perfmodel.fit"
@@ -299,11 +300,23 @@ def check_document(document, source: str):
             raise InputError(f"{source}: not a perfmodel fit file (missing key {key!r})")
     spec = c.mapping(document["model"], "model")
     family = c.string(spec.get("family"), "model.family", tuple(FAMILIES))
+    if family == "blend":  # no default stands in for what the fit found
+        options = c.mapping(spec.get("options"), "model.options")
+        for key in BLEND_OPTIONS:
+            if key not in options:
+                raise InputError(f"{source}: model.options.{key}: missing")
     try:
         model = check_options(family, spec.get("options", {}))
     except InputError as error:
         raise InputError(f"{source}: {error}") from None
-    c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
+    intervals = c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
+    if intervals == "conformal" and family != "blend":
+        others = " or ".join(i for i in INTERVALS if i != "conformal")
+        c.fail(
+            "model.intervals",
+            f"{others} for the {family} family (conformal intervals are the default blend's)",
+            intervals,
+        )
     c.string(spec.get("assumed", ""), "model.assumed")
     components = c.sequence(spec.get("components", []), "model.components", "a list")
     members = tuple(getattr(model, "names", ()))  # a blend's; no other family has any
@@ -339,7 +352,13 @@ def check_document(document, source: str):
         if value < 0 or (value == 0 and not floor):
             c.fail(f"config_defaults.{name}", what, value)
         _check_field(c, name, [value], f"config_defaults.{name}")
-    _check_data(c, c.mapping(document["data"], "data"))
+    gpus = _check_data(c, c.mapping(document["data"], "data"))
+    if family == "blend" and float(spec["options"]["largest"]) != max(gpus):
+        c.fail(
+            "model.options.largest",
+            f"the largest measured count, {max(gpus):g} (data.gpus)",
+            spec["options"]["largest"],
+        )
     return model
 
 
@@ -360,6 +379,11 @@ def _check_component_copies(c: _Checker, components, parameters) -> None:
                     f"answers use) and model.components[{i}].parameters.{name} is "
                     f"{value!r}; give both the value you want"
                 )
+
+
+# What a blend's fit found, never defaulted: the regime, the largest measured count and
+# the power laws' exponents.
+BLEND_OPTIONS = ("regime", "largest", "power_exponent", "flat_exponent")
 
 
 def _check_blend_copies(c: _Checker, components, options: dict) -> None:
@@ -499,6 +523,11 @@ def _check_bounds(c: _Checker, bounds, specs) -> None:
             c.fail(where, "lo < hi", pair)
 
 
+# Of a stored (log or logit) parameter: a standard deviation of 1000 in log is already a
+# factor e^1000; larger entries only overflow the draws.
+LARGEST_VARIANCE = 1e6
+
+
 def _check_covariance(c: _Checker, covariance, k: int) -> None:
     if covariance is None:
         return
@@ -515,8 +544,37 @@ def _check_covariance(c: _Checker, covariance, k: int) -> None:
             if value is None or value == math.inf:
                 continue  # infinite variance: the data do not determine this direction
             c.number(value, f"raw_covariance[{i}][{j}]", what="a finite number or null")
+            if abs(value) > LARGEST_VARIANCE:
+                c.fail(
+                    f"raw_covariance[{i}][{j}]",
+                    f"at most {LARGEST_VARIANCE:g} in size (null for an unbounded one)",
+                    value,
+                )
             if i == j and value < 0:
                 c.fail(f"raw_covariance[{i}][{i}]", "a variance ≥ 0", value)
+    _check_covariance_shape(c, rows)
+
+
+def _check_covariance_shape(c: _Checker, rows: list) -> None:
+    """Symmetric, and each covariance within its variances' product (a matrix that is
+    not one made `next` divide by zero or take the root of a negative number)."""
+    variance = [math.inf if row[i] is None else float(row[i]) for i, row in enumerate(rows)]
+    for i, row in enumerate(rows):
+        for j in range(i + 1, len(row)):
+            a, b = row[j], rows[j][i]
+            if (a is None) != (b is None) or (
+                a is not None and not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300)
+            ):
+                c.fail(f"raw_covariance[{i}][{j}]", f"raw_covariance[{j}][{i}] (symmetric)", a)
+            if a is None or not math.isfinite(variance[i] * variance[j]):
+                continue
+            bound = math.sqrt(variance[i] * variance[j])
+            if abs(a) > bound * (1.0 + 1e-6) + 1e-300:
+                c.fail(
+                    f"raw_covariance[{i}][{j}]",
+                    f"at most √(variance {i} × variance {j}) = {bound:.6g} in size",
+                    a,
+                )
 
 
 def _check_quality(c: _Checker, quality: dict) -> None:
@@ -532,7 +590,8 @@ def _check_quality(c: _Checker, quality: dict) -> None:
         c.string(warning, f"quality.warnings[{i}]")
 
 
-def _check_data(c: _Checker, data: dict) -> None:
+def _check_data(c: _Checker, data: dict) -> list:
+    """Check the measurements; returns their GPU counts."""
     for key in ("source", "gpus", "time_s", "config"):
         if key not in data:
             raise InputError(f"{c.source}: data.{key}: missing")
@@ -568,6 +627,10 @@ def _check_data(c: _Checker, data: dict) -> None:
         for i in zeros[:1]:
             c.fail(f"data.config.{name}[{i}]", each, column[i])
         _check_field(c, name, column, f"data.config.{name}", indexed=True)
+    counts = np.asarray(gpus, dtype=np.float64)
+    for i in np.flatnonzero((counts != np.round(counts)) | (counts > LARGEST_COUNT))[:1]:
+        c.fail(f"data.gpus[{i}]", f"a whole GPU count from 1 to {LARGEST_COUNT:,}", gpus[i])
+    return gpus
 
 
 def _check_field(c: _Checker, name: str, values: list, where: str, indexed=False) -> None:

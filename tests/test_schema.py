@@ -37,7 +37,11 @@ def strict(text: str):
 def _family_fit(family: str) -> pm.FitResult:
     """A fit of `family` at its default parameters, to data it predicts exactly, with an
     undetermined direction in its covariance (infinite entries)."""
-    model = build(family, **({"exponent": -0.5, "log_exponent": 1} if family == "pmnf" else {}))
+    options = {
+        "pmnf": {"exponent": -0.5, "log_exponent": 1},
+        "blend": {"largest": 32.0},  # the data's largest count, as a fit file must say
+    }
+    model = build(family, **options.get(family, {}))
     gpus = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
     config = {"gpus_per_node": np.full(6, 8.0)}
     with jax.enable_x64(True):

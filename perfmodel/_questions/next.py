@@ -429,6 +429,12 @@ class _Band:
 def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note):
     description = _describe(picked, at_gpus)
     sd0 = math.sqrt(before)
+    if sd0 == 0.0:
+        raise InputError(
+            f"the fit leaves {description} no uncertainty (its variance is 0: the model "
+            "passes through every measurement, or the fit file says so), so no measurement "
+            "can narrow it; with real timings, repeat a count to give the fit some noise"
+        )
     if not math.isfinite(sd0) and not np.any(np.isfinite(after)):
         raise InputError(
             f"the data cannot determine {description} (its variance is unbounded) and no "

@@ -10,7 +10,6 @@ anything unusual), which then takes the JAX path (`perfmodel.load_fit`) and its 
 """
 
 import dataclasses
-import json
 import math
 import os
 
@@ -19,6 +18,7 @@ import numpy as np
 from .. import _closed
 from .._errors import InputError
 from .._files import read_text
+from .._jsontext import strict_loads
 from .._levels import check_gpu_counts, check_level
 from . import dual
 from .curves import (
@@ -139,7 +139,13 @@ class SavedFit:
         n = dual.seed(np.asarray(counts, dtype=np.float64))
         times = self.seconds(n, overrides)
         speedups = self.seconds(np.ones_like(n.val), overrides) / times
-        return times.val, speedups.val, speedups.tan
+        # A time that does not depend on N (Amdahl's law with weak=true) is no dual.
+        shape = np.shape(n.val)
+        return (
+            np.broadcast_to(dual.value(times), shape),
+            np.broadcast_to(dual.value(speedups), shape),
+            np.broadcast_to(dual.derivative(speedups), shape),
+        )
 
     def get_ensemble(self, method, ensemble):
         """The draws every interval of this fit shares (`perfmodel.ensemble`'s)."""
@@ -266,7 +272,7 @@ def read_saved(path: str | os.PathLike, ensembles: str | None = None) -> SavedFi
     `ensembles`), or None when it needs the JAX path."""
     try:
         text = read_text(os.fspath(path), "fit file")
-        document = json.loads(text, parse_constant=_CONSTANTS.get)
+        document = strict_loads(text, parse_constant=_CONSTANTS.get)
         return from_document(os.fspath(path), document, ensembles)
     except (InputError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
-from .._levels import interval_columns, KINDS
+from .._levels import check_gpu_counts, interval_columns, KINDS
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
 from .problem import along_unknown, check_level, check_method, Problem, refuse_blend
@@ -121,11 +121,22 @@ def predict_interval(
     level = check_level(level)
     if kind not in KINDS:
         raise InputError(f"unknown interval kind {kind!r}; valid: {', '.join(KINDS)}")
-    counts = np.asarray(gpus, dtype=float)
-    if not np.all(np.isfinite(counts) & (counts >= 1)):
-        raise InputError(f"gpus: expected GPU counts ≥ 1, got {np.ravel(counts).tolist()}")
+    counts = check_gpu_counts(gpus)
+    if counts.ndim == 0:  # one count: the same columns, each a number (not 4000 draws)
+        band = predict_interval(
+            fit,
+            counts[None],
+            level,
+            method,
+            kind=kind,
+            ensemble=ensemble,
+            samples=samples,
+            seed=seed,
+            **overrides,
+        )
+        return {k: np.asarray(v)[0, ...] for k, v in band.items()}
     method = method or (ensemble.method if ensemble is not None else fit.intervals)
-    point = fit.predict(gpus, **overrides)
+    point = fit.predict(counts, **overrides)
     per_step = counts if fit.data.per_gpu else 1.0
     if method == "conformal" and kind != "prediction":
         raise InputError(

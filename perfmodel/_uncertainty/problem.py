@@ -24,7 +24,7 @@ def refuse_blend(fit: FitResult, method: str, what: str) -> None:
     are fitted apart (one Gaussian or refit of them all together describes no fit)."""
     if fit.family == "blend" and method in ("laplace", "bootstrap"):
         raise InputError(
-            f"{fit.data.source}: {method} {what} are not defined for the default blend, whose "
+            f"{method} {what} are not defined for the default blend, whose "
             "members are fitted one by one; its prediction intervals are conformal (the "
             "default), and a single family's curve has Laplace or bootstrap intervals "
             "(fit with --model NAME, e.g. amdahl)"
