@@ -223,9 +223,15 @@ def test_past_one_node_from_one_node_is_flagged():
     time = [1.0, 0.52, 0.27, 0.145]
     one_node = pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], time, gpus_per_node=[8] * 4))
     rec = pm.recommend(one_node, level=None)
-    assert rec.gpus > 8 and rec.network_unmeasured
-    assert "past one node, unmeasured" in rec.summary(None)
-    assert rec.to_dict()["network_unmeasured"] is True
+    # The model's answer lies past the node; the count to buy is the node itself.
+    assert rec.gpus == 8 and rec.beyond_node > 8 and rec.network_unmeasured
+    assert f"up to {rec.beyond_node} GPUs" in rec.sentence
+    assert "measure 2 nodes (16 GPUs) before buying more" in rec.sentence
+    assert rec.speedup == pytest.approx(float(one_node.predict([8])["speedup"][0]))
+    document = rec.to_dict()
+    assert document["network_unmeasured"] is True and document["beyond_node"] == rec.beyond_node
+    banded = pm.recommend(one_node)  # the count's interval is the model's, and says so
+    assert banded.gpus == 8 and "the model's count: 90% confidence interval" in banded.summary()
     two_nodes = pm.fit(
         "amdahl", pm.from_arrays([1, 2, 4, 8, 16], [*time, 0.08], gpus_per_node=[8] * 5)
     )

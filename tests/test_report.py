@@ -12,7 +12,7 @@ import pytest
 import perfmodel as pm
 from perfmodel._cli import main
 from perfmodel._datasets import dataset_path
-from perfmodel._show.report import _html_table, _si, _Table
+from perfmodel._show.report import _html_table, _si, _Table, WIDEST_INTERVAL
 from perfmodel._uncertainty.intervals import parameter_intervals, predict_interval
 
 DATASET = "usl_specsdm91"  # throughput (scripts/hour) at 7 loads, with an interior peak
@@ -100,6 +100,9 @@ def test_html_parameters_with_units_and_intervals(written):
         assert f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td>" in table
         if lo == 0.0 and hi == math.inf:  # a member with no residual of its own
             assert f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td><td>none: " in table
+        elif hi / lo > WIDEST_INTERVAL:  # said in words, not as 6e-73 ps – 3e+83 s
+            cell = f"<td>{name}</td><td>{_si(fit.parameters()[name], unit)}</td>"
+            assert f"{cell}<td>barely bounded by the data (wider than ×10000)" in table
         else:
             assert f"{_si(lo, unit)} – {_si(hi, unit)}" in table
         assert html.escape(specs[name].description) in table

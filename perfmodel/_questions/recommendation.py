@@ -94,11 +94,16 @@ class Recommendation:
             1 + `SUPERLINEAR` at N, the largest such), else None: the curve carries that on
             past the measurements, and the answer says so.
 
-    A recommendation past one node from measurements within one node
-    (`network_unmeasured`) gets a line of its own: nothing measured says what the
-    network between nodes costs. On the 68 tables of `benchmarks/blind` predicted from
-    one node, two and four nodes were missed by 8–17% (median) by every method tried
-    (`benchmarks/RESULTS.md`, "Blind check").
+        beyond_node: the model's count when it lies past one node that every
+            measurement fits in (`gpus` is then that node), else None.
+
+    Measured within one node of known size, an answer past it stops at the node
+    (`beyond_node` keeps the model's count, `network_unmeasured` is True, and the reason
+    asks for a two-node measurement): nothing measured says what the network between
+    nodes costs, and on the 68 tables of `benchmarks/blind` predicted from one node, two
+    and four nodes were missed by 8–17% (median) by every method tried
+    (`benchmarks/RESULTS.md`, "Blind check"). With ``multiple_of`` smaller than the node,
+    a count past it from such data gets the same.
     """
 
     gpus: int
@@ -125,6 +130,7 @@ class Recommendation:
     measured_from: int = 0
     superlinear: tuple[int, float] | None = None
     overhead_share: float = 0.0
+    beyond_node: int | None = None
 
     @property
     def sentence(self) -> str:
@@ -154,7 +160,8 @@ class Recommendation:
         """True when the count is past one node and no measurement is: the node size is
         known, every measured count fits in one node, and `gpus` does not."""
         node = self.gpus_per_node
-        return bool(node and 0 < self.measured_up_to <= node < self.gpus)
+        past = self.gpus if self.beyond_node is None else self.beyond_node
+        return bool(node and 0 < self.measured_up_to <= node < past)
 
     @property
     def node_size_unknown(self) -> bool:
@@ -168,7 +175,7 @@ class Recommendation:
         """The sentence, the interval of the count, the across-nodes warning where it
         applies, then one line per alternative."""
         out = [self.sentence]
-        if self.network_unmeasured:
+        if self.network_unmeasured and self.beyond_node is None:  # else the reason says it
             out.append(
                 f"  past one node, unmeasured: every measurement fits in one node of "
                 f"{self.gpus_per_node}, so the network between nodes is extrapolated and "
@@ -197,9 +204,8 @@ class Recommendation:
             noun = "GPU" if band == "1 to 1" else "GPUs"
             if lo is not None and lo == hi:  # "7 to 7 GPUs" read as a typo
                 band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
-            out.append(
-                f"  the count worth buying: {self.level:.0%} confidence interval {band} {noun}"
-            )
+            what = "the count worth buying" if self.beyond_node is None else "the model's count"
+            out.append(f"  {what}: {self.level:.0%} confidence interval {band} {noun}")
         out += [f"  {a.sentence}" for a in self.alternatives]
         if self.assumptions.get("max_gpus_is_global_batch"):
             out.append(
@@ -245,6 +251,7 @@ class Recommendation:
                 "measured_up_to": self.measured_up_to,
                 "measured_from": self.measured_from,
                 "network_unmeasured": self.network_unmeasured,
+                "beyond_node": self.beyond_node,
                 "node_size_unknown": self.node_size_unknown,
                 "superlinear": (
                     None
