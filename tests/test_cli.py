@@ -464,3 +464,21 @@ def test_predict_says_a_time_is_predicted_as_measured(capsys, fit_file):
     called every one "s per step"."""
     status, out, _ = run(capsys, "predict", str(fit_file), "--gpus", "4")
     assert status == 0 and "(time_s in s, as measured," in out.splitlines()[0]
+
+
+@pytest.mark.slow
+def test_fit_file_scores_are_numbers_or_null(tmp_path, capsys):
+    """The candidates' criterion in a fit file is a number or null (the blend's, which
+    the criterion does not score, was the string "—"; a family's "undefined")."""
+    csv = tmp_path / "four.csv"
+    csv.write_text("gpus,throughput\n1,100\n2,190\n4,350\n8,600\n")
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(csv), "-o", str(out)]) == 0
+    capsys.readouterr()
+    selection = json.loads(out.read_text())["selection"]
+    scores = {row["family"]: row[selection["criterion"]] for row in selection["candidates"]}
+    assert scores["blend"] is None
+    assert all(v is None or isinstance(v, float) for v in scores.values())
+    report = tmp_path / "r.md"
+    assert main(["report", str(out), "-o", str(report)]) == 0
+    assert "| blend | 7 | — |" in report.read_text()

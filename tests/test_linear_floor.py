@@ -46,6 +46,7 @@ def test_prediction_band_stops_at_perfect_scaling(near_linear):
     assert np.all(band["throughput"] < band["throughput_hi"])
 
 
+@pytest.mark.slow
 def test_every_draw_and_the_recommendation_stay_at_or_below_n(near_linear):
     draws = pm.ensemble(near_linear)
     times, speedups, *_ = JaxCurves(near_linear).ensemble_curves(FAR, {}, None, draws)
@@ -56,6 +57,7 @@ def test_every_draw_and_the_recommendation_stay_at_or_below_n(near_linear):
     assert low < answer.speedup < high
 
 
+@pytest.mark.slow
 def test_the_fit_file_path_agrees(near_linear, tmp_path):
     path = tmp_path / "fit.json"
     pm.save_fit(near_linear, path)
@@ -67,6 +69,7 @@ def test_the_fit_file_path_agrees(near_linear, tmp_path):
     assert np.all(speedups <= FAR * _efficiency(near_linear) * (1 + 1e-9))
 
 
+@pytest.mark.slow
 def test_superlinear_measurements_keep_their_curve():
     """Efficiency 104% at 8 GPUs: the curve carries it on and the band keeps the centre."""
     data = pm.from_arrays([1, 2, 4, 8], throughput=[100.0, 205.0, 412.0, 832.0])

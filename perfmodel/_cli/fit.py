@@ -394,10 +394,16 @@ def _run_fit(args) -> int:
     else:
         result, selection = fit_from_args(args, data)
     if selection is not None:
-        extra["selection"] = {
-            "criterion": selection.criterion,
-            "candidates": selection.rows(),
-        }
+        # JSON numbers only: a score the criterion cannot give (the blend's "—", a
+        # family's "undefined") is null, its note says why.
+        rows = [
+            {
+                k: (None if k == selection.criterion and isinstance(v, str) else v)
+                for k, v in r.items()
+            }
+            for r in selection.rows()
+        ]
+        extra["selection"] = {"criterion": selection.criterion, "candidates": rows}
     # A Megatron-LM hybrid fit answers with a layout search (`optimal`'s): the GPU-count
     # recommendation varies gpus alone at the fit's default layout, which is invalid at
     # most counts (1 GPU for a tp=8, pp=64 run).

@@ -64,7 +64,12 @@ def selection_rows(selection) -> tuple[str, list[dict]] | None:
     if isinstance(selection, Selection):
         return selection.criterion, selection.rows()
     try:
-        return str(selection["criterion"]), [dict(r) for r in selection["candidates"]]
+        criterion = str(selection["criterion"])
+        rows = [dict(r) for r in selection["candidates"]]
+        for row in rows:  # null: a score the criterion cannot give (the blend's)
+            if row.get(criterion, "") is None:
+                row[criterion] = "—"
+        return criterion, rows
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(
             "malformed 'selection' in the fit file: expected an object with 'criterion' "
