@@ -247,8 +247,7 @@ def member_covariance(model: Blend, data: Benchmarks, free: tuple[str, ...]) -> 
     and for the coefficients set to 0: `FitResult.standard_errors` then says "—".
     """
     index = {name: i for i, name in enumerate(free)}
-    cov = np.diag(np.full(len(free), np.inf))
-    cov[~np.eye(len(free), dtype=bool)] = 0.0
+    cov = np.diag(np.full(len(free), np.inf))  # 0 between members
     n, u = data.gpus, data.time_s
     per_node = data.config.get("gpus_per_node")
     per_node = None if per_node is None else np.asarray(per_node, dtype=np.float64)

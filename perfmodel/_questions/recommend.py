@@ -251,7 +251,8 @@ def recommend(
     # guess (the blind tables: every method 8–17% off at 2 and 4 nodes), so the count to
     # buy is the node, and the model's count past it is said as what to measure for.
     beyond_node = None
-    if per_node and int(np.max(fit.data.gpus)) <= per_node < rec:
+    largest = int(np.max(fit.data.gpus))
+    if per_node and largest <= per_node < rec:
         beyond_node, rec = rec, per_node
     point = fit.predict([rec], **overrides)
     speedup_band, gpus_band = None, None
@@ -275,7 +276,6 @@ def recommend(
     label = "fastest" if objective == "time" else f"best by {objective}"
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
-    largest = int(np.max(fit.data.gpus))
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound, largest)]
     if kind == "fastest":
         alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared)
@@ -324,7 +324,7 @@ def recommend(
         alternatives=tuple(alternatives),
         assumptions=assumptions,
         unit=unit,
-        measured_up_to=int(np.max(fit.data.gpus)),
+        measured_up_to=largest,
         measured_from=lowest,
         superlinear=measured_superlinear(fit),
         beyond_node=beyond_node,

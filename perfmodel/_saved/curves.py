@@ -84,11 +84,11 @@ def conformal_band(fit, level: float, point: dict) -> dict:
     to 2%."""
     counts = np.asarray(point["gpus"], dtype=np.float64)
     centre, scale = _centre_and_scale(fit, counts, {})
-    half = _closed.quantile(level, conformal_table(fit)) * scale
+    q = _closed.quantile(level, conformal_table(fit))
+    half = q * scale
     per_step = counts if fit.data.per_gpu else 1.0
     one_centre, one_scale = _centre_and_scale(fit, np.ones(1), {})
     efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(one_centre[0]))
-    q = _closed.quantile(level, conformal_table(fit))
     one_gpu = one_centre * np.exp(-q * one_scale)
     floor = _closed.linear_floor(np, counts, one_gpu, efficiency, centre)
     lo = np.maximum(centre * np.exp(-half), floor) * per_step
