@@ -57,16 +57,21 @@ NAMED_SHARE = 0.005
 MOST_NAMED = 3
 
 
-def _because(shares: dict[str, float], total: float) -> str:
+def _because(shares: dict[str, float], total: float, blend: bool = False) -> str:
     """``"as the serial part reaches 13% of the step"``, or with several costs that do
-    not shrink with more GPUs (a blend splits one between its members: Amdahl's serial
-    part, the all-reduce, the power laws' loss) their total and the largest."""
+    not shrink with more GPUs their total and the largest. In a `blend` these are one
+    overhead that each member names its own way (Amdahl's serial part, data parallel's
+    all-reduce, the power laws' loss), split by the members' weights: said so, lest they
+    read as separate costs that add up."""
     named = [(k, v) for k, v in shares.items() if v >= NAMED_SHARE][:MOST_NAMED]
     if len(named) <= 1:
         name, share = next(iter(shares.items()))
         return f"as {term_phrase(name)} reaches {share:.0%} of the step"
     parts = ", ".join(f"{term_phrase(k)} {v:.0%}" for k, v in named)
-    return f"as costs that do not shrink with more GPUs reach {total:.0%} of the step: {parts}"
+    head = f"as costs that do not shrink with more GPUs reach {total:.0%} of the step"
+    if blend:
+        return f"{head}, which the blended families name differently (by weight: {parts})"
+    return f"{head}: {parts}"
 
 
 def batch_limit(fit, overrides: dict) -> int | None:
@@ -111,7 +116,8 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
     if not shares:
         return what, None, 0.0, 0.0
     name = next(iter(shares))
-    return f"{what}, {_because(shares, total)}", name, shares[name], total
+    blend = getattr(fit, "family", None) == "blend"
+    return f"{what}, {_because(shares, total, blend)}", name, shares[name], total
 
 
 LEVEL_OFF = 0.95  # the fastest count "levels off" within 5% of the Amdahl bound
