@@ -193,6 +193,10 @@ def test_auto_selection_reports_every_candidate(usl_fit):
     # The default answers with the blend, listed first, the single families after it.
     default = pm.fit_auto(data)
     assert [c.family for c in default.candidates] == ["blend", *families]
+    # The single family kept by the criterion leads them, and its note says why.
+    notes = [row["note"] for row in default.rows()]
+    assert notes[1].startswith("kept of the single families: the answer of --no-blend")
+    assert not any(note.startswith("kept") for note in notes[2:])
 
 
 def test_usl_squared_loss_reproduces_r_usl_package_on_specsdm91():

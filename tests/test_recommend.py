@@ -339,3 +339,19 @@ def test_a_barely_bounded_parameter_reads_more_than_100():
     fit = pm.fit_auto(pm.from_arrays([1, 2, 4, 8], throughput=[410.0, 790.0, 1500.0, 2700.0])).best
     row = next(line for line in fit.summary().splitlines() if "allreduce.transfer" in line)
     assert "> 100" in row and "e+" not in row.split("s", 1)[1][:30]
+
+
+def test_steps_of_a_fixed_per_gpu_batch_are_costed_per_gpu_batch(tmp_path):
+    # Weak scaling: a step at N GPUs does N GPUs' batches of work, so "per step" would
+    # compare unequal work; the fit's seconds are per GPU batch, and every figure says so.
+    path = tmp_path / "weak.csv"
+    path.write_text("gpus,time_s\n1,0.30\n2,0.31\n4,0.33\n8,0.36\n")
+    fit = pm.fit_auto(pm.load_benchmarks(path, scaling="weak"), models=["amdahl"]).best
+    rec = pm.recommend(fit, max_gpus=64, level=None)
+    assert rec.unit == "GPU batch" and rec.to_dict()["unit"] == "GPU batch"
+    step = float(fit.predict([rec.gpus])["time_s"][0])  # per step, as measured
+    assert rec.time_s == pytest.approx(step / rec.gpus, rel=1e-12)
+    cheapest = rec.alternatives[1]
+    assert cheapest.sentence.startswith("cheapest per GPU batch: 1 GPU")
+    assert cheapest.sentence.endswith("GPU-hours per GPU batch")
+    assert cheapest.time_s == pytest.approx(float(fit.predict([1])["time_s"][0]), rel=1e-9)

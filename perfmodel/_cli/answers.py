@@ -43,8 +43,9 @@ def add_optimal_options(p) -> None:
     p.add_argument(
         "--deadline",
         type=POSITIVE,
-        help="seconds per step (per unit of work for throughput): also the cheapest count "
-        "meeting it; with --objective cost, the optimum",
+        help="seconds per step (per unit of work for throughput, per GPU batch for steps "
+        "of a fixed per-GPU batch): also the cheapest count meeting it; with --objective "
+        "cost, the optimum",
     )
     p.add_argument(
         "--budget",

@@ -338,6 +338,10 @@ def fit_auto(
             )
             blended = dataclasses.replace(blended, warnings=(*blended.warnings, warning))
         chosen = Candidate(BLEND_FAMILY, k, blended, math.nan, DESCRIPTION)
+        # The single family the criterion keeps is listed next, before lower scores
+        # (the margin rule): its note says why it leads and what answers with it.
+        kept = f"kept of the single families: the answer of --no-blend{'; ' if best.reason else ''}"
+        ordered = [dataclasses.replace(best, reason=kept + best.reason), *ordered[1:]]
         return Selection(blended, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))
 

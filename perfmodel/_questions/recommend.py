@@ -274,7 +274,7 @@ def recommend(
     fastest = optimal_gpus(
         fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
     )
-    unit = "step" if fit.target == "time" else _work(fit)
+    unit = _work(fit)
     money = currency or "currency units"
     cost_unit = money if price_per_gpu_hour is not None else "GPU-hours"
     per_gpu_s = (price_per_gpu_hour or 1.0) / 3600.0
@@ -310,7 +310,8 @@ def recommend(
     alternatives = [_below_the_data(a, lowest) for a in alternatives]
     return Recommendation(
         gpus=rec,
-        time_s=float(point["time_s"][0]),
+        # Per the `unit` of the alternatives (the prediction is per step as measured).
+        time_s=float(point["time_s"][0]) / (rec if fit.data.per_gpu else 1),
         speedup=float(point["speedup"][0]),
         efficiency=float(point["efficiency"][0]),
         level=level,
@@ -424,8 +425,17 @@ def _below_the_data(alternative: Alternative, lowest: int) -> Alternative:
     return dataclasses.replace(alternative, sentence=alternative.sentence + note)
 
 
+# The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
+# the work of a step at 1 GPU, which the fit's seconds are per (`Benchmarks.per_gpu`).
+GPU_BATCH = "GPU batch"
+
+
 def _work(fit) -> str:
-    """The unit of work of a throughput fit: ``image`` for ``images/s``."""
+    """What the model's seconds are per: ``"step"`` for step times, `GPU_BATCH` for steps
+    of a fixed per-GPU batch, the unit of work of a throughput fit (``image`` for
+    ``images/s``)."""
+    if fit.target == "time":
+        return GPU_BATCH if fit.data.per_gpu else "step"
     unit = fit.data.unit or "work/s"
     name = unit.split("/")[0]
     if name == "work":

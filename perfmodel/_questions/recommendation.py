@@ -35,9 +35,9 @@ class Alternative:
         kind: ``"fastest"``, ``"cheapest"``, ``"deadline"``, ``"budget"``, or the
             objective passed through to `optimal_gpus`.
         gpus: the GPU count (None when none qualifies).
-        time_s, speedup, efficiency: the model there (seconds per step, or per unit of
-            work for throughput fits).
-        cost: cost of one step (or unit of work) in `cost_unit`.
+        time_s, speedup, efficiency: the model there (seconds per `Recommendation.unit`:
+            a step, one GPU's batch, or a throughput fit's unit of work).
+        cost: cost of one such unit in `cost_unit`.
         cost_unit: ``"USD"`` (the currency given), ``"currency units"`` (a price without a
             currency) or ``"GPU-hours"`` (no price).
         sentence: the line as printed.
@@ -62,7 +62,7 @@ class Recommendation:
 
     Attributes:
         gpus: the count worth buying.
-        time_s, speedup, efficiency: the model there.
+        time_s, speedup, efficiency: the model there (seconds per `unit`).
         level: probability of the intervals (e.g. 0.9), or None without intervals.
         gpus_interval: confidence interval of that count over plausible models (the
             ensemble's draws); its upper end is None when the draws go past the search.
@@ -84,7 +84,9 @@ class Recommendation:
         alternatives: the other answers, one line each.
         assumptions: what the answer assumed (price, currency, deadline, budget), as
             ``name → value``.
-        unit: what one step is: ``"step"``, or the unit of work of a throughput fit.
+        unit: what the seconds and costs are per: ``"step"``, ``"GPU batch"`` (steps of
+            a fixed per-GPU batch: the work of a step at 1 GPU), or the unit of work of a
+            throughput fit.
         measured_up_to: the largest GPU count in the fit's data; a recommendation past
             it is an extrapolation and the sentence says so.
         measured_from: the smallest; a count below it (the speedup's own 1-GPU
