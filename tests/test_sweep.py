@@ -317,7 +317,7 @@ def test_cli_round_trip_equals_python(tmp_path, capsys, result):
 
     assert main(["sweep", path, "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "best per gpus (by seconds per sample)" in text and f"top {TOP}" in text
+    assert "best per gpus (by samples per second, highest first)" in text and f"top {TOP}" in text
     assert "Pareto front" in text and "not ranked, gpus:" in text
 
 

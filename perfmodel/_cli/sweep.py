@@ -224,7 +224,9 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
         f"{result.seconds:.3g} s ({result.rate:.3g}/s, {result.precision}, "
         f"{len(result.devices)} device(s): {result.devices[0]}){counts}"
     )
-    ranked = "seconds per sample" if result.objective == "time" else "cost per sample"
+    ranked = (
+        "samples per second, highest first" if result.objective == "time" else "cost per sample"
+    )
     ranked = RANKED.get(result.objective, ranked)
     axes = list(space.axes)
     shown = SHOWN_TO_TARGET if result.objective in RANKED else SHOWN

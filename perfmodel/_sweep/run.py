@@ -124,7 +124,9 @@ class SweepResult:
     def summary(self, width: int | None = 100) -> str:
         """The headline, then the best per axis value and the top configurations, as
         tables like `perfmodel sweep` prints (`width` columns; None: all)."""
-        ranked = "seconds per sample" if self.objective == "time" else "cost per sample"
+        ranked = (
+            "samples per second, highest first" if self.objective == "time" else "cost per sample"
+        )
         lines = [wrap(self._headline(), width) if width else self._headline()]
         shown = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb")
 
