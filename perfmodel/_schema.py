@@ -58,6 +58,14 @@ TARGETS = ("time", "throughput")
 PRECISIONS = ("float32", "float64")
 LOSS_KINDS = ("log", "squared", "huber", "relative")
 INTERVALS = ("laplace", "bootstrap", "conformal")
+# The keys of the objects inside a fit file, as `perfmodel._io.fit_to_dict` writes them;
+# any other is refused (`_Checker.known`). The top level may hold more (`save_fit`'s
+# `extra`: the candidates, a time-to-train section).
+MODEL_FIELDS = ("family", "options", "components", "intervals", "assumed")
+COMPONENT_FIELDS = ("family", "name", "weight", "far", "anchor", "options", "parameters")
+ENTRY = ("value", "unit", "description", "fixed", "log_stderr")  # one parameter's
+QUALITY = ("r2", "mape_percent", "converged", "message", "num_steps", "warnings")
+DATA_FIELDS = ("source", "gpus", "time_s", "lines", "unit", "scaling", "per_gpu", "config")
 REQUIRED = (
     "model",
     "target",
@@ -112,6 +120,17 @@ class _Checker:
     def mapping(self, value, where: str, what: str = "an object") -> dict:
         if not isinstance(value, dict):
             self.fail(where, what, value)
+        return value
+
+    def known(self, value: dict, where: str, fields: tuple[str, ...]) -> dict:
+        """`value` when every key is one of `fields`: a key this perfmodel does not read
+        (``model.interval`` for ``model.intervals``) would be an edit silently ignored."""
+        for key in value:
+            if key not in fields:
+                raise InputError(
+                    f"{self.source}: {where}.{key}: not a field of {where} (an edit this "
+                    f"perfmodel would ignore); valid: {', '.join(fields)}"
+                )
         return value
 
     def sequence(self, value, where: str, what: str = "a list") -> list:
@@ -298,7 +317,7 @@ def check_document(document, source: str):
     for key in REQUIRED:
         if key not in document:
             raise InputError(f"{source}: not a perfmodel fit file (missing key {key!r})")
-    spec = c.mapping(document["model"], "model")
+    spec = c.known(c.mapping(document["model"], "model"), "model", MODEL_FIELDS)
     family = c.string(spec.get("family"), "model.family", tuple(FAMILIES))
     if family == "blend":  # no default stands in for what the fit found
         options = c.mapping(spec.get("options"), "model.options")
@@ -336,12 +355,12 @@ def check_document(document, source: str):
     free = _check_free(c, document["free"], specs, fixed, family)
     _check_bounds(c, document["bounds"], specs)
     _check_covariance(c, document["raw_covariance"], len(free))
-    loss = c.mapping(document["loss"], "loss")
+    loss = c.known(c.mapping(document["loss"], "loss"), "loss", ("kind", "value"))
     c.string(loss.get("kind"), "loss.kind", LOSS_KINDS)
     if "value" not in loss:  # null is a loss that was not finite; absent is an edit
         raise InputError(f"{source}: loss.value: missing")
     c.number(loss.get("value"), "loss.value", nullable=True)
-    _check_quality(c, c.mapping(document["quality"], "quality"))
+    _check_quality(c, c.known(c.mapping(document["quality"], "quality"), "quality", QUALITY))
     defaults = c.mapping(document["config_defaults"], "config_defaults")
     for name, value in defaults.items():
         if name not in CONFIG_FIELDS:
@@ -352,7 +371,7 @@ def check_document(document, source: str):
         if value < 0 or (value == 0 and not floor):
             c.fail(f"config_defaults.{name}", what, value)
         _check_field(c, name, [value], f"config_defaults.{name}")
-    gpus = _check_data(c, c.mapping(document["data"], "data"))
+    gpus = _check_data(c, c.known(c.mapping(document["data"], "data"), "data", DATA_FIELDS))
     if family == "blend" and float(spec["options"]["largest"]) != max(gpus):
         c.fail(
             "model.options.largest",
@@ -434,6 +453,7 @@ def _check_component(c: _Checker, component, where: str) -> None:
     """One member of a blend: a family, its options, NEAR and FAR weights in [0, 1] (FAR
     and the member's name are optional), its parameters."""
     component = c.mapping(component, where, "an object {family, weight, options, parameters}")
+    c.known(component, where, COMPONENT_FIELDS)
     family = c.string(component.get("family"), f"{where}.family", tuple(FAMILIES))
     try:
         model = check_options(family, component.get("options", {}), f"{where}.options")
@@ -479,7 +499,7 @@ def _check_parameters(c: _Checker, parameters, specs, family: str) -> set[str]:
             raise InputError(
                 f"{c.source}: {where}: not a parameter of {family}; valid: {', '.join(specs)}"
             )
-        entry = c.mapping(entry, where, "an object {value, fixed, ...}")
+        entry = c.known(c.mapping(entry, where, "an object {value, fixed, ...}"), where, ENTRY)
         if "value" not in entry:
             raise InputError(f"{c.source}: {where}.value: missing")
         if not parameter_ok(specs[name], entry["value"]):
@@ -578,7 +598,7 @@ def _check_covariance_shape(c: _Checker, rows: list) -> None:
 
 
 def _check_quality(c: _Checker, quality: dict) -> None:
-    for key in ("r2", "mape_percent", "converged", "message", "num_steps", "warnings"):
+    for key in QUALITY:
         if key not in quality:
             raise InputError(f"{c.source}: quality.{key}: missing")
     c.number(quality["r2"], "quality.r2", nullable=True)
