@@ -138,6 +138,12 @@ EDITS = [
     (_set("parameters", "serial.time", "value", value=10**400), "serial.time.value: expected"),
     (_set("data", "config", value={"tp": [1] * 5}), "data.config.tp: expected 6 values"),
     (_set("quality", "num_steps", value=1.5), "quality.num_steps: expected a whole"),
+    # A key perfmodel does not read: a misspelt edit (model.interval) was silently ignored.
+    (_set("model", "interval", value="bootstrap"), "model.interval: not a field of model"),
+    (_set("parameters", "serial.time", "valeu", value=0.5), "serial.time.valeu: not a field"),
+    (_set("data", "gpu_per_node", value=8), "data.gpu_per_node: not a field of data"),
+    (_set("loss", "kindd", value="log"), "loss.kindd: not a field of loss"),
+    (_set("quality", "rsquared", value=1.0), "quality.rsquared: not a field of quality"),
     (_set("model", "options", value={"weak": 1}), "model.options.weak: expected true or false"),
     (_set("parameters", "compute.time", "value", value=-math.inf), "got -Infinity"),
     (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
