@@ -193,7 +193,8 @@ def load_benchmarks(
     `Config` fields (``gpus_per_node``, ``message_bytes``, ``global_batch``, …) are carried
     into the configuration. A ``series`` column selects one series with `series`.
     Repeated measurements are kept. `throughput_unit` names the work a
-    throughput is counted in (``"images/s"``, ``"scripts/hour"``): a throughput per
+    throughput is counted in (``"images/s"``, ``"scripts/hour"``; a shipped dataset's
+    path reads in the unit datasets/SOURCES.md gives, as `load_dataset`): a throughput per
     minute, hour or day is read as work per second (``÷ 60``, ``÷ 3600``, ``÷ 86400``)
     and labelled so (``"scripts/s"``). A
     ``batch_per_gpu`` column, or a ``global_batch`` that grows as the GPU count, states
@@ -225,6 +226,8 @@ def load_benchmarks(
         role(time_column, "time_column", f"time_{unit}")
     elif time_unit is not None and time_unit not in TIME_UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    if throughput_unit is None and throughput_column is None:
+        throughput_unit = _shipped_unit(path)
     throughput_unit, named_unit = throughput_unit_of(throughput_column, throughput_unit, source)
     if throughput_column is not None:
         role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
@@ -253,6 +256,15 @@ def load_benchmarks(
         else:
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
     return dataclasses.replace(data, read_as=read_as)
+
+
+def _shipped_unit(path) -> str | None:
+    """A shipped dataset's throughput unit (``"scripts/hour"``, from datasets/SOURCES.md),
+    so that its path reads as its name does (`load_dataset`); None for other files."""
+    from ._datasets import dataset_unit  # it reads CSVs with this module
+
+    unit = dataset_unit(path)
+    return None if unit == "work/s" else unit
 
 
 def _with_node_size(frame: pd.DataFrame, gpus_per_node, source: str) -> pd.DataFrame:

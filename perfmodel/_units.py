@@ -123,3 +123,12 @@ def throughput_seconds(unit: str, source: str) -> tuple[float, str]:
             "tokens/min or scripts/hour"
         )
     return PER_TIME[key], f"{work.strip()}/s"
+
+
+def work_name(unit: str | None) -> str:
+    """One unit of the work a throughput counts: ``"image"`` for ``"images/s"``, ``"unit
+    of work"`` for ``"work/s"`` or none."""
+    name = (unit or "work/s").split("/")[0]
+    if name == "work":
+        return "unit of work"
+    return name[:-1] if name.endswith("s") else name

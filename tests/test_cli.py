@@ -100,6 +100,13 @@ def test_throughput_fit_predicts_throughput(capsys, tmp_path):
     status, text, _ = run(capsys, "predict", str(out), "--gpus", "1,8", "--json")
     rows = json.loads(text)
     assert rows[1]["throughput"] == pytest.approx(600, rel=0.05)
+    status, text, _ = run(capsys, "predict", str(out), "--gpus", "8")
+    assert "(time_s in s per unit of work, throughput in work/s," in " ".join(text.split())
+    # A named unit is said by name: "s per image, throughput in images/s".
+    assert main(["fit", str(csv), "-o", str(out), "--throughput-unit", "images/s"]) == 0
+    capsys.readouterr()
+    status, text, _ = run(capsys, "predict", str(out), "--gpus", "8")
+    assert "(time_s in s per image, throughput in images/s," in " ".join(text.split())
 
 
 def test_a_throughput_per_hour_answers_as_the_same_throughput_per_second(capsys, tmp_path):

@@ -17,6 +17,7 @@ from .._questions import (
     what_if,
 )
 from .._text import counted, wrap
+from .._units import work_name
 from . import common
 from .cache import mark_checked
 from .common import (
@@ -126,7 +127,10 @@ def load_with_changes(path: str, items) -> FitResult:
 
 
 def _header(result: FitResult) -> str:
-    unit = "per unit of work" if result.target == "throughput" else "per step"
+    if result.target == "throughput":
+        unit = f"per {work_name(result.data.unit)}"
+    else:
+        unit = "per GPU batch" if result.data.per_gpu else "per step"
     return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
 
 

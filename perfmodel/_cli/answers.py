@@ -15,6 +15,7 @@ from .._levels import METHODS
 from .._questions import MAX_GPUS, optimal_gpus, recommend, Recommendation
 from .._saved import SavedFit
 from .._text import wrap
+from .._units import work_name
 from . import common
 from .common import format_table, number, parse_list, POSITIVE, print_json, PROBABILITY, whole
 
@@ -192,10 +193,14 @@ def print_predictions(args, result) -> int:
         print_json(rows)
         return 0
     # A time column is predicted as it was measured: per step, or (MLPerf) to train.
-    unit = "s per unit of work" if result.target == "throughput" else "s, as measured"
+    unit = "s, as measured"
+    if result.target == "throughput":
+        unit = f"s per {work_name(result.data.unit)}, throughput in {result.data.unit or 'work/s'}"
     print(
-        f"{result.label} fit of {result.data.source} (time_s in {unit}, "
-        f"speedup vs 1 GPU, {result.precision})"
+        wrap(
+            f"{result.label} fit of {result.data.source} (time_s in {unit}, "
+            f"speedup vs 1 GPU, {result.precision})"
+        )
     )
     if args.interval is not None:
         method = args.method or result.intervals

@@ -5,7 +5,7 @@ import os
 import sys
 
 from .._data import load_benchmarks
-from .._datasets import dataset_path, dataset_unit, list_datasets, load_dataset
+from .._datasets import dataset_path, list_datasets, load_dataset
 from .._errors import InputError
 from .._files import all_or_nothing, shipped_csv
 from .._fitting import (
@@ -348,17 +348,10 @@ def _load_csv(args):
         time_column=args.time_column,
         time_unit=args.time_unit,
         throughput_column=args.throughput_column,
-        throughput_unit=args.throughput_unit or _shipped_unit(args.csv),
+        throughput_unit=args.throughput_unit,
         series=args.series,
         gpus_per_node=args.gpus_per_node,
     )
-
-
-def _shipped_unit(path: str) -> str | None:
-    """A shipped dataset's throughput unit; None for other files (then the column's
-    name, else work per second)."""
-    unit = dataset_unit(path)
-    return None if unit == "work/s" else unit
 
 
 def shipped_or_path(text: str) -> str:

@@ -19,6 +19,7 @@ from .. import _closed
 from .._errors import InputError
 from .._levels import check_level
 from .._text import counted
+from .._units import work_name
 from .query import (
     _candidates,
     _count_interval,
@@ -436,11 +437,7 @@ def _work(fit) -> str:
     ``images/s``)."""
     if fit.target == "time":
         return GPU_BATCH if fit.data.per_gpu else "step"
-    unit = fit.data.unit or "work/s"
-    name = unit.split("/")[0]
-    if name == "work":
-        return "unit of work"
-    return name[:-1] if name.endswith("s") else name
+    return work_name(fit.data.unit)
 
 
 def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternative:
