@@ -377,6 +377,8 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     single = pm.fit_auto(data, average=False).best
     expected = pm.next_measurements(single, [32, 64])
     assert f"1. measuring {expected.ranking[0].gpus} GPUs" in printed
+    # Its value and interval are that family's, and the headline says whose.
+    assert f"{expected.description} of amdahl: {expected.estimate:.4g} GPUs" in printed
 
 
 def test_intervals_say_what_they_are_for(capsys, fit_file):

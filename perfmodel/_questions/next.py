@@ -330,7 +330,10 @@ def next_measurements(
         before, after, sigma2 = _variances(fit, params, static, g, rows)
     band = _Band.of(fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws)
     note = "; ".join(filter(None, [refitted, note]))
-    return _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
+    answer = _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
+    if refitted:  # its value and interval are that family's, not what `optimal` says
+        answer = dataclasses.replace(answer, description=f"{answer.description} of {fit.family}")
+    return answer
 
 
 def _variances(fit, params, static, g, rows):
