@@ -12,8 +12,8 @@ import pytest
 
 import perfmodel as pm
 from perfmodel._cli import app
-from perfmodel._fitting import fit_blend, per_unit_of_work
-from perfmodel._fitting.blend import ALPHA
+from perfmodel._fitting import fit_blend, meanings, per_unit_of_work
+from perfmodel._fitting.blend import ALPHA, power_exponents
 
 GPUS = np.array([1.0, 2, 4, 8, 16, 32, 1, 2, 4, 8, 16, 32])
 
@@ -72,6 +72,16 @@ def test_power_law_members_match_their_regression(fitted):
         assert fitted.parameters()[f"{name}.power.time"] == pytest.approx(
             math.exp(beta[0]), rel=1e-6
         )
+        # The exponent is −beta[1], with the slope's standard error, and the table says it.
+        exponent, error = power_exponents(fitted.model, fitted.data)[name]
+        assert exponent == pytest.approx(-beta[1], rel=1e-6)
+        assert error == pytest.approx(math.sqrt(_sandwich(x, e, w)[1, 1]), rel=1e-6)
+        if power == 0.0:
+            slope = np.sum(e**2) / (n.size - 2) * np.linalg.inv(x.T @ x)[1, 1]
+            assert error == pytest.approx(math.sqrt(slope), rel=1e-6)
+        words = meanings(fitted)[f"{name}.power.time"]
+        assert f"c·N^e (e = {exponent:.3g}".replace("-", "−") in words
+        assert f"± {error:.2g}, 1 s.e.; −1 is perfect scaling)" in words
 
 
 def test_zeroed_and_exact_members_have_no_standard_error():

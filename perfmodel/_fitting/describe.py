@@ -34,11 +34,33 @@ def undetermined(fit) -> tuple[str, ...]:
     return tuple(out)
 
 
+def meanings(fit) -> dict[str, str]:
+    """What each parameter is, as its spec says; a blend's power-law coefficient ``c``
+    says its exponent e too, fitted with it but an option rather than a parameter, and
+    e's standard error from the member's own fit (`blend.power_exponents`)."""
+    specs = fit.model.parameter_specs()
+    out = {name: spec.description for name, spec in specs.items()}
+    if getattr(fit.model, "family", "") != "blend":
+        return out
+    from .blend import power_exponents  # JAX: a blend's fit has it loaded already
+
+    for member, (exponent, error) in power_exponents(fit.model, fit.data).items():
+        name = f"{member}.power.time"
+        if name not in out:
+            continue
+        spread = f" ± {error:.2g}, 1 s.e." if math.isfinite(error) else ""
+        value = f"{exponent:.3g}".replace("-", "−")
+        stated = f"c·N^e (e = {value}{spread}; −1 is perfect scaling)"
+        out[name] = out[name].replace("c·N^e", stated, 1)
+    return out
+
+
 def parameter_rows(fit) -> list[dict]:
     """One row per parameter: value, unit, spread (a factor, ×), meaning. Undetermined
     parameters come last, marked as such rather than with a meaningless value."""
     errors = fit.standard_errors()
     specs = fit.model.parameter_specs()
+    meaning = meanings(fit)
     open_ = set(undetermined(fit))
     rows, last = [], []
     for name, value in fit.parameters().items():
@@ -59,7 +81,7 @@ def parameter_rows(fit) -> list[dict]:
             "value": "—" if name in open_ else value,
             "unit": spec.unit,
             "± (×)": spread,
-            "meaning": spec.description,
+            "meaning": meaning[name],
         }
         (last if name in open_ else rows).append(row)
     return rows + last

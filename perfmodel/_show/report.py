@@ -17,7 +17,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
-from .._fitting import FitResult, Selection, undetermined
+from .._fitting import FitResult, meanings, Selection, undetermined
 from .._questions import peak_note
 from .._text import counted
 from . import training as training_tables
@@ -86,6 +86,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
     from .._uncertainty import parameter_intervals
 
     specs = fit.model.parameter_specs()
+    meaning = meanings(fit)
     try:
         intervals = parameter_intervals(fit, level)
     except InputError:  # as many free parameters as measurements
@@ -120,7 +121,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
                 "parameter": name,
                 "value": "—" if name in open_ else _si(value, spec.unit),
                 f"{level:.0%} interval": interval,
-                "meaning": spec.description,
+                "meaning": meaning[name],
             }
         )
     return rows
