@@ -228,6 +228,15 @@ def test_past_one_node_from_one_node_is_flagged():
     assert f"up to {rec.beyond_node} GPUs" in rec.sentence
     assert "measure 2 nodes (16 GPUs) before buying more" in rec.sentence
     assert rec.speedup == pytest.approx(float(one_node.predict([8])["speedup"][0]))
+    # Still speeding up at the node: the node caps it, not "the search limit".
+    nearly_linear = [1.0, 0.50005, 0.2501, 0.12502]
+    nodes = [8] * 4
+    still = pm.recommend(
+        pm.fit("amdahl", pm.from_arrays([1, 2, 4, 8], nearly_linear, gpus_per_node=nodes)),
+        level=None,
+    )
+    assert still.still_speeding_up and still.gpus == 8 < still.searched
+    assert still.sentence.startswith("Buy 8 GPUs (1 node of 8)")
     document = rec.to_dict()
     assert document["network_unmeasured"] is True and document["beyond_node"] == rec.beyond_node
     banded = pm.recommend(one_node)  # the count's interval is the model's, and says so
@@ -355,3 +364,17 @@ def test_steps_of_a_fixed_per_gpu_batch_are_costed_per_gpu_batch(tmp_path):
     assert cheapest.sentence.startswith("cheapest per GPU batch: 1 GPU")
     assert cheapest.sentence.endswith("GPU-hours per GPU batch")
     assert cheapest.time_s == pytest.approx(float(fit.predict([1])["time_s"][0]), rel=1e-9)
+
+
+def test_the_cost_objective_says_cheapest_once():
+    """`--objective cost --deadline` printed "best by cost: 62 GPUs" above "cheapest per
+    image: 1 GPU" and then the same 62 GPUs again as "cheapest within the deadline"."""
+    model = pm.amdahl().with_parameters({"serial.time": 0.01, "compute.time": 1.0})
+    fit = fitted(model)
+    rec = pm.recommend(fit, objective="cost", deadline_s=0.1, level=None, max_gpus=256)
+    sentences = [a.sentence for a in rec.alternatives]
+    assert sentences[0].startswith("cheapest within the deadline of 0.1 s per step: ")
+    assert sentences[1].startswith("cheapest per step: 1 GPU")
+    assert len(sentences) == 2
+    plain = pm.recommend(fit, objective="cost", level=None, max_gpus=256)
+    assert [a.sentence.split(":")[0] for a in plain.alternatives] == ["cheapest per step"]

@@ -281,17 +281,22 @@ def recommend(
     per_gpu_s = (price_per_gpu_hour or 1.0) / 3600.0
     price = "" if price_per_gpu_hour is None else f" at {price_per_gpu_hour:g} {money} per GPU-hour"
     label = "fastest" if objective == "time" else f"best by {objective}"
+    if objective == "cost":  # the cheapest, within the deadline when one is given
+        label = f"cheapest per {unit}{price}"
+        if deadline_s is not None:
+            label = f"cheapest within the deadline of {deadline_s:g} s per {unit}{price}"
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound, largest)]
     if kind == "fastest":
         alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared)
-    cheapest = optimal_gpus(fit, objective="cost", **shared)
-    alternatives.append(
-        _alternative(
-            "cheapest", f"cheapest per {unit}{price}", cheapest, cost_unit, unit, per_gpu_s
+    if objective != "cost" or deadline_s is not None:  # else the line above says it
+        cheapest = optimal_gpus(fit, objective="cost", **shared)
+        alternatives.append(
+            _alternative(
+                "cheapest", f"cheapest per {unit}{price}", cheapest, cost_unit, unit, per_gpu_s
+            )
         )
-    )
     assumptions = {"max_gpus": max_gpus, "multiple_of": step, "threshold": threshold}
     if batch is not None and max_gpus == batch:
         assumptions["max_gpus_is_global_batch"] = True
@@ -299,7 +304,8 @@ def recommend(
         assumptions.update(price_per_gpu_hour=price_per_gpu_hour, currency=currency or None)
     if deadline_s is not None:
         assumptions["deadline_s"] = deadline_s
-        alternatives.append(_deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s))
+        if objective != "cost":  # the cost objective's own line is this one
+            alternatives.append(_deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s))
     if budget_per_hour is not None:
         assumptions["budget_per_hour"] = budget_per_hour
         alternatives.append(

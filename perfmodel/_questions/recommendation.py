@@ -151,7 +151,9 @@ class Recommendation:
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
             band = f" ({self.level:.0%} confidence interval {lo:.3g}–{hi:.3g}×)"
-        head = "Buy" if not self.still_speeding_up else "Up to the search limit, buy"
+        # Capped below the search (at a node: `beyond_node`) it is not the search limit.
+        at_limit = self.still_speeding_up and self.gpus >= self.searched
+        head = "Up to the search limit, buy" if at_limit else "Buy"
         return (
             f"{head} {self.gpus} GPU{'s' if self.gpus != 1 else ''}{nodes}: speedup "
             f"{self.speedup:.3g}×{band}, efficiency {self.efficiency:.0%}; {self.reason}."
