@@ -217,3 +217,18 @@ def test_a_folder_of_logs_names_the_report(fit_file):
     ]:
         named = dataclasses.replace(fit, data=dataclasses.replace(fit.data, source=source))
         assert _title(named) == title
+
+
+@integration
+def test_the_report_keeps_the_caveats_of_the_answer(tmp_path, capsys):
+    """The page said "GPUs worth buying | 92 GPUs" without the line `optimal` prints
+    beside it: no node size was given for measurements that may share one node."""
+    csv = tmp_path / "r8.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.505\n4,0.256\n8,0.13\n")
+    fit_json, page = tmp_path / "fit.json", tmp_path / "report.md"
+    assert main(["fit", str(csv), "--model", "amdahl", "-o", str(fit_json)]) == 0
+    assert main(["report", str(fit_json), "-o", str(page)]) == 0
+    capsys.readouterr()
+    row = next(line for line in page.read_text().splitlines() if "GPUs worth buying" in line)
+    assert "(extrapolated: at most 8 GPUs were measured)" in row
+    assert "No node size given: if the 8 GPUs measured share one node" in row

@@ -175,13 +175,13 @@ class Recommendation:
         past = 0 < self.measured_up_to < self.gpus
         return bool(past and not self.gpus_per_node and self.measured_up_to <= ONE_NODE)
 
-    def lines(self) -> list[str]:
-        """The sentence, the interval of the count, the across-nodes warning where it
-        applies, then one line per alternative."""
-        out = [self.sentence]
+    def caveats(self) -> list[str]:
+        """What the sentence leaves out and a buyer must know, one line each: a network
+        that nothing measured, a node size not given, superlinear measurements."""
+        out = []
         if self.network_unmeasured and self.beyond_node is None:  # else the reason says it
             out.append(
-                f"  past one node, unmeasured: every measurement fits in one node of "
+                f"past one node, unmeasured: every measurement fits in one node of "
                 f"{self.gpus_per_node}, so the network between nodes is extrapolated and "
                 f"the intervals past it are wide; measure 2 nodes "
                 f"({2 * self.gpus_per_node} GPUs) before trusting counts past "
@@ -189,18 +189,24 @@ class Recommendation:
             )
         if self.node_size_unknown:
             out.append(
-                f"  no node size given: if the {self.measured_up_to} GPUs measured share one "
+                f"no node size given: if the {self.measured_up_to} GPUs measured share one "
                 "node, give its size (a gpus_per_node column, or --gpus-per-node) and the "
                 "answer accounts for the network between nodes, which nothing measured shows"
             )
         if self.superlinear is not None:
             n, efficiency = self.superlinear
             out.append(
-                f"  superlinear: the measurements' efficiency reaches {efficiency:.0%} at {n} "
+                f"superlinear: the measurements' efficiency reaches {efficiency:.0%} at {n} "
                 f"GPUs (against {self.measured_from}), and the curve carries that on past "
                 "them; check the smallest run (slow or throttled?) and whether the batch or "
                 "the data per GPU changes with the count"
             )
+        return out
+
+    def lines(self) -> list[str]:
+        """The sentence, the caveats, the interval of the count, then one line per
+        alternative."""
+        out = [self.sentence, *(f"  {line}" for line in self.caveats())]
         if self.gpus_interval is not None:
             lo, hi = self.gpus_interval
             upper = f"more than {self.searched} (the end of the search)" if hi is None else hi

@@ -143,7 +143,9 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
             {
                 "question": "GPUs worth buying",
                 "answer": counted(rec.gpus, "GPU"),
-                "detail": rec.sentence,
+                "detail": " ".join(
+                    [rec.sentence, *(f"{c[0].upper()}{c[1:]}." for c in rec.caveats())]
+                ),
             }
         )
     rows += [
