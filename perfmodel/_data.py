@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._catalog import dataset_unit
 from ._config import (
     CODED_FIELDS,
     Config,
@@ -261,8 +262,6 @@ def load_benchmarks(
 def _shipped_unit(path) -> str | None:
     """A shipped dataset's throughput unit (``"scripts/hour"``, from datasets/SOURCES.md),
     so that its path reads as its name does (`load_dataset`); None for other files."""
-    from ._datasets import dataset_unit  # it reads CSVs with this module
-
     unit = dataset_unit(path)
     return None if unit == "work/s" else unit
 

@@ -4,32 +4,12 @@ import dataclasses
 import os
 from pathlib import Path
 
+from ._catalog import dataset_unit as dataset_unit
+from ._catalog import DatasetInfo as DatasetInfo
+from ._catalog import list_datasets
 from ._data import Benchmarks, load_benchmarks
 from ._errors import InputError
 from ._files import datasets_dir, shipped_csv
-
-
-@dataclasses.dataclass(frozen=True)
-class DatasetInfo:
-    """One shipped series: its name, size and what it measures (from SOURCES.md)."""
-
-    name: str
-    rows: int
-    distinct_gpus: int
-    quantity: str
-    scaling: str
-
-
-def list_datasets() -> list[DatasetInfo]:
-    """Every shipped series, in the order of the table in ``datasets/SOURCES.md``."""
-    infos = []
-    sources = datasets_dir() / "SOURCES.md"
-    for line in sources.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0].endswith(".csv"):
-            name = cells[0].removesuffix(".csv")
-            infos.append(DatasetInfo(name, int(cells[1]), int(cells[2]), cells[3], cells[4]))
-    return infos
 
 
 def dataset_path(name: str) -> Path:
@@ -43,18 +23,6 @@ def dataset_path(name: str) -> Path:
             f"e.g. {', '.join(close)}"
         )
     return path
-
-
-def dataset_unit(path) -> str:
-    """The work per second a shipped series' throughput is counted in ("images/s"), from
-    SOURCES.md, when `path` is one of the shipped CSVs; else ``"work/s"``."""
-    path = Path(path).resolve()
-    if path.parent != datasets_dir().resolve():
-        return "work/s"
-    for info in list_datasets():
-        if info.name == path.stem and info.quantity.startswith("throughput ("):
-            return info.quantity.removeprefix("throughput (").split(")")[0]
-    return "work/s"
 
 
 def load_dataset(name: str) -> Benchmarks:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import perfmodel as pm
+from perfmodel._questions.recommend import _reason
 
 S, C = 0.05, 0.95  # Amdahl: T = s + c/N, T(1) = 1
 
@@ -80,9 +81,17 @@ def test_still_speeding_up_says_measure_further(amdahl):
     near = pm.recommend(far, max_gpus=16, level=None).alternatives[0]
     assert near.gpus == 16 and "GPUs measured" not in near.sentence  # 2×: as far as checked
     none = fitted(pm.amdahl().with_parameters({"serial.time": 1e-9, "compute.time": 1.0}))
-    rec = pm.recommend(none, max_gpus=64, level=None)
-    assert rec.still_speeding_up and rec.gpus == 64
+    rec = pm.recommend(none, max_gpus=32, level=None)
+    assert rec.still_speeding_up and rec.gpus == 32 and rec.beyond_checked is None
     assert "measure larger counts" in rec.reason
+    # Past 4× the 8 GPUs measured, how far forecasts were checked, the count stops there
+    # and the model's own count is said as a guess to measure for.
+    rec = pm.recommend(none, max_gpus=64, level=None)
+    assert rec.still_speeding_up and rec.gpus == 32 and rec.beyond_checked == 64
+    assert rec.sentence.startswith("Buy 32 GPUs (extrapolated: at most 8 GPUs were measured)")
+    assert "up to 64 GPUs (the end of the search, 8× the 8 measured)" in rec.reason
+    assert rec.reason.endswith("measure 32 GPUs before buying more")
+    assert rec.to_dict()["beyond_checked"] == 64
 
 
 def test_usl_fastest_is_the_peak():
@@ -338,9 +347,14 @@ def test_a_marginal_that_rounds_to_the_threshold_reads_just_under_it():
         throughput=[380.0, 740.0, 1450.0, 2800.0, 4900.0, 9400.0],
         gpus_per_node=[8] * 6,
     )
-    answer = pm.recommend(pm.fit_auto(data).best)
+    fit = pm.fit_auto(data).best
+    answer = pm.recommend(fit)
     assert answer.knee.marginal_speedup == pytest.approx(0.5, abs=5e-4)
-    assert "would add just under 0.5× speedup per GPU," in answer.sentence
+    # The model's count lies past 4× the 32 measured, where the answer stops; its own
+    # reason is the knee's.
+    assert answer.beyond_checked is not None
+    reason = _reason(fit, answer.beyond_checked, answer.knee, 0.5, {})[0]
+    assert "would add just under 0.5× speedup per GPU," in reason
 
 
 def test_a_barely_bounded_parameter_reads_more_than_100():

@@ -7,6 +7,7 @@ import math
 import textwrap
 
 from .._text import brief, format_table, wrap
+from .member_errors import power_exponents
 
 _UNDETERMINED = "is not identifiable"
 # A one-sigma factor past this is printed as "> 100": the data barely bound the
@@ -37,13 +38,11 @@ def undetermined(fit) -> tuple[str, ...]:
 def meanings(fit) -> dict[str, str]:
     """What each parameter is, as its spec says; a blend's power-law coefficient ``c``
     says its exponent e too, fitted with it but an option rather than a parameter, and
-    e's standard error from the member's own fit (`blend.power_exponents`)."""
+    e's standard error from the member's own fit (`member_errors.power_exponents`)."""
     specs = fit.model.parameter_specs()
     out = {name: spec.description for name, spec in specs.items()}
     if getattr(fit.model, "family", "") != "blend":
         return out
-    from .blend import power_exponents  # JAX: a blend's fit has it loaded already
-
     for member, (exponent, error) in power_exponents(fit.model, fit.data).items():
         name = f"{member}.power.time"
         if name not in out:

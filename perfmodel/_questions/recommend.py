@@ -34,7 +34,7 @@ from .query import (
     sampled_counts,
     step_gains,
 )
-from .recommendation import Alternative, Recommendation, term_phrase
+from .recommendation import Alternative, CHECKED_AHEAD, Recommendation, term_phrase
 
 
 def _node_size(fit) -> int | None:
@@ -129,11 +129,6 @@ def _cost_text(cost: float | None, unit: str, per: str) -> str:
         return ""
     amount = counted(cost, "GPU-hour", ".3g") if unit == "GPU-hours" else f"{cost:.3g} {unit}"
     return f", {amount} per {per}"
-
-
-# benchmarks/accuracy.py checks predictions up to about 2× the largest count fitted (its
-# ``half`` protocol); an answer farther out says how far.
-CHECKED_AHEAD = 2.0
 
 
 def _how_far(gpus: int, largest: int | None) -> str:
@@ -261,6 +256,10 @@ def recommend(
     largest = int(np.max(fit.data.gpus))
     if per_node and largest <= per_node < rec:
         beyond_node, rec = rec, per_node
+    # Past how far forecasts were checked: the count to buy is the largest within it.
+    beyond_checked, horizon = None, CHECKED_AHEAD * largest
+    if beyond_node is None and rec > horizon and counts[0] <= horizon:
+        beyond_checked, rec = rec, int(counts[counts <= horizon][-1])
     point = fit.predict([rec], **overrides)
     speedup_band, gpus_band = None, None
     if draws is not None:
@@ -271,6 +270,8 @@ def recommend(
     reason, limiting, share, overhead = _reason(fit, rec, knee, threshold, overrides)
     if beyond_node is not None:
         reason = _past_node_reason(per_node, beyond_node, still, threshold)
+    if beyond_checked is not None:
+        reason = _past_checked_reason(largest, rec, beyond_checked, still, threshold)
     chosen = {} if objective == "time" else {"deadline_s": deadline_s}
     fastest = optimal_gpus(
         fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
@@ -342,6 +343,7 @@ def recommend(
         measured_from=lowest,
         superlinear=measured_superlinear(fit),
         beyond_node=beyond_node,
+        beyond_checked=beyond_checked,
     )
 
 
@@ -354,6 +356,17 @@ def _past_node_reason(node: int, beyond: int, still: bool, threshold: float) -> 
         f"{threshold:g}× speedup per GPU up to {beyond} GPUs{end}, but from one node to two "
         f"and four every method missed published tables by 8–17%; measure 2 nodes "
         f"({2 * node} GPUs) before buying more"
+    )
+
+
+def _past_checked_reason(largest: int, rec: int, beyond: int, still: bool, threshold) -> str:
+    """Why the answer stops at `CHECKED_AHEAD` × the largest count measured."""
+    end = "the end of the search, " if still else ""
+    return (
+        f"the model's guess is that each GPU adds at least {threshold:g}× speedup up to "
+        f"{beyond} GPUs ({end}{beyond / largest:.3g}× the {largest} measured), but its "
+        f"forecasts were checked against published tables only up to {CHECKED_AHEAD:g}× the "
+        f"largest count measured; measure {rec} GPUs before buying more"
     )
 
 

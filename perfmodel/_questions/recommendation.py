@@ -17,6 +17,10 @@ TERM_PHRASES = {
     "overlap": "the overlap",
     "scaling_loss": "the power law's loss to perfect scaling",
 }
+# benchmarks/accuracy.py checks forecasts up to this many times the largest count fitted
+# (``--holdout largest2``: two doublings ahead on tables measured at powers of two); an
+# answer farther out is a guess, and the count to buy stops there (`beyond_checked`).
+CHECKED_AHEAD = 4.0
 # The most GPUs one node holds in the systems the datasets come from (DGX-2: 16); a
 # series measured at most this far may be one node (`Recommendation.node_size_unknown`).
 ONE_NODE = 16
@@ -98,6 +102,9 @@ class Recommendation:
 
         beyond_node: the model's count when it lies past one node that every
             measurement fits in (`gpus` is then that node), else None.
+        beyond_checked: the model's count when it lies past `CHECKED_AHEAD` × the
+            largest count measured, how far ahead forecasts were checked (`gpus` is then
+            the largest count within it), else None.
 
     Measured within one node of known size, an answer past it stops at the node
     (`beyond_node` keeps the model's count, `network_unmeasured` is True, and the reason
@@ -106,6 +113,10 @@ class Recommendation:
     and four nodes were missed by 8–17% (median) by every method tried
     (`benchmarks/RESULTS.md`, "Blind check"). With ``multiple_of`` smaller than the node,
     a count past it from such data gets the same.
+
+    Likewise an answer past `CHECKED_AHEAD` × the largest count measured stops there
+    (`beyond_checked`): the forecasts of `benchmarks/accuracy.py` reach that far (two
+    doublings ahead), and the reason asks for a measurement there before buying more.
     """
 
     gpus: int
@@ -133,6 +144,7 @@ class Recommendation:
     superlinear: tuple[int, float] | None = None
     overhead_share: float = 0.0
     beyond_node: int | None = None
+    beyond_checked: int | None = None
 
     @property
     def sentence(self) -> str:
@@ -151,7 +163,7 @@ class Recommendation:
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
             band = f" ({self.level:.0%} confidence interval {lo:.3g}–{hi:.3g}×)"
-        # Capped below the search (at a node: `beyond_node`) it is not the search limit.
+        # Capped below the search (`beyond_node`, `beyond_checked`), not the search limit.
         at_limit = self.still_speeding_up and self.gpus >= self.searched
         head = "Up to the search limit, buy" if at_limit else "Buy"
         return (
@@ -214,7 +226,8 @@ class Recommendation:
             noun = "GPU" if band == "1 to 1" else "GPUs"
             if lo is not None and lo == hi:  # "7 to 7 GPUs" read as a typo
                 band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
-            what = "the count worth buying" if self.beyond_node is None else "the model's count"
+            capped = self.beyond_node is not None or self.beyond_checked is not None
+            what = "the model's count" if capped else "the count worth buying"
             out.append(f"  {what}: {self.level:.0%} confidence interval {band} {noun}")
         out += [f"  {a.sentence}" for a in self.alternatives]
         if self.assumptions.get("max_gpus_is_global_batch"):
@@ -262,6 +275,7 @@ class Recommendation:
                 "measured_from": self.measured_from,
                 "network_unmeasured": self.network_unmeasured,
                 "beyond_node": self.beyond_node,
+                "beyond_checked": self.beyond_checked,
                 "node_size_unknown": self.node_size_unknown,
                 "superlinear": (
                     None
