@@ -130,7 +130,7 @@ def _header(result: FitResult) -> str:
     if result.target == "throughput":
         unit = f"per {work_name(result.data.unit)}"
     else:
-        unit = "per GPU batch" if result.data.per_gpu else "per step"
+        unit = "per step, as measured" if result.data.per_gpu else "per step"
     return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
 
 

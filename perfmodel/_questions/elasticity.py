@@ -74,7 +74,8 @@ class Change:
     Attributes:
         label: how the parameter changed, e.g. ``"2×"`` or ``"½"``.
         value: the new physical value.
-        time_s: new seconds per step (per unit of work for throughput fits) at N.
+        time_s: new seconds per step (per unit of work for throughput fits) at N, as
+            measured (a step of N GPU batches for `Benchmarks.per_gpu` data).
         time_change: relative change of the step time, ``T'/T − 1`` (negative: faster).
         speedup, efficiency: of the changed model at N, relative to its own 1-GPU time.
     """
@@ -129,8 +130,10 @@ class Sensitivity:
     Attributes:
         gpus: the GPU count N.
         target: ``"time"`` or ``"throughput"`` (then times are per unit of work).
-        time_s, speedup, efficiency: the fitted model at N.
-        breakdown: seconds per term at N (``"overlap"`` ≤ 0 when the model overlaps).
+        time_s, speedup, efficiency: the fitted model at N; seconds per step as measured
+            (for steps of a fixed per-GPU batch, `Benchmarks.per_gpu`, N GPU batches).
+        breakdown: seconds per term at N, alike (``"overlap"`` ≤ 0 when the model
+            overlaps).
         limiting: the largest term that is not parallel compute, or None.
         parameters: one entry per parameter, largest ``|elasticity|`` first, the
             undetermined ones last.
@@ -331,17 +334,26 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
     roles = {term.name: term.role for term in model.terms}
     others = {k: v for k, v in breakdown.items() if roles.get(k, "compute") != "compute"}
     limiting = max(others, key=others.get) if others else None
+    # Step times of a fixed per-GPU batch: the model's seconds are per GPU batch, and a
+    # step at N GPUs does N of them; say the step, as measured (shares, ratios unchanged).
+    step = float(n) if fit.data.per_gpu else 1.0
+
+    def per_step(p: ParameterSensitivity) -> ParameterSensitivity:
+        return dataclasses.replace(
+            p, change=dataclasses.replace(p.change, time_s=p.change.time_s * step)
+        )
+
     return Sensitivity(
         gpus=n,
         target=fit.target,
-        time_s=t_n,
+        time_s=t_n * step,
         speedup=t_1 / t_n,
         efficiency=t_1 / (t_n * n),
-        breakdown=breakdown,
+        breakdown={k: v * step for k, v in breakdown.items()},
         limiting=limiting,
-        parameters=tuple(entries),
+        parameters=tuple(map(per_step, entries)),
         notes=_notes(model, breakdown),
-        groups=groups,
+        groups=tuple(map(per_step, groups)),
     )
 
 

@@ -161,17 +161,20 @@ def _substitute(model, config, u, unknown: str):
     return eqx.tree_at(model.leaf_getter(unknown), model, u), config
 
 
-def _log_quantities(model, config) -> jnp.ndarray:
-    """``log Q`` for every target, in the order of `TARGETS`."""
+def _log_quantities(model, config, per_step: bool = False) -> jnp.ndarray:
+    """``log Q`` for every target, in the order of `TARGETS`; the time of a step of a
+    fixed per-GPU batch when `per_step` (`Benchmarks.per_gpu`: the model's seconds are
+    per GPU batch, and a step at N GPUs does N of them)."""
     t_n, t_1 = _times(model, config)
     parts = model.breakdown(config)
     serial = sum(parts[t.name] for t in model.terms if isinstance(t, SerialTerm))
+    step = t_n * config.gpus if per_step else t_n
     # Without a serial term the serial share is log 0 = −inf; `require` refuses it.
-    return jnp.log(jnp.stack([t_1 / (t_n * config.gpus), t_1 / t_n, 1.0 / t_n, t_n, serial / t_n]))
+    return jnp.log(jnp.stack([t_1 / (t_n * config.gpus), t_1 / t_n, 1.0 / t_n, step, serial / t_n]))
 
 
 @eqx.filter_jit
-def _evaluate(model, config, u, unknown: str):
+def _evaluate(model, config, u, unknown: str, per_step: bool = False):
     """``log Q`` and ``d log Q / du`` for every target at every u, each ``(len(u), 5)``.
 
     All targets at once and a fixed length of u (Newton pads its single point), so
@@ -179,7 +182,7 @@ def _evaluate(model, config, u, unknown: str):
     """
 
     def log_q(u):
-        return _log_quantities(*_substitute(model, config, u, unknown))
+        return _log_quantities(*_substitute(model, config, u, unknown), per_step)
 
     return jax.vmap(lambda u: (log_q(u), jax.jacfwd(log_q)(u)))(u)
 
@@ -246,7 +249,10 @@ class _Problem:
     def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``log Q`` and ``d log Q / du`` of this target at each of `_GRID` points u."""
         index = list(TARGETS).index(self.kind)
-        log_q, grad = _evaluate(self.fit.model, self.config, jnp.asarray(u), self.parameter)
+        per_step = bool(self.fit.data.per_gpu)
+        log_q, grad = _evaluate(
+            self.fit.model, self.config, jnp.asarray(u), self.parameter, per_step
+        )
         return np.asarray(log_q)[:, index], np.asarray(grad)[:, index]
 
     def quantity(self, u: float) -> float:
@@ -278,7 +284,8 @@ def require(
     """The value of `parameter` (or the GPU count) at which `target` is reached.
 
     Targets, each at `gpus` GPUs: ``("efficiency", E)`` (speedup/N ≥ E),
-    ``("speedup", S)``, ``("time", T)`` (seconds per step ≤ T), ``("throughput", X)``
+    ``("speedup", S)``, ``("time", T)`` (seconds per step ≤ T, as measured: a step of
+    a fixed per-GPU batch for `Benchmarks.per_gpu` data), ``("throughput", X)``
     (1/T ≥ X) and ``("serial_share", f)`` (the serial term ≤ f of the step).
 
     For a parameter, the reported `value` is the crossing nearest to the fitted value:

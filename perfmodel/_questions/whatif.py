@@ -11,6 +11,7 @@ import math
 import jax
 import numpy as np
 
+from .. import _closed
 from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
@@ -165,6 +166,8 @@ class Comparison:
         knee_before, knee_after: `diminishing_returns` of each.
         amdahl_before, amdahl_after: `amdahl_bound` of each (None without a serial term).
         changes: parameter and config values that differ, name → (before, after).
+        per_gpu: the fits' data are steps of a fixed per-GPU batch (`Benchmarks.per_gpu`):
+            the optima's seconds are per GPU batch, and `optimum_line` says steps.
         note: for a blend whose changed members carry no weight at some of `gpus`
             (past two doublings beyond the measurements its weights leave Amdahl's law
             and the USL), the counts the change cannot reach and why; else "".
@@ -182,6 +185,7 @@ class Comparison:
     amdahl_after: float | None
     changes: dict[str, tuple[float, float]]
     note: str = ""
+    per_gpu: bool = False
 
     def __repr__(self) -> str:
         changed = ", ".join(f"{k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items())
@@ -190,10 +194,13 @@ class Comparison:
     def optimum_line(self) -> str:
         a, b = self.optimum_before, self.optimum_after
         limit = " (search limit)"
+
+        def step(o: Optimum) -> str:  # as measured: a step of N GPU batches
+            return format_seconds(o.time_s * (o.gpus if self.per_gpu else 1))
+
         return (
             f"optimal GPU count: {a.gpus}{limit if a.at_limit else ''} → "
-            f"{b.gpus}{limit if b.at_limit else ''} (time there {format_seconds(a.time_s)} → "
-            f"{format_seconds(b.time_s)})"
+            f"{b.gpus}{limit if b.at_limit else ''} (time there {step(a)} → {step(b)})"
         )
 
     def knee_line(self) -> str:
@@ -254,21 +261,26 @@ def compare_fits(
     if counts.ndim != 1 or counts.size == 0 or not np.all(counts >= 1):
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
     first, second = before.predict(counts), after.predict(counts)
-    knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, max_gpus=max_gpus)
+    # Whole nodes when the data give their size, as `recommend` and `optimal` count.
+    node = _closed.node_size(before.data.gpus, before.data.config.get("gpus_per_node"))
+    step = int(node) if node and node <= max_gpus else 1
+    search = dict(max_gpus=max_gpus, multiple_of=step)
+    knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)
     changes = _differences(before, after)
     return Comparison(
         gpus=counts,
         before=first,
         after=second,
         time_ratio=second["time_s"] / first["time_s"],
-        optimum_before=optimal_gpus(before, max_gpus=max_gpus),
-        optimum_after=optimal_gpus(after, max_gpus=max_gpus),
+        optimum_before=optimal_gpus(before, **search),
+        optimum_after=optimal_gpus(after, **search),
         knee_before=diminishing_returns(before, **knee),
         knee_after=diminishing_returns(after, **knee),
         amdahl_before=amdahl_bound(before),
         amdahl_after=amdahl_bound(after),
         changes=changes,
         note=_unreached(before, counts, changes),
+        per_gpu=bool(before.data.per_gpu),
     )
 
 

@@ -127,11 +127,12 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
     return rows
 
 
-def _at_optimum(fit: FitResult, time_s: float) -> str:
+def _at_optimum(fit: FitResult, time_s: float, gpus: int) -> str:
     if fit.target == "throughput":
         name, _, unit = quantity_label(fit).partition(" (")
         return f"{name} {1.0 / time_s:.4g} {unit.rstrip(')')}".rstrip()
-    return f"step {_si(time_s, 's')}"
+    # Steps of a fixed per-GPU batch: the optimum's seconds are per GPU batch.
+    return f"step {_si(time_s * (gpus if fit.data.per_gpu else 1), 's')}"
 
 
 def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
@@ -152,7 +153,7 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
         {
             "question": "fastest GPU count",
             "answer": counted(opt.gpus, "GPU") + limit,
-            "detail": f"{_at_optimum(fit, opt.time_s)}, speedup {opt.speedup:.3g}×, "
+            "detail": f"{_at_optimum(fit, opt.time_s, opt.gpus)}, speedup {opt.speedup:.3g}×, "
             f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})"
             + peak_note(fit, opt.gpus),
         }
