@@ -236,6 +236,18 @@ def node_size(gpus, gpus_per_node) -> int:
     return int(value) if value >= 2.0 else 0
 
 
+def fixed_global_batch(global_batch) -> int | None:
+    """The global batch when the measurements keep one fixed (a ``global_batch`` column
+    with one value: strong scaling), else None: past that many GPUs a GPU would get less
+    than one sample."""
+    if global_batch is None:
+        return None
+    values = np.asarray(global_batch, dtype=np.float64).ravel()
+    if values.size == 0 or not np.all(values == values[0]):
+        return None  # it grows with the count (weak scaling): no limit
+    return int(values[0]) if np.isfinite(values[0]) and values[0] >= 1 else None
+
+
 def unmeasured_node(gpus, gpus_per_node) -> float:
     """G (`node_size`) when every measured count fits in one node of G GPUs, else 0:
     then nothing measured says what the network between nodes costs, and the intervals

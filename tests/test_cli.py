@@ -493,3 +493,19 @@ def test_fit_file_scores_are_numbers_or_null(tmp_path, capsys):
     report = tmp_path / "r.md"
     assert main(["report", str(out), "-o", str(report)]) == 0
     assert "| blend | 7 | — |" in report.read_text()
+
+
+def test_predict_says_which_counts_exceed_a_fixed_global_batch(capsys, tmp_path):
+    """`optimal` stops at the batch; `predict --gpus 512,1024` printed speedups there
+    without a word (a GPU would get half a sample)."""
+    csv = tmp_path / "strong.csv"
+    csv.write_text("gpus,global_batch,time_s\n1,256,1.6\n2,256,0.82\n4,256,0.43\n8,256,0.24\n")
+    fit_json = tmp_path / "fit.json"
+    assert main(["fit", str(csv), "--model", "amdahl", "-o", str(fit_json)]) == 0
+    capsys.readouterr()
+    status, out, _ = run(capsys, "predict", str(fit_json), "--gpus", "64,512,1024")
+    words = " ".join(out.split())
+    assert status == 0
+    assert "note: 512, 1024 GPUs exceed the fixed global batch of 256 measured" in words
+    status, out, _ = run(capsys, "predict", str(fit_json), "--gpus", "64,256")
+    assert status == 0 and "exceed" not in out

@@ -3,10 +3,13 @@ batch, a step at N GPUs does N of them, and every answer in seconds says the ste
 `predict` does (explain said "4.16 ms" where predict said 0.2993 s at 72 GPUs; require
 read "--time 0.003" as met from 114 GPUs while every measured step took 200 ms)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import perfmodel as pm
+from perfmodel._fitting import per_unit_of_work
 from perfmodel._text import seconds as format_seconds
 
 CSV = "gpus,time_s,gpus_per_node\n1,0.200,8\n2,0.205,8\n4,0.210,8\n8,0.220,8\n16,0.30,8\n"
@@ -55,3 +58,14 @@ def test_whatif_counts_whole_nodes_and_says_steps(weak):
     step = format_seconds(_step(weak, best.gpus))
     assert f"(time there {step} →" in comparison.optimum_line()
     np.testing.assert_allclose(comparison.before["time_s"], weak.predict(comparison.gpus)["time_s"])
+
+
+def test_strong_scaling_stated_over_growing_steps_is_questioned():
+    growing = pm.from_arrays([1, 2, 4, 8], [0.200, 0.205, 0.210, 0.220])
+    _, assumed = per_unit_of_work(pm.from_arrays([1, 2, 4, 8], [1.0, 0.52, 0.28, 0.16]))
+    assert "check that the global batch" not in assumed
+    stated = dataclasses.replace(growing, scaling="strong")
+    _, assumed = per_unit_of_work(stated)
+    assert assumed.startswith("a fixed global batch (stated)")
+    assert "but the step time grows with the GPUs (log-log slope +0.04)" in assumed
+    assert assumed.endswith("check that the global batch was fixed")

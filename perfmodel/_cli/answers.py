@@ -213,6 +213,17 @@ def print_predictions(args, result) -> int:
         for row in rows:
             del row["interval"]
     print(format_table(rows))
+    batch = _closed.fixed_global_batch(result.data.config.get("global_batch"))
+    past = [n for n in gpus if batch is not None and n > batch]
+    if past:
+        counts = ", ".join(f"{n:g}" for n in past)
+        print(
+            wrap(
+                f"note: {counts} GPUs exceed the fixed global batch of {batch} measured: a GPU "
+                "would get less than one sample, which no run can do (the model's curve goes on)",
+                common.TABLE_WIDTH,
+            )
+        )
     return 0
 
 

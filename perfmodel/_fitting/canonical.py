@@ -85,9 +85,15 @@ def per_unit_of_work(
         )
     if data.per_gpu:
         return data, "step times of a fixed per-GPU batch, divided by the GPU count"
-    if data.scaling == "strong":
-        return data, "a fixed global batch (stated): the time of a step is per unit of work"
     slope = log_log_slope(data)
+    if data.scaling == "strong":
+        stated = "a fixed global batch (stated): the time of a step is per unit of work"
+        if slope > 0:  # more GPUs sharing one batch should shorten the step
+            stated += (
+                f"; but the step time grows with the GPUs (log-log slope {slope:+.2f}), as "
+                "steps of a fixed per-GPU batch do: check that the global batch was fixed"
+            )
+        return data, stated
     said = "stated weak scaling; " if data.scaling == "weak" else ""
     if slope > WEAK_STEP_SLOPE:
         converted = dataclasses.replace(data, time_s=data.time_s / data.gpus, per_gpu=True)

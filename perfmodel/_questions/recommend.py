@@ -81,13 +81,7 @@ def batch_limit(fit, overrides: dict) -> int | None:
     gives every GPU a sample, so the searches stop there. None otherwise."""
     batch = overrides.get("global_batch")
     if batch is None:
-        measured = fit.data.config.get("global_batch")
-        if measured is None:
-            return None
-        measured = np.asarray(measured, dtype=np.float64)
-        if not np.all(measured == measured.flat[0]):
-            return None  # it grows with the count (weak scaling): no limit
-        batch = float(measured.flat[0])
+        return _closed.fixed_global_batch(fit.data.config.get("global_batch"))
     batch = float(np.max(batch))
     return int(batch) if math.isfinite(batch) and batch >= 1 else None
 
