@@ -159,7 +159,7 @@ def test_a_what_if_keeps_the_fits_own_error_and_the_fit_says_it_is_anchored(sdm9
     changed = pm.what_if(sdm91, {"amdahl.serial.time": "x3"})
     assert training_rms(changed) == training_rms(sdm91)  # the fit's, not the changed curve's
     (note,) = [w for w in sdm91.warnings if w.startswith("anchored:")]
-    assert "missed its own measurements by 731%" in note and "up to 108 GPUs" in note
+    assert "would miss these measurements by 731%" in note and "up to 108 GPUs" in note
     assert f"Warning: {note}" in report_markdown(sdm91, image="x.png")
 
 

@@ -218,11 +218,12 @@ def anchor_note(model: Blend, data: Benchmarks) -> str:
         missed = _mape(model.without_anchor(), data)
         fits = _mape(model.members[model.names.index(model.anchor)], data)
     return (
-        f"anchored: the blend missed its own measurements by {missed:.3g}% (MAPE), so "
-        f"inside the measured range, up to {largest / 2:g} GPUs, the curve is "
-        f"{model.anchor} ({model.anchor.removesuffix('_flat')} fitted with equal weights, "
-        f"{fits:.3g}%), handing over to the blend by {largest:g} GPUs; past the "
-        "measurements the blend answers alone"
+        f"anchored: the blend alone would miss these measurements by {missed:.3g}% (MAPE), "
+        f"so up to {largest / 2:g} GPUs the curve is {model.anchor} "
+        f"({model.anchor.removesuffix('_flat')} fitted with equal weights, {fits:.3g}% "
+        f"alone) and from there to {largest:g} GPUs, the largest measured, it hands over to "
+        "the blend, which answers alone past the measurements (the fit's MAPE is this "
+        "curve's)"
     )
 
 
