@@ -41,3 +41,18 @@ def dataset_unit(path) -> str:
         if info.name == path.stem and info.quantity.startswith("throughput ("):
             return info.quantity.removeprefix("throughput (").split(")")[0]
     return "work/s"
+
+
+def dataset_note(path) -> str:
+    """What a shipped series' time column holds when it is not a step: ``""``, or for
+    MLPerf's times to train a clause saying that each "step" of the answers is one run."""
+    path = Path(path).resolve()
+    if path.parent != datasets_dir().resolve():
+        return ""
+    for info in list_datasets():
+        if info.name == path.stem and "time-to-train" in info.scaling:
+            return (
+                'each a time to train, datasets/SOURCES.md: a "step" below is one whole '
+                "training run (docs/time-to-train.md models runs from their logs)"
+            )
+    return ""

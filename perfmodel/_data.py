@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ._catalog import dataset_unit
+from ._catalog import dataset_note, dataset_unit
 from ._config import (
     CODED_FIELDS,
     Config,
@@ -256,6 +256,8 @@ def load_benchmarks(
                 read_as += f", ÷ {seconds:g} for {per_second}"
         else:
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
+    note = dataset_note(path) if data.target == "time" else ""
+    read_as = f"{read_as}, {note}" if note else read_as
     return dataclasses.replace(data, read_as=read_as)
 
 

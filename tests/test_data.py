@@ -360,3 +360,11 @@ def test_a_fractional_global_batch_or_layer_count_is_refused(tmp_path):
         path.write_text(f"gpus,{column},time_s\n1,64,1.0\n2,1.5,0.6\n")
         with pytest.raises(pm.InputError, match=rf"line 3\), column '{column}'.*whole.*'1.5'"):
             pm.load_benchmarks(path)
+
+
+def test_a_shipped_time_to_train_table_says_its_steps_are_runs():
+    # It read "cheapest per step: 1 GPU, 1.12 GPU-hours per step" with no word that a
+    # "step" there is a whole MLPerf training run.
+    data = pm.load_dataset("mlperf07_dgxa100_ssd")
+    assert 'a "step" below is one whole training run' in data.read_as
+    assert "training run" not in pm.load_dataset("usl_specsdm91").read_as
