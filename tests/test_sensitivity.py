@@ -201,7 +201,14 @@ def test_a_blend_says_what_its_scaling_loss_is_and_which_parameters_it_cannot_te
     (transfer,) = [p for p in report.parameters if p.undetermined]
     assert transfer.name == "weak_data_parallel.allreduce.transfer"
     assert report.parameters[-1] is transfer  # ranked last, whatever its elasticity
-    (note,) = report.notes
+    weights, note = report.notes
+    # The parts are the members' terms by their weights at N, the idle members named.
+    shares = {k: float(v) for k, v in blend_fit.model.weights(blend_fit.config(64.0)).items()}
+    assert weights.startswith("the parts are its members' terms, weighted as the blend")
+    for name, share in shares.items():
+        assert (f"{name} {share:.0%}" in weights) == (share > 0)
+    if min(shares.values()) == 0:
+        assert "weigh 0: their terms read 0 here, though fitted)" in weights
     exponent = dict(blend_fit.model.options)["power_exponent"]
     assert note.startswith("scaling_loss: what the blend's power laws c·N^e") and (
         f"{exponent:.3g}" in note

@@ -352,7 +352,7 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         breakdown={k: v * step for k, v in breakdown.items()},
         limiting=limiting,
         parameters=tuple(map(per_step, entries)),
-        notes=_notes(model, breakdown),
+        notes=_notes(model, breakdown, config),
         groups=tuple(map(per_step, groups)),
     )
 
@@ -394,14 +394,27 @@ def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):
     return tuple(out)
 
 
-def _notes(model: AbstractScalingModel, breakdown: dict[str, float]) -> tuple[str, ...]:
-    """What the ``scaling_loss`` part of the default blend is: its power laws' loss."""
-    if model.family != "blend" or "scaling_loss" not in breakdown:
+def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> tuple[str, ...]:
+    """What the parts of the default blend are: the members' own terms, weighted as the
+    blend weighs its members at N (a term of members that weigh nothing there reads 0,
+    though fitted), and the power laws' loss (``scaling_loss``)."""
+    if model.family != "blend":
         return ()
-    options = dict(model.options)
-    exponents = f"{options['power_exponent']:.3g} and {options['flat_exponent']:.3g}"
-    return (
-        f"scaling_loss: what the blend's power laws c·N^e (e = {exponents}, fitted) lose "
-        "to perfect scaling from their one-GPU time (c·N^e − c/N; their c/N counts as "
-        "compute): every cost that does not shrink as 1/N, not split into physical terms",
-    )
+    weights = {k: float(v) for k, v in model.weights(config).items()}
+    kept = [f"{name} {w:.0%}" for name, w in weights.items() if w > 0]
+    idle = [name for name, w in weights.items() if w == 0]
+    listed = ", ".join(idle[:-1]) + (" and " if len(idle) > 1 else "") + (idle[-1] if idle else "")
+    notes = [
+        f"the parts are its members' terms, weighted as the blend weighs them at "
+        f"{float(config.gpus):g} GPUs: {', '.join(kept)}"
+        + (f" ({listed} weigh 0: their terms read 0 here, though fitted)" if idle else "")
+    ]
+    if "scaling_loss" in breakdown:
+        options = dict(model.options)
+        exponents = f"{options['power_exponent']:.3g} and {options['flat_exponent']:.3g}"
+        notes.append(
+            f"scaling_loss: what the blend's power laws c·N^e (e = {exponents}, fitted) lose "
+            "to perfect scaling from their one-GPU time (c·N^e − c/N; their c/N counts as "
+            "compute): every cost that does not shrink as 1/N, not split into physical terms"
+        )
+    return tuple(notes)
