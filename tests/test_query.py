@@ -120,3 +120,13 @@ def test_non_finite_predictions_are_refused_not_ranked():
         pm.optimal_gpus(result)
     with pytest.raises(pm.InputError, match="predicts a step time of inf s at 1 GPUs"):
         pm.diminishing_returns(result)
+
+
+def test_a_count_interval_past_the_search_reads_in_words():
+    from perfmodel._questions.query import count_interval_text
+
+    assert count_interval_text((8, 16), "confidence", 0.9) == " (90% confidence interval 8 to 16)"
+    assert count_interval_text((8, None), "confidence", 0.9).endswith("8 to beyond the search)")
+    # It read "(90% confidence interval none to beyond the search)".
+    text = count_interval_text((None, None), "confidence", 0.9)
+    assert text == " (90% confidence interval: beyond the search for every plausible curve)"

@@ -121,9 +121,10 @@ def count_interval_text(counts, kind: str, level: float | None = None) -> str:
         return ""
     lo, hi = counts
     upper = "beyond the search" if hi is None else str(hi)
-    lower = "none" if lo is None else str(lo)
     prefix = "" if level is None else f"{level:.0%} "
-    return f" ({prefix}{kind} interval {lower} to {upper})"
+    if lo is None:  # every plausible curve's count lies past the search ("none to …")
+        return f" ({prefix}{kind} interval: beyond the search for every plausible curve)"
+    return f" ({prefix}{kind} interval {lo} to {upper})"
 
 
 def check_count(value, name: str, maximum: float = math.inf) -> int:
