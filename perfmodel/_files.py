@@ -98,13 +98,25 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _check_target(path: str, what: str) -> str:
-    """The output's folder, after refusing an empty name, a directory, a missing folder
-    and a name longer than the file system allows."""
+def _check_target(path: str, what: str) -> tuple[str, str]:
+    """The file to write and its folder, after refusing an empty name, ``-`` (standard
+    output is not written to), a directory, something that is not a regular file (a
+    FIFO or a device: the rename would replace it), a missing folder and a name longer
+    than the file system allows. A symbolic link is written through: its target is
+    replaced, the link kept."""
     if not path.strip():
         raise InputError(f"{what}: expected a file name, got an empty string")
+    if path == "-":
+        raise InputError(f"{what}: expected a file name, got '-' (perfmodel writes files)")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory; give {what} a file name")
+    if os.path.islink(path):
+        path = os.path.realpath(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(
+            f"{path}: is not a regular file (a FIFO, device or socket), which writing would "
+            f"replace; give {what} a file name"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"{path}: directory {directory} does not exist")
@@ -115,7 +127,7 @@ def _check_target(path: str, what: str) -> str:
     # The temporary beside it is longer than the name itself.
     if len(os.fsencode(os.path.basename(path))) > limit:
         raise InputError(f"{path}: cannot write (file name longer than {limit} bytes)")
-    return directory
+    return path, directory
 
 
 def check_output(path: str | os.PathLike, inputs=(), what: str = "-o") -> None:
@@ -127,7 +139,7 @@ def check_output(path: str | os.PathLike, inputs=(), what: str = "-o") -> None:
         InputError: one line naming the path and the reason.
     """
     path = os.fspath(path)
-    directory = _check_target(path, what)
+    _, directory = _check_target(path, what)
     for other in inputs:
         if other is not None and _same_file(path, os.fspath(other)):
             raise InputError(
@@ -204,8 +216,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
         InputError: naming `path`, for an empty name, a directory, a missing folder and
             every operating-system error on writing (read-only, full disk, ...).
     """
-    path = os.fspath(path)
-    directory = _check_target(path, "the output")
+    path, directory = _check_target(os.fspath(path), "the output")
     remove_stale_temporaries(directory)
     try:
         handle, temporary = tempfile.mkstemp(

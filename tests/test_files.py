@@ -142,3 +142,23 @@ def test_reading_names_the_path(tmp_path):
     if os.path.exists("/proc/self/mem"):  # exists, is a file, reading fails (EIO)
         with pytest.raises(pm.InputError, match=r"/proc/self/mem: cannot read \("):
             read_bytes("/proc/self/mem")
+
+
+def test_special_files_are_refused_and_links_written_through(tmp_path):
+    """`-o` onto a FIFO (or, as root, /dev/full) replaced it with a regular file, and a
+    symbolic link was replaced by a file while its target kept the old text."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for attempt in (lambda: check_output(fifo), lambda: atomic_write(fifo).__enter__()):
+        with pytest.raises(pm.InputError, match="is not a regular file"):
+            attempt()
+    assert not fifo.is_file() and fifo.exists()
+    with pytest.raises(pm.InputError, match="got '-'"):
+        check_output("-")
+    target, link = tmp_path / "real.json", tmp_path / "link.json"
+    target.write_text("old")
+    link.symlink_to(target.name)
+    check_output(link)
+    with atomic_write(link) as stream:
+        stream.write("new")
+    assert link.is_symlink() and target.read_text() == "new"
