@@ -225,9 +225,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
     except OSError as error:
         raise InputError(f"{path}: cannot write ({reason(error)})") from None
     try:
-        encoding = None if "b" in mode else "utf-8"
+        text = "b" not in mode  # UTF-8; a lone surrogate (a non-UTF-8 file name) escaped
+        encoding, errors = ("utf-8", "backslashreplace") if text else (None, None)
         try:
-            with os.fdopen(handle, mode, encoding=encoding) as stream:
+            with os.fdopen(handle, mode, encoding=encoding, errors=errors) as stream:
                 yield stream
         except OSError as error:
             raise InputError(f"{path}: cannot write ({reason(error)})") from None

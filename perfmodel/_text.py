@@ -16,6 +16,12 @@ WIDTH = 100  # columns a table fits by default; None: no limit (``--wide``)
 _MIN_TEXT = 14  # narrowest a wrapped text column gets
 
 
+def printable(text: str) -> str:
+    """`text` with what UTF-8 cannot encode (the lone surrogates of a file name that is
+    not UTF-8) as backslash escapes, for figures and files that must encode it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def cell(value) -> str:
     """One table cell: floats to 4 significant digits, None empty."""
     if isinstance(value, bool) or value is None:

@@ -1,4 +1,5 @@
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -509,3 +510,22 @@ def test_predict_says_which_counts_exceed_a_fixed_global_batch(capsys, tmp_path)
     assert "note: 512, 1024 GPUs exceed the fixed global batch of 256 measured" in words
     status, out, _ = run(capsys, "predict", str(fit_json), "--gpus", "64,256")
     assert status == 0 and "exceed" not in out
+
+
+def test_a_name_that_is_not_utf8_is_printed_and_written_escaped(tmp_path, fit_file):
+    """A file name with a byte that is not UTF-8 (read as a lone surrogate) crashed
+    `predict` with a UnicodeEncodeError and `report`/`plot` inside matplotlib."""
+    document = json.loads(fit_file.read_text())
+    document["data"]["source"] = "caf\udce9.csv"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    done = subprocess.run(
+        [sys.executable, "-m", "perfmodel", "predict", str(edited), "--gpus", "8"],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", "PERFMODEL_NO_CACHE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"caf\\udce9.csv" in done.stdout and b"Traceback" not in done.stderr
+    page = tmp_path / "report.md"
+    assert main(["report", str(edited), "-o", str(page)]) == 0
+    assert "caf\\udce9.csv" in page.read_text(encoding="utf-8")

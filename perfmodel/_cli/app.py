@@ -10,6 +10,7 @@ status 141 (128 + SIGPIPE), as other command-line tools do.
 
 import argparse
 from collections.abc import Sequence
+import contextlib
 import importlib
 import os
 import sys
@@ -121,9 +122,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _printable_streams() -> None:
+    """Print what cannot be encoded (a file name that is not UTF-8, read as lone
+    surrogates; a string so edited into a fit file) as backslash escapes rather than
+    fail half-way with a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `perfmodel` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    _printable_streams()
     # A repeated `fit` or `demo` prints and writes what its recorded run did (`replay`).
     key = replay = None
     if argv and argv[0] in REPLAYED:

@@ -22,6 +22,7 @@ from .._questions import (
     recommend,
     Recommendation,
 )
+from .._text import printable
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 _OPTIMUM_STYLE = dict(color="tab:red", linestyle="--", linewidth=1.2)
@@ -452,7 +453,7 @@ def figure(
             f"{source_name(fit.data.source)}: {fit.label} fit ({fit.loss_kind} loss), "
             f"MAPE {fit.mape:.2f}%, R² {fit.r2:.4f}"
         )
-    fig.suptitle(title, fontsize=12)
+    fig.suptitle(printable(title), fontsize=12)
     return fig
 
 

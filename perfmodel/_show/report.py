@@ -548,5 +548,7 @@ def write_report(
     with all_or_nothing():  # a Markdown report and its figure, or neither
         for name, content in files.items():
             with atomic_write(name, "wb") as stream:
-                stream.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+                if not isinstance(content, bytes):  # a lone surrogate (non-UTF-8 name) escaped
+                    content = content.encode("utf-8", "backslashreplace")
+                stream.write(content)
     return list(files)

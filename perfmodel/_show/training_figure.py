@@ -11,6 +11,7 @@ the runs used (right). matplotlib is imported inside `plot_time_to_train` only.
 import numpy as np
 
 from .._convergence import plan_training, TimeToTrainFit
+from .._text import printable
 from .plot import (
     _KNEE_STYLE,
     _new_figure,
@@ -100,5 +101,5 @@ def plot_time_to_train(
             f"{source_name(data.source).partition(' (')[0]}: time to train, "
             f"{fit.step.family} step fit and critical batch"
         )
-    fig.suptitle(title, fontsize=12)
+    fig.suptitle(printable(title), fontsize=12)
     return fig
