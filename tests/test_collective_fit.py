@@ -242,6 +242,11 @@ def test_objective_gradient_jit_and_closed_form_jacobian():
 # Saving, loading, fixing ------------------------------------------------------------------
 
 
+def _group_edit(document: dict, **changes) -> dict:
+    """`{"groups": ...}` with the first group's fields changed."""
+    return {"groups": [{**document["groups"][0], **changes}, *document["groups"][1:]]}
+
+
 def test_save_load_round_trip_and_bad_files(two_collectives, tmp_path):
     _, _, result = two_collectives
     path = tmp_path / "coll.json"
@@ -261,7 +266,14 @@ def test_save_load_round_trip_and_bad_files(two_collectives, tmp_path):
         ({"format": "perfmodel.fit"}, "it is a training fit"),
         ({"format": "other"}, "not a perfmodel collective fit"),
         ({"schema_version": 99}, "schema version 99"),
-        ({"groups": [{"collective": "all_reduce"}]}, "malformed collective fit"),
+        ({"groups": [{"collective": "all_reduce"}]}, r"groups\[0\]\.n_ranks: missing"),
+        # Each edit the fuzzing round made, refused naming its field (n_ranks 0 ended in
+        # a LinAlgError; a latency of 1e300 s was answered "speedup 0–inf×").
+        (_group_edit(document, n_ranks=0), r"groups\[0\]\.n_ranks: expected a whole"),
+        (_group_edit(document, latency_s=1e300), r"groups\[0\]\.latency_s: expected a"),
+        (_group_edit(document, bandwidth_bytes_per_s="5e9"), "bandwidth_bytes_per_s: expected"),
+        (_group_edit(document, colective="x"), r"groups\[0\]\.colective: expected no such"),
+        ({"link_bandwidth": -1}, "link_bandwidth: expected a number from 1000"),
     ]:
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps({**document, **change}))

@@ -10,6 +10,7 @@ from .._errors import InputError
 from .._files import atomic_write, package_version
 from .._io import FORMAT as FIT_FORMAT
 from .._io import read_document, to_json
+from .._levels import LARGEST_COUNT
 from .fit import CollectiveFit, CollectiveGroupFit
 
 FORMAT = "perfmodel.collective_fit"
@@ -106,50 +107,146 @@ def load_collective_fit(path: str | os.PathLike) -> CollectiveFit:
             f"{source}: collective fit schema version {version!r}, but this perfmodel "
             f"reads version {SCHEMA_VERSION}; refit with `perfmodel fit-collective`"
         )
-    try:
-        return _from_dict(document)
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise InputError(f"{source}: malformed collective fit file ({error!r})")
+    return _from_dict(_Fields(source), document)
 
 
-def _group(doc: dict) -> CollectiveGroupFit:
-    rows = {k: np.asarray(doc["rows"][k]) for k in _ROWS}
-    for key in ("message_bytes", "time_s", "busbw_bytes_per_s", "time_s_fit"):
-        rows[key] = rows[key].astype(np.float64)
-    values = [float(doc[k]) for k in ("latency_s", "bandwidth_bytes_per_s", "factor")]
-    if not all(0.0 < v < math.inf for v in values):
-        raise ValueError(f"latency, bandwidth and factor must be positive, got {values}")
-    r2 = doc["r2"]
+# What a collective fit file may hold, each a (low, high) range in SI units: a fit far
+# outside them is an edit (a latency of 1e300 s answered "speedup 0–inf×").
+_RANGES = {
+    "latency_s": (1e-12, 10.0),
+    "bandwidth_bytes_per_s": (1e3, 1e16),
+    "factor": (1e-6, 1e3),
+    "nominal_factor": (0.0, 1e3),
+    "base_latency_s": (0.0, 10.0),
+    "busbw_bytes_per_s": (0.0, 1e16),
+    "efficiency": (0.0, 1e6),
+}
+_GROUP_KEYS = (
+    "collective",
+    "n_ranks",
+    *_RANGES,
+    "factor_fitted",
+    "log_stderr",
+    "r2",
+    "mape_percent",
+    "rows",
+)
+
+
+class _Fields:
+    """Checks of one collective fit document; every failure one line naming the field."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, expected: str, got) -> None:
+        raise InputError(f"{self.source}: {where}: expected {expected}, got {got!r}"[:400])
+
+    def mapping(self, value, where: str, keys: tuple[str, ...]) -> dict:
+        if not isinstance(value, dict):
+            self.fail(where, "an object", value)
+        for key in keys:
+            if key not in value:
+                raise InputError(f"{self.source}: {where}.{key}: missing")
+        for key in value:
+            if key not in keys:
+                self.fail(f"{where}.{key}", f"no such field (valid: {', '.join(keys)})", key)
+        return value
+
+    def number(self, value, where: str, low: float, high: float, nullable=False) -> float:
+        if value is None and nullable:
+            return math.nan
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (ok and math.isfinite(value) and low <= value <= high):
+            self.fail(where, f"a number from {low:g} to {high:g}", value)
+        return float(value)
+
+    def text(self, value, where: str) -> str:
+        if not isinstance(value, str):
+            self.fail(where, "a string", value)
+        return value
+
+    def flag(self, value, where: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(where, "true or false", value)
+        return value
+
+    def strings(self, value, where: str) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            self.fail(where, "a list of strings", value)
+        return tuple(self.text(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def _rows(c: _Fields, value, where: str) -> dict:
+    rows = c.mapping(value, where, _ROWS)
+    lengths = {len(rows[k]) if isinstance(rows[k], list) else -1 for k in _ROWS}
+    if len(lengths) != 1 or -1 in lengths or not lengths - {0}:
+        c.fail(where, "lists of one equal, non-zero length (one item per measurement)", lengths)
+    out = {}
+    for key in _ROWS:
+        if key in ("placement", "source"):
+            out[key] = np.asarray(
+                [c.text(v, f"{where}.{key}[{i}]") for i, v in enumerate(rows[key])]
+            )
+            continue
+        high = LARGEST_COUNT if key == "line" else 1e300
+        fitted = key.endswith(("_fit", "_fit_bytes_per_s"))  # null: not finite when written
+        out[key] = np.asarray(
+            [
+                c.number(v, f"{where}.{key}[{i}]", 0.0, high, nullable=fitted)
+                for i, v in enumerate(rows[key])
+            ],
+            dtype=np.int64 if key == "line" else np.float64,
+        )
+    return out
+
+
+def _group(c: _Fields, doc, where: str) -> CollectiveGroupFit:
+    doc = c.mapping(doc, where, _GROUP_KEYS)
+    values = {k: c.number(doc[k], f"{where}.{k}", *_RANGES[k]) for k in _RANGES}
+    ranks = doc["n_ranks"]
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 1 <= ranks <= LARGEST_COUNT:
+        c.fail(f"{where}.n_ranks", f"a whole number of ranks from 1 to {LARGEST_COUNT:,}", ranks)
+    errors = doc["log_stderr"]
+    if not isinstance(errors, dict):
+        c.fail(f"{where}.log_stderr", "an object", errors)
     return CollectiveGroupFit(
-        collective=str(doc["collective"]),
-        n_ranks=int(doc["n_ranks"]),
-        latency_s=values[0],
-        bandwidth=values[1],
-        factor=values[2],
-        nominal_factor=float(doc["nominal_factor"]),
-        factor_fitted=bool(doc["factor_fitted"]),
-        log_stderr={k: math.inf if v is None else float(v) for k, v in doc["log_stderr"].items()},
-        r2=math.nan if r2 is None else float(r2),
-        mape=float(doc["mape_percent"]),
-        rows=rows,
+        collective=c.text(doc["collective"], f"{where}.collective"),
+        n_ranks=ranks,
+        latency_s=values["latency_s"],
+        bandwidth=values["bandwidth_bytes_per_s"],
+        factor=values["factor"],
+        nominal_factor=values["nominal_factor"],
+        factor_fitted=c.flag(doc["factor_fitted"], f"{where}.factor_fitted"),
+        log_stderr={
+            k: c.number(v, f"{where}.log_stderr.{k}", 0.0, 1e300, nullable=True)
+            for k, v in errors.items()
+        },
+        r2=c.number(doc["r2"], f"{where}.r2", -1e300, 1.0, nullable=True),
+        mape=c.number(doc["mape_percent"], f"{where}.mape_percent", 0.0, 1e300, nullable=True),
+        rows=_rows(c, doc["rows"], f"{where}.rows"),
     )
 
 
-def _from_dict(document: dict) -> CollectiveFit:
-    groups = tuple(_group(g) for g in document["groups"])
-    if not groups:
-        raise ValueError("no groups")
-    link = document["link_bandwidth"]
+def _from_dict(c: _Fields, document: dict) -> CollectiveFit:
+    groups = document.get("groups")
+    if not isinstance(groups, list) or not groups:
+        c.fail("groups", "a non-empty list of fitted groups", groups)
+    fitted = tuple(_group(c, g, f"groups[{i}]") for i, g in enumerate(groups))
+    link = document.get("link_bandwidth")
+    loss = document.get("loss")
+    if not isinstance(loss, dict):
+        c.fail("loss", "an object {kind, value}", loss)
     return CollectiveFit(
-        groups=groups,
-        factor=str(document["factor"]),
-        link_bandwidth=None if link is None else float(link),
-        loss_kind=str(document["loss"]["kind"]),
-        loss=float(document["loss"]["value"]),
-        converged=bool(document["converged"]),
-        message=str(document["message"]),
-        warnings=tuple(document["warnings"]),
-        notes=tuple(document["notes"]),
-        sources=tuple(document["sources"]),
-        precision=str(document["precision"]),
+        groups=fitted,
+        factor=c.text(document.get("factor"), "factor"),
+        link_bandwidth=None if link is None else c.number(link, "link_bandwidth", 1e3, 1e16),
+        loss_kind=c.text(loss.get("kind"), "loss.kind"),
+        loss=c.number(loss.get("value"), "loss.value", 0.0, 1e300, nullable=True),
+        converged=c.flag(document.get("converged"), "converged"),
+        message=c.text(document.get("message"), "message"),
+        warnings=c.strings(document.get("warnings"), "warnings"),
+        notes=c.strings(document.get("notes"), "notes"),
+        sources=c.strings(document.get("sources"), "sources"),
+        precision=c.text(document.get("precision"), "precision"),
     )
