@@ -279,6 +279,16 @@ MEGATRON_ERRORS = [
         r"log.txt line 3: expected a GPU count of 1 to 10,000,000, got 1000000000",
     ),
     (lambda ls: ls[:1], r"log.txt: no Megatron-LM iteration lines; expected lines like"),
+    # World size 0 ended in a ZeroDivisionError; a banner that contradicts the argument
+    # dump was read as the banner's count.
+    (
+        lambda ls: [ls[0].replace("world size: 8,", "world size: 0,")] + ls[1:],
+        r"log.txt line 1: world size 0; expected a GPU count ≥ 1",
+    ),
+    (
+        lambda ls: ["  world_size ...................................... 4"] + ls,
+        r"log.txt line 2: world size 8 differs from world_size 4 in the arguments at line 1",
+    ),
 ]
 
 

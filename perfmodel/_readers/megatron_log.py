@@ -145,6 +145,8 @@ def read_megatron(
             found = _WORLD_RE.search(line)
             if found:
                 value = int(found.group(1))
+                if value < 1:  # a GPU count of 0 divided by zero further on
+                    raise InputError(f"{where}: world size {value}; expected a GPU count ≥ 1")
                 if world is not None and world[1] != value:
                     raise InputError(
                         f"{where}: world size {value} differs from {world[1]} at line "
@@ -192,6 +194,12 @@ def read_megatron(
             f"{source}: no Megatron-LM iteration lines; expected lines like ' iteration "
             "100/ 500000 | consumed samples: 51200 | elapsed time per iteration (ms): "
             "1234.5 | ... | global batch size: 512 | ...'"
+        )
+    if world is not None and "gpus" in settings and settings["gpus"][1] != world[1]:
+        line, value = settings["gpus"]
+        raise InputError(
+            f"{source} line {world[0]}: world size {world[1]} differs from world_size "
+            f"{value:g} in the arguments at line {line}; expected one run per log"
         )
     if gpus is None:
         if world is not None:
