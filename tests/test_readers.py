@@ -630,3 +630,22 @@ def test_a_log_too_short_to_tell_its_warm_up_says_so(tmp_path):
     line = runs_line([run], "megatron", 1)
     assert "1 run(s) logged fewer than 3 intervals, so their warm-up is in the median" in line
     assert "--warmup STEPS" in line
+
+
+def test_tracker_csv_with_trailing_commas_and_a_byte_order_mark(tmp_path):
+    """A trailing comma on every row shifted every column by one (a step time of 1.0 s
+    instead of 0.21 s, silently); a byte-order mark hid the step column; a row with an
+    extra cell is refused with its line."""
+    rows = ["0,0.000", "100,21.000", "200,42.000", "300,63.000", "400,84.000"]
+    plain = write(tmp_path, text(["_step,_runtime", *rows]), "plain.csv")
+    (expected,) = read_runs(plain, format="csv", gpus=8, global_batch=64)
+    trailing = write(tmp_path, text(["_step,_runtime,", *(r + "," for r in rows)]), "t.csv")
+    (run,) = read_runs(trailing, format="csv", gpus=8, global_batch=64)
+    assert run.step_time_s == pytest.approx(expected.step_time_s) == pytest.approx(0.21)
+    marked = tmp_path / "bom.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    (run,) = read_runs(marked, format="csv", gpus=8, global_batch=64)
+    assert run.step_time_s == pytest.approx(0.21)
+    extra = write(tmp_path, text(["_step,_runtime", "0,0,5", *rows[1:]]), "x.csv")
+    with pytest.raises(InputError, match=r"x.csv line 2: 3 cells, but the header has 2"):
+        read_runs(extra, format="csv", gpus=8, global_batch=64)

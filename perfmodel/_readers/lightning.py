@@ -17,8 +17,10 @@ and `TIMESTAMP_COLUMNS` is used. The global batch and the GPU count come from a 
 (`BATCH_COLUMNS`, `GPU_COLUMNS`; constant within the run) or from the caller.
 """
 
+import csv
 import io
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -87,6 +89,17 @@ def _constant(frame, column, rows, source, given, name) -> float | None:
     return float(values[0])
 
 
+def _no_extra_cells(text: str, width: int, source: str) -> None:
+    """Refuse a row with more non-empty cells than the header has columns (an empty
+    last cell, a trailing comma, is read as the header says)."""
+    for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if len(row) > width and any(cell.strip() for cell in row[width:]):
+            raise InputError(
+                f"{source} line {number}: {len(row)} cells, but the header has {width} "
+                "columns; expected one cell per column"
+            )
+
+
 def read_tracker_csv(
     text: str,
     source: str,
@@ -121,10 +134,18 @@ def read_tracker_csv(
     """
     if time_unit not in UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
-    text = unix_newlines(text)
-    header_columns(text.lstrip("\ufeff").split("\n", 1)[0], source)
+    # A UTF-8 byte-order mark is no column (read as latin-1, as logs are, it is "ï»¿").
+    text = unix_newlines(text).removeprefix("\ufeff").removeprefix("\xef\xbb\xbf")
+    header = header_columns(text.split("\n", 1)[0], source)
+    _no_extra_cells(text, len(header), source)
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+        # index_col=False: a trailing comma on every row made the first column the index
+        # and shifted every other by one (a step time of 1.0 s instead of 0.21 s).
+        with warnings.catch_warnings():  # the empty last cells dropped: nothing is lost
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.StringIO(text), dtype=str, keep_default_na=False, index_col=False
+            )
     except pd.errors.EmptyDataError:
         raise InputError(f"{source}: empty file, expected a CSV header and rows")
     except (pd.errors.ParserError, ValueError) as error:
