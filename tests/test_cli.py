@@ -529,3 +529,21 @@ def test_a_name_that_is_not_utf8_is_printed_and_written_escaped(tmp_path, fit_fi
     page = tmp_path / "report.md"
     assert main(["report", str(edited), "-o", str(page)]) == 0
     assert "caf\\udce9.csv" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--objective", "time-to-train", "--budget", "5"], "--budget is not read by"),
+        (["--objective", "time-to-train", "--threshold", "0.3"], "--threshold is not read"),
+        (["--global-batch", "256"], "--global-batch is not read by --objective time"),
+        (["--min-gain", "0.3"], "--min-gain is not read by --objective time"),
+        (["--interval", "0.9", "--method", "conformal"], "calibrated for the default blend"),
+        (["--multiple-of", "5000"], "--multiple-of 5000 exceeds --max-gpus 4096"),
+    ],
+)
+def test_optimal_refuses_options_it_would_ignore(capsys, fit_file, argv, message):
+    """Each was taken and ignored: `--budget 5` beside an answer of 4096 GPUs, no interval
+    at all for `--method conformal` on one family, a step reset to 1."""
+    status, out, err = run(capsys, "optimal", str(fit_file), *argv)
+    assert status == 2 and out == "" and message in err and err.count("\n") == 1

@@ -392,3 +392,12 @@ def test_the_cost_objective_says_cheapest_once():
     assert len(sentences) == 2
     plain = pm.recommend(fit, objective="cost", level=None, max_gpus=256)
     assert [a.sentence.split(":")[0] for a in plain.alternatives] == ["cheapest per step"]
+
+
+def test_a_step_larger_than_the_search_is_refused():
+    """--multiple-of 5000 with --max-gpus 4096 was reset to 1 and answered "Buy 14 GPUs",
+    a multiple of nothing asked, with JSON multiple_of 1."""
+    fit = fitted(pm.amdahl().with_parameters({"serial.time": 0.01, "compute.time": 1.0}))
+    with pytest.raises(pm.InputError, match="multiple_of 5000 exceeds max_gpus= 4096"):
+        pm.recommend(fit, multiple_of=5000, level=None)
+    assert pm.recommend(fit, multiple_of=4096, level=None).multiple_of == 4096

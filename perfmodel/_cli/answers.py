@@ -291,6 +291,12 @@ def print_optimal(answer: Recommendation) -> None:
 
 def answer_for(result, options: dict) -> tuple:
     """The recommendation, with the optimum's interval from the same draws when asked."""
+    if options.get("method") == "conformal" and result.intervals != "conformal":
+        # Drawn for no one, it answered with no interval at all, silently.
+        raise InputError(
+            f"--method conformal: conformal intervals are calibrated for the default blend; "
+            f"this {result.family} fit has --method laplace or bootstrap"
+        )
     draws = draws_for(result, options.get("method"))
     if draws is None:
         options = {**options, "level": None}

@@ -483,9 +483,28 @@ def _recommend(result: FitResult) -> Recommendation:
     return recommend(result, ensemble=draws, level=None if draws is None else 0.9)
 
 
+# What each kind of `optimal` reads, of the options the other reads: given to the wrong
+# one they were ignored, silently (`--budget 5` beside an answer of 4096 GPUs).
+_TRAIN_ONLY = {"global_batch": ("--global-batch", None), "min_gain": ("--min-gain", 0.1)}
+_STEP_ONLY = {
+    "budget": ("--budget", None),
+    "threshold": ("--threshold", 0.5),
+    "efficiency_floor": ("--efficiency-floor", None),
+    "multiple_of": ("--multiple-of", None),
+}
+
+
+def _refuse_unread(args, options: dict, what: str) -> None:
+    for name, (flag, default) in options.items():
+        if getattr(args, name, default) != default:
+            raise InputError(f"{flag} is not read by {what}; leave it out")
+
+
 def _run_optimal(args) -> int:
     if args.objective in train.OBJECTIVES:
+        _refuse_unread(args, _STEP_ONLY, f"--objective {args.objective}")
         return train.run_optimal(args)
+    _refuse_unread(args, _TRAIN_ONLY, f"--objective {args.objective} (time-to-train fits read it)")
     result = load_with_changes(args.fit, args.set)
     if is_hybrid(result.model):  # a layout search (`optimal_layout`)
         document = optimal_layout(result, **optimal_options(args))

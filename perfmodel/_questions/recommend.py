@@ -213,6 +213,12 @@ def recommend(
     refuse_layout_fit(fit, "recommend")
     if level is not None:
         level = check_level(level)
+    if level is not None and method == "conformal" and fit.intervals != "conformal":
+        # It answered with no interval at all, silently.
+        raise InputError(
+            f"conformal intervals are calibrated for the default blend; this {fit.family} "
+            "fit has {arg:method} laplace or bootstrap"
+        )
     if max_gpus < 1:
         raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
     if budget_per_hour is not None and price_per_gpu_hour is None:
@@ -228,8 +234,13 @@ def recommend(
     if batch is not None and max_gpus > batch:
         max_gpus = batch  # past it a GPU would get less than one sample of the batch
     per_node = _node_size(fit)
+    if multiple_of is not None and multiple_of > max_gpus:  # it was reset to 1, silently
+        raise InputError(
+            f"{{arg:multiple_of}} {multiple_of:g} exceeds {{arg:max_gpus}} {max_gpus:g}: no "
+            "multiple of it is searched; give a smaller step or a larger search"
+        )
     step = int(multiple_of) if multiple_of is not None else (per_node or 1)
-    if step > max_gpus:
+    if step > max_gpus:  # the node size, larger than the search: single GPUs
         step = 1
     draws = None if level is None else evaluator(fit).get_ensemble(method, ensemble)
     shared = dict(max_gpus=max_gpus, multiple_of=step, **overrides)
