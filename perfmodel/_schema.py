@@ -41,6 +41,7 @@ from ._config import (
     LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
 )
+from ._data import MAX_DECADES
 from ._errors import InputError
 from ._levels import LARGEST_COUNT
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
@@ -354,12 +355,13 @@ def check_document(document, source: str):
         _check_blend_copies(c, components, spec.get("options", {}))
     free = _check_free(c, document["free"], specs, fixed, family)
     _check_bounds(c, document["bounds"], specs)
+    _check_within_bounds(c, document["parameters"], document["bounds"])
     _check_covariance(c, document["raw_covariance"], len(free))
     loss = c.known(c.mapping(document["loss"], "loss"), "loss", ("kind", "value"))
     c.string(loss.get("kind"), "loss.kind", LOSS_KINDS)
     if "value" not in loss:  # null is a loss that was not finite; absent is an edit
         raise InputError(f"{source}: loss.value: missing")
-    c.number(loss.get("value"), "loss.value", nullable=True)
+    c.number(loss.get("value"), "loss.value", nullable=True, low=0.0)
     _check_quality(c, c.known(c.mapping(document["quality"], "quality"), "quality", QUALITY))
     defaults = c.mapping(document["config_defaults"], "config_defaults")
     for name, value in defaults.items():
@@ -372,6 +374,12 @@ def check_document(document, source: str):
             c.fail(f"config_defaults.{name}", what, value)
         _check_field(c, name, [value], f"config_defaults.{name}")
     gpus = _check_data(c, c.known(c.mapping(document["data"], "data"), "data", DATA_FIELDS))
+    unit = document["data"].get("unit", "")
+    if document["target"] == "throughput" and unit and not unit.endswith("/s"):
+        # `target` edited to throughput on a time fit: "time_s in s per , throughput in s".
+        c.fail("data.unit", "work per second (e.g. images/s) for a throughput fit", unit)
+    if document["target"] == "time" and unit not in ("", "s"):
+        c.fail("data.unit", "s (or empty) for a time fit", unit)
     if family == "blend" and float(spec["options"]["largest"]) != max(gpus):
         c.fail(
             "model.options.largest",
@@ -543,6 +551,16 @@ def _check_bounds(c: _Checker, bounds, specs) -> None:
             c.fail(where, "lo < hi", pair)
 
 
+def _check_within_bounds(c: _Checker, parameters: dict, bounds: dict) -> None:
+    """Each parameter inside its own bounds: one outside them was answered with an
+    interval that excluded the answer ("speedup 10.2× (90% confidence interval 4–4.02×)")."""
+    for name, (lo, hi) in bounds.items():
+        value = parameters[name]["value"]
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            side = "[" + ", ".join("open" if v is None else f"{v:g}" for v in (lo, hi)) + "]"
+            c.fail(f"parameters.{name}.value", f"a value within bounds.{name} {side}", value)
+
+
 # Of a stored (log or logit) parameter: a standard deviation of 1000 in log is already a
 # factor e^1000; larger entries only overflow the draws.
 LARGEST_VARIANCE = 1e6
@@ -601,7 +619,7 @@ def _check_quality(c: _Checker, quality: dict) -> None:
     for key in QUALITY:
         if key not in quality:
             raise InputError(f"{c.source}: quality.{key}: missing")
-    c.number(quality["r2"], "quality.r2", nullable=True)
+    c.number(quality["r2"], "quality.r2", nullable=True, high=1.0)
     c.number(quality["mape_percent"], "quality.mape_percent", nullable=True, low=0.0)
     c.boolean(quality["converged"], "quality.converged")
     c.string(quality["message"], "quality.message")
@@ -621,8 +639,17 @@ def _check_data(c: _Checker, data: dict) -> list:
         c.fail("data.gpus", "at least one measurement", gpus)
     n = len(gpus)
     times = c.numbers(data["time_s"], "data.time_s", n, low=0.0, each="a positive time")
-    for i in np.flatnonzero(np.asarray(times, dtype=np.float64) <= 0)[:1]:
+    seconds = np.asarray(times, dtype=np.float64)
+    for i in np.flatnonzero(seconds <= 0)[:1]:
         c.fail(f"data.time_s[{i}]", "a positive time", times[i])
+    low, high = int(np.argmin(seconds)), int(np.argmax(seconds))
+    if np.log10(seconds[high]) - np.log10(seconds[low]) > MAX_DECADES:  # as a CSV's column
+        c.fail(
+            f"data.time_s[{low}]",
+            f"times within {MAX_DECADES:g} orders of magnitude of data.time_s[{high}] "
+            f"({times[high]!r})",
+            times[low],
+        )
     lines = data.get("lines")
     if lines is not None:
         lines = c.sequence(lines, "data.lines", "null or a list of line numbers")

@@ -144,6 +144,13 @@ EDITS = [
     (_set("data", "gpu_per_node", value=8), "data.gpu_per_node: not a field of data"),
     (_set("loss", "kindd", value="log"), "loss.kindd: not a field of loss"),
     (_set("quality", "rsquared", value=1.0), "quality.rsquared: not a field of quality"),
+    # Fuzzing round 6: each was taken and answered.
+    (_set("bounds", value={"serial.time": [1, 2]}), "serial.time.value: expected a value within"),
+    (_set("quality", "r2", value=5), "quality.r2: expected a finite number"),
+    (_set("loss", "value", value=-1.0), "loss.value: expected a finite number"),
+    (_set("target", value="throughput"), "data.unit: expected work per second"),
+    (_set("data", "unit", value="furlongs"), "data.unit: expected s"),
+    (_set("data", "time_s", value=[1.0, 0.5, 0.3, 1e-320, 0.1, 0.1]), "orders of magnitude"),
     (_set("model", "options", value={"weak": 1}), "model.options.weak: expected true or false"),
     (_set("parameters", "compute.time", "value", value=-math.inf), "got -Infinity"),
     (lambda d: d["quality"].pop("converged"), "quality.converged: missing"),
