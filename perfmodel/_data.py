@@ -227,6 +227,7 @@ def load_benchmarks(
         role(time_column, "time_column", f"time_{unit}")
     elif time_unit is not None and time_unit not in TIME_UNITS:
         raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    given_rate = throughput_unit
     if throughput_unit is None and throughput_column is None:
         throughput_unit = _shipped_unit(path)
     throughput_unit, named_unit = throughput_unit_of(throughput_column, throughput_unit, source)
@@ -239,7 +240,14 @@ def load_benchmarks(
     if gpus_per_node is not None:
         frame = _with_node_size(frame, gpus_per_node, source)
     seconds, per_second = throughput_seconds(throughput_unit, source)
+    if time_column is None and time_unit is not None:  # it was ignored, silently
+        _check_time_unit(_measured_column(frame, source), time_unit, source)
     data = _validate(frame, source)
+    if given_rate is not None and data.target == "time":
+        raise InputError(
+            f"{source}: {{arg:throughput_unit}} is for a throughput column; this CSV "
+            "measures time (give its unit with {arg:time_unit})"
+        )
     if data.target == "throughput":
         # Work per `seconds` seconds: seconds per unit of work are seconds/value.
         data = dataclasses.replace(data, time_s=data.time_s * seconds, unit=per_second)
@@ -266,6 +274,23 @@ def _shipped_unit(path) -> str | None:
     so that its path reads as its name does (`load_dataset`); None for other files."""
     unit = dataset_unit(path)
     return None if unit == "work/s" else unit
+
+
+def _check_time_unit(column: str, time_unit: str, source: str) -> None:
+    """`time_unit` given without `time_column`: the measured column must be a time in
+    that unit (``time_ms`` with ``"s"`` is refused, as a name and a unit that disagree)."""
+    if column == THROUGHPUT_COLUMN:
+        raise InputError(
+            f"{source}: {{arg:time_unit}} is for a time column; this CSV measures throughput "
+            "(give its unit with {arg:throughput_unit})"
+        )
+    named = column.split("_")[1]
+    if time_unit != named:
+        raise InputError(
+            f"{source}: column {column!r} is in {TIME_UNITS[named]}, but {{arg:time_unit}} "
+            f"says {TIME_UNITS.get(time_unit, time_unit)}; rename the column or leave "
+            "{arg:time_unit} out"
+        )
 
 
 def _with_node_size(frame: pd.DataFrame, gpus_per_node, source: str) -> pd.DataFrame:

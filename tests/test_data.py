@@ -368,3 +368,23 @@ def test_a_shipped_time_to_train_table_says_its_steps_are_runs():
     data = pm.load_dataset("mlperf07_dgxa100_ssd")
     assert 'a "step" below is one whole training run' in data.read_as
     assert "training run" not in pm.load_dataset("usl_specsdm91").read_as
+
+
+@pytest.mark.parametrize(
+    "csv, options, message",
+    [
+        ("gpus,time_ms\n1,1000\n2,520\n", {"time_unit": "s"}, "'time_ms' is in milliseconds"),
+        ("gpus,time_s\n1,1.0\n2,0.52\n", {"time_unit": "ms"}, "'time_s' is in seconds, but"),
+        ("gpus,throughput\n1,100\n2,190\n", {"time_unit": "s"}, "is for a time column"),
+        ("gpus,time_s\n1,1.0\n2,0.52\n", {"throughput_unit": "img/s"}, "for a throughput"),
+    ],
+)
+def test_a_unit_option_that_cannot_apply_is_refused(tmp_path, csv, options, message):
+    """--time-unit without --time-column and --throughput-unit on time data were ignored."""
+    path = write(tmp_path, csv)
+    with pytest.raises(pm.InputError, match=message):
+        pm.load_benchmarks(path, **options)
+    column = csv.split("\n")[0].split(",")[1]
+    if column.startswith("time_"):  # the unit its name says is taken
+        unit = column.split("_")[1]
+        assert pm.load_benchmarks(path, time_unit=unit).target == "time"
