@@ -11,15 +11,32 @@ METHODS = ("laplace", "bootstrap", "conformal")
 KINDS = ("prediction", "confidence")
 
 
+# The interval levels answered: 4000 draws leave two in each tail at 0.999, and a level
+# of 1e-300 gave an interval of one point that excluded the estimate.
+LOWEST_LEVEL, HIGHEST_LEVEL = 0.01, 0.999
+
+
 def check_level(level: float) -> float:
-    """`level` as a float in (0, 1), or an InputError."""
+    """`level` as a float from `LOWEST_LEVEL` to `HIGHEST_LEVEL`, or an InputError."""
     try:
         level = float(level)
     except (TypeError, ValueError):
         raise InputError(f"interval level must be a number in (0, 1), got {level!r}")
-    if not 0.0 < level < 1.0:
-        raise InputError(f"interval level must be in (0, 1), e.g. 0.9, got {level:g}")
+    if not LOWEST_LEVEL <= level <= HIGHEST_LEVEL:
+        raise InputError(
+            f"interval level must be from {LOWEST_LEVEL:g} to {HIGHEST_LEVEL:g}, e.g. 0.9, "
+            f"got {level:g}"
+        )
     return level
+
+
+def level_text(level: float) -> str:
+    """``"90%"``, ``"99.9%"``: a level in percent with the decimals it needs (0.999 was
+    printed as a "100%" interval)."""
+    for digits in range(4):
+        if abs(round(level * 100, digits) - level * 100) < 1e-9:
+            return f"{level:.{digits}%}"
+    return f"{level:.3%}"
 
 
 LARGEST_COUNT = 10_000_000

@@ -406,7 +406,13 @@ def test_cli_bad_interval_level_exits_2(capsys, fit_file):
         main(["predict", str(fit_file), "--gpus", "8", "--interval", "1"])
     assert caught.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--interval: expected a finite number > 0 and < 1" in err
+    assert err.count("\n") == 1 and "--interval: expected a finite number ≥ 0.01 and ≤ 0.999" in err
+    # Past 0.999 the tails hold fewer than two of the 4000 draws; 0.999 reads "99.9%", not
+    # "100%", and a level of 1e-300 (an interval of one point) is refused in Python too.
+    assert main(["predict", str(fit_file), "--gpus", "8", "--interval", "0.999"]) == 0
+    assert "_lo/_hi: 99.9% prediction interval" in capsys.readouterr().out
+    with pytest.raises(pm.InputError, match="interval level must be from 0.01 to 0.999"):
+        pm.predict_interval(pm.load_fit(fit_file), [8], level=1e-300)
 
 
 @pytest.mark.parametrize("extra", [["--interval", "x"], ["--method", "mcmc", "--interval", "0.9"]])

@@ -23,6 +23,7 @@ from .cache import mark_checked
 from .common import (
     check_outputs,
     format_table,
+    LEVEL,
     message,
     number,
     parse_assignments,
@@ -112,7 +113,7 @@ def register(subparsers) -> None:
         help="what to pin down: the optimum, the knee, or the time at --max-gpus "
         "(auto: the optimum if it is a turning point, else the knee)",
     )
-    p.add_argument("--level", type=PROBABILITY, default=0.9, help="interval probability (0.9)")
+    p.add_argument("--level", type=LEVEL, default=0.9, help="interval probability (0.9)")
     p.add_argument("--max-gpus", type=MAX_GPUS_TYPE, default=4096, help="search limit (4096)")
     p.add_argument("--threshold", type=POSITIVE, default=0.5, help="knee: marginal speedup (0.5)")
     p.add_argument("--json", action="store_true", help="print a JSON object")

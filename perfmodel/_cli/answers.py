@@ -11,13 +11,13 @@ import math
 
 from .. import _closed
 from .._errors import FitError, InputError
-from .._levels import METHODS
+from .._levels import level_text, METHODS
 from .._questions import MAX_GPUS, optimal_gpus, recommend, Recommendation
 from .._saved import SavedFit
 from .._text import wrap
 from .._units import work_name
 from . import common
-from .common import format_table, number, parse_list, POSITIVE, print_json, PROBABILITY, whole
+from .common import format_table, LEVEL, number, parse_list, POSITIVE, print_json, whole
 
 TRAIN_OBJECTIVES = ("time-to-train", "cost-to-train")  # time-to-train fits (`train`)
 
@@ -76,7 +76,7 @@ def add_optimal_options(p) -> None:
 def add_interval_options(p, what: str) -> None:
     p.add_argument(
         "--interval",
-        type=PROBABILITY,
+        type=LEVEL,
         metavar="LEVEL",
         help=f"probability of a central interval, e.g. 0.9; {what}",
     )
@@ -146,7 +146,7 @@ def prediction_rows(
         row["speedup"] = float(predicted["speedup"][i])
         row["efficiency"] = float(predicted["efficiency"][i])
         if band is not None:
-            row["interval"] = f"{interval:.0%} {kind}"
+            row["interval"] = f"{level_text(interval)} {kind}"
         rows.append(row)
     return rows
 
@@ -208,7 +208,7 @@ def print_predictions(args, result) -> int:
         node = _closed.data_node(result.data) if method == "conformal" else 0.0
         past = PAST_NODE.format(node=node) if node and max(gpus) > node else ""
         meaning = meaning.format(node=past) if method == "conformal" else meaning
-        text = f"_lo/_hi: {args.interval:.0%} {meaning}; {method}"
+        text = f"_lo/_hi: {level_text(args.interval)} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         for row in rows:
             del row["interval"]

@@ -10,6 +10,7 @@ import sys
 from .._errors import InputError
 from .._files import check_output
 from .._jsontext import to_json
+from .._levels import HIGHEST_LEVEL, LOWEST_LEVEL
 from .._text import format_table as _format_table
 from .._text import WIDTH
 
@@ -74,6 +75,7 @@ def number(*, above: float | None = None, at_least: float | None = None, below=N
 
 POSITIVE = number(above=0)
 PROBABILITY = number(above=0, below=1)
+LEVEL = number(at_least=LOWEST_LEVEL, at_most=HIGHEST_LEVEL)  # an interval's probability
 
 
 def parse_list(text: str, what: str, cast=float) -> list:

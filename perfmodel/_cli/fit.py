@@ -516,10 +516,10 @@ def _run_optimal(args) -> int:
 def _run_demo(args) -> int:
     path = dataset_path(args.dataset)
     data = load_dataset(args.dataset)
-    print(f"perfmodel demo: how many GPUs are worth it for {path.stem}?\n")
-    result, selection = fit_model(
+    result, selection = fit_model(  # before any output: a bad --model prints nothing
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
+    print(f"perfmodel demo: how many GPUs are worth it for {path.stem}?\n")
     print(_recommend(result).summary(common.TABLE_WIDTH))
     print()
     _print_fit(result, selection)

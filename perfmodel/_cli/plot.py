@@ -6,7 +6,7 @@ from .._errors import InputError
 from .._files import all_or_nothing
 from .._io import load_fit, read_document
 from .._questions import MAX_GPUS
-from .common import check_outputs, message, POSITIVE, PROBABILITY, whole
+from .common import check_outputs, LEVEL, message, POSITIVE, whole
 
 
 def register(subparsers) -> None:
@@ -42,7 +42,7 @@ def add_figure_options(p) -> None:
     )
     p.add_argument(
         "--interval",
-        type=PROBABILITY,
+        type=LEVEL,
         default=0.9,
         help="level of the interval band and intervals (0.9)",
     )

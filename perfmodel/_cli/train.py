@@ -28,6 +28,7 @@ from .._convergence import (
 )
 from .._errors import InputError
 from .._files import all_or_nothing
+from .._levels import level_text
 from .._questions import what_if
 from .._text import counted
 from .answers import TRAIN_OBJECTIVES
@@ -229,7 +230,7 @@ def run_predict(args) -> int:
         f"B_noise ≈ {fit.noise_batch:.4g}); time_s in s per step; {rule}"
     )
     method = f" ({args.method})" if args.method else ""
-    print(f"_lo/_hi: {level:.0%} prediction interval for a new run{method}")
+    print(f"_lo/_hi: {level_text(level)} prediction interval for a new run{method}")
     shown = ["gpus", "global_batch", "time_s", "steps_to_target", "time_to_train_s"]
     shown += ["time_to_train_s_lo", "time_to_train_s_hi", "gpu_hours"]
     print(format_table(rows, shown))
@@ -330,7 +331,7 @@ def run_optimal(args) -> int:
     print(
         f"train {what} on {counted(document['gpus'], 'GPU')} at global batch "
         f"{document['global_batch']:g}: {document['time_to_train_s']:.4g} s to the target "
-        f"({level:.0%} interval {_interval(lo or 0.0, hi or math.inf)} s), {cost}"
+        f"({level_text(level)} interval {_interval(lo or 0.0, hi or math.inf)} s), {cost}"
     )
     if document["feasible"]:
         print(f"  why: {document['reason']}")
@@ -338,7 +339,7 @@ def run_optimal(args) -> int:
         print(f"  {document['extrapolated']}")
     b_lo, b_hi = document["noise_batch_interval"]
     print(
-        f"  critical batch B_noise ≈ {document['noise_batch']:.4g} samples ({level:.0%}: "
+        f"  critical batch B_noise ≈ {document['noise_batch']:.4g} samples ({level_text(level)}: "
         f"{_interval(b_lo or 0.0, b_hi if b_hi is not None else math.inf)}); "
         f"{document['steps_to_target']:.4g} steps to the target at this batch"
     )

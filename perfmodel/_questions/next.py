@@ -30,6 +30,7 @@ import numpy as np
 from .._config import Config
 from .._errors import InputError
 from .._fitting import fit_auto, FitResult
+from .._levels import level_text
 from .._text import brief
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
@@ -109,7 +110,8 @@ class NextMeasurements:
         """What `perfmodel next` prints: q, its interval, then the ranking."""
         line = f"{self.description}: {_value(self.quantity, self.estimate)}"
         if self.interval is not None:
-            line += f" ({self.level:.0%} confidence interval {_span(self.quantity, self.interval)})"
+            band = _span(self.quantity, self.interval)
+            line += f" ({level_text(self.level)} confidence interval {band})"
         lines = [line]
         if self.note:
             lines.append(f"note: {self.note}")
@@ -468,8 +470,8 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
         repeat = " (a repeat of a measured count)" if n in measured else ""
         if now is not None and later is not None:
             reason = (
-                f"measuring {int(n)} GPUs{repeat} shrinks the {level:.0%} confidence interval "
-                f"on {description} from {_span(picked, now)} to {_span(picked, later)}"
+                f"measuring {int(n)} GPUs{repeat} shrinks the {level_text(level)} confidence "
+                f"interval on {description} from {_span(picked, now)} to {_span(picked, later)}"
             )
         elif not math.isfinite(sd0) and math.isfinite(sd1):
             reason = f"measuring {int(n)} GPUs{repeat} makes {description} determinable"

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._errors import InputError
-from .._levels import check_level
+from .._levels import check_level, level_text
 from .._saved import SavedFit
 from .._text import brief, counted
 
@@ -121,7 +121,7 @@ def count_interval_text(counts, kind: str, level: float | None = None) -> str:
         return ""
     lo, hi = counts
     upper = "beyond the search" if hi is None else str(hi)
-    prefix = "" if level is None else f"{level:.0%} "
+    prefix = "" if level is None else f"{level_text(level)} "
     if lo is None:  # every plausible curve's count lies past the search ("none to …")
         return f" ({prefix}{kind} interval: beyond the search for every plausible curve)"
     return f" ({prefix}{kind} interval {lo} to {upper})"

@@ -3,6 +3,7 @@
 import dataclasses
 
 from .._jsontext import finite_or_null
+from .._levels import level_text
 from .._text import brief, wrap
 from .query import DiminishingReturns, Optimum
 
@@ -162,7 +163,7 @@ class Recommendation:
         band = ""
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
-            band = f" ({self.level:.0%} confidence interval {lo:.3g}–{hi:.3g}×)"
+            band = f" ({level_text(self.level)} confidence interval {lo:.3g}–{hi:.3g}×)"
         # Capped below the search (`beyond_node`, `beyond_checked`), not the search limit.
         at_limit = self.still_speeding_up and self.gpus >= self.searched
         head = "Up to the search limit, buy" if at_limit else "Buy"
@@ -228,7 +229,7 @@ class Recommendation:
                 band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
             capped = self.beyond_node is not None or self.beyond_checked is not None
             what = "the model's count" if capped else "the count worth buying"
-            out.append(f"  {what}: {self.level:.0%} confidence interval {band} {noun}")
+            out.append(f"  {what}: {level_text(self.level)} confidence interval {band} {noun}")
         out += [f"  {a.sentence}" for a in self.alternatives]
         if self.assumptions.get("max_gpus_is_global_batch"):
             out.append(

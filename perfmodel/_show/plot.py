@@ -15,6 +15,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult
+from .._levels import level_text
 from .._questions import (
     amdahl_bound,
     DiminishingReturns,
@@ -85,14 +86,14 @@ def interval_band(fit: FitResult, gpus: np.ndarray, level: float):
     try:
         bands = predict_interval(fit, gpus, level=level)
     except InputError:
-        return None, f"no {level:.0%} interval: too few measurements for the parameters"
+        return None, f"no {level_text(level)} interval: too few measurements for the parameters"
     key = "throughput" if fit.target == "throughput" else "time_s"
     lo, hi = np.asarray(bands[f"{key}_lo"], float), np.asarray(bands[f"{key}_hi"], float)
     open_ = ~(np.isfinite(lo) & np.isfinite(hi) & (lo > 0))
     if open_.all():
-        return None, f"no {level:.0%} interval: the data do not determine the parameters"
+        return None, f"no {level_text(level)} interval: the data do not determine the parameters"
     lo, hi = np.where(open_, np.nan, lo), np.where(open_, np.nan, hi)
-    note = f"{level:.0%} prediction interval"
+    note = f"{level_text(level)} prediction interval"
     return (lo, hi), note + (" (unbounded where blank)" if open_.any() else "")
 
 

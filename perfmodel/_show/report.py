@@ -18,6 +18,7 @@ import numpy as np
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, meanings, Selection, undetermined
+from .._levels import level_text
 from .._questions import peak_note
 from .._text import counted
 from . import training as training_tables
@@ -120,7 +121,7 @@ def _parameter_rows(fit: FitResult, level: float) -> list[dict]:
             {
                 "parameter": name,
                 "value": "—" if name in open_ else _si(value, spec.unit),
-                f"{level:.0%} interval": interval,
+                f"{level_text(level)} interval": interval,
                 "meaning": meaning[name],
             }
         )

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._convergence import MIN_GAIN, plan_training, TimeToTrainFit
+from .._levels import level_text
 from .._text import counted
 
 
@@ -38,7 +39,7 @@ def summary_lines(fit: TimeToTrainFit, level: float) -> list[str]:
     return [
         f"Time to train of {data.gpus.size} runs trained to the target: steps to the target "
         f"from the critical batch E = E_min·(1 + B/B_noise), B_noise = {fit.noise_batch:.4g} "
-        f"samples ({level:.0%} interval {lo:.4g}–{hi:.4g}), E_min = {fit.work_min:.4g} "
+        f"samples ({level_text(level)} interval {lo:.4g}–{hi:.4g}), E_min = {fit.work_min:.4g} "
         f"{fit.work_unit}; seconds per step from the {fit.step.family} fit below.",
     ]
 
@@ -57,7 +58,7 @@ def answer_rows(fit: TimeToTrainFit, level: float, max_gpus: int = 4096) -> list
                 "question": label,
                 "answer": f"{counted(found.gpus, 'GPU')} at global batch {found.global_batch:g}"
                 + _outside(fit, found.gpus, found.global_batch),
-                "detail": f"{_seconds(found.time_to_train_s)} to the target ({level:.0%} "
+                "detail": f"{_seconds(found.time_to_train_s)} to the target ({level_text(level)} "
                 f"interval {_interval(*found.time_interval_s)}), "
                 f"{counted(hours, 'GPU-hour', '.4g')}, "
                 f"{found.steps:.4g} steps" + (f"; {reason}" if reason else ""),

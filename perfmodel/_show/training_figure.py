@@ -11,6 +11,7 @@ the runs used (right). matplotlib is imported inside `plot_time_to_train` only.
 import numpy as np
 
 from .._convergence import plan_training, TimeToTrainFit
+from .._levels import level_text
 from .._text import printable
 from .plot import (
     _KNEE_STYLE,
@@ -58,7 +59,7 @@ def plot_time_to_train(
             color="tab:blue",
             alpha=0.18,
             linewidth=0,
-            label=f"{level:.0%} interval for a new run",
+            label=f"{level_text(level)} interval for a new run",
         )
     left.plot(run_gpus, data.time_s, color="black", label="measured runs", **_POINT_STYLE)
     for n, b, t in zip(run_gpus, run_batch, data.time_s):
