@@ -547,3 +547,22 @@ def test_optimal_refuses_options_it_would_ignore(capsys, fit_file, argv, message
     at all for `--method conformal` on one family, a step reset to 1."""
     status, out, err = run(capsys, "optimal", str(fit_file), *argv)
     assert status == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["predict", "{fit}", "--gpus", "8", "--gpus", "16"],
+        ["optimal", "{fit}", "--max-gpus=64", "--max-gpus", "8"],
+        ["fit", "{csv}", "--model", "amdahl", "--model", "usl"],
+    ],
+)
+def test_an_option_of_one_value_given_twice_is_refused(capsys, tmp_path, fit_file, argv):
+    """The last silently won: `--gpus 8 --gpus 16` answered 16 alone."""
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    argv = [a.format(fit=fit_file, csv=csv) for a in argv]
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and err.count("\n") == 1 and "given 2 times; give it once" in err

@@ -16,6 +16,7 @@ import os
 import sys
 
 from .._errors import FitError, InputError
+from .options import repeated_option
 
 COMMAND_MODULES = (
     ".fit",
@@ -55,6 +56,12 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):
+        repeated = None if args is None else repeated_option(self, list(args))
+        if repeated is not None:
+            self.error(repeated)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         # argparse's own message and exit status 2, without the usage dump of every option,
         # and with the one prefix every refusal has (the subcommand after it).

@@ -24,6 +24,7 @@ from .answers import (
     refuse_global_batch,
 )
 from .cache import cache_dir, cache_off, was_checked
+from .options import repeated_option
 
 
 class _Refused(Exception):
@@ -31,6 +32,11 @@ class _Refused(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None and repeated_option(self, list(args)) is not None:
+            raise _Refused("repeated")  # the full parser says which
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         raise _Refused(message)
 
