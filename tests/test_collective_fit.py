@@ -546,3 +546,8 @@ def test_command_line_errors_name_flags_not_keyword_arguments(capsys):
     err = capsys.readouterr().err
     assert "a link bandwidth (--link-bandwidth) applies to a fitted factor only" in err
     assert "add --factor fitted" in err and "link_bandwidth=" not in err
+    # GB/s given as B/s (400) was fitted to "R² −2.4e11" and written with exit status 0.
+    with pytest.raises(SystemExit) as caught:
+        main(["fit-collective", log, "--factor", "fitted", "--link-bandwidth", "400"])
+    assert caught.value.code == 2
+    assert "--link-bandwidth: expected a finite number ≥ 1e+06" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from .common import (
     MAX_SEED,
     MAX_STARTS,
     message,
+    number,
     POSITIVE,
     print_json,
     warn_not_converged,
@@ -64,7 +65,11 @@ def register(subparsers) -> None:
         help="nominal: nccl-tests' bus-bandwidth factor (default); fitted: bytes moved "
         "per message byte, fitted against --link-bandwidth",
     )
-    p.add_argument("--link-bandwidth", type=POSITIVE, help="bytes/s of one link (--factor fitted)")
+    p.add_argument(
+        "--link-bandwidth",
+        type=number(at_least=1e6, at_most=1e14),  # 400 was GB/s given as B/s: "R² −2.4e11"
+        help="bytes/s of one link (--factor fitted), from 1e6 to 1e14 (e.g. 2.5e10 for 25 GB/s)",
+    )
     p.add_argument("--loss", default="log", choices=LOSSES, help="log (default), squared, huber")
     p.add_argument(
         "--starts",
