@@ -204,6 +204,9 @@ def test_answer_errors_are_one_line(ssd_fit, tmp_path, capsys):
         (["optimal", step_only, "--objective", "time-to-train"], "no 'time_to_train' section"),
         (["optimal", ssd_fit, "--objective", "time-to-train", "--deadline", "5"], "cost-to-train"),
         (["predict", ssd_fit, "--gpus", "8,16,32", "--global-batch", "1,2"], "one value or one"),
+        # 1 sample over 8 GPUs and 100.5 samples were answered without a word.
+        (["predict", ssd_fit, "--gpus", "8", "--global-batch", "1"], "at least one per GPU"),
+        (["predict", ssd_fit, "--gpus", "8", "--global-batch", "100.5"], "expected whole sam"),
         (["optimal", ssd_fit, "--objective", "time-to-train", "--min-gain", "2"], "--min-gain"),
         (
             ["optimal", ssd_fit, "--objective", "time-to-train", "--global-batch", "0"],

@@ -191,7 +191,14 @@ def _batches(text, gpus, fit: TimeToTrainFit) -> tuple[np.ndarray, str]:
             f"--global-batch: expected one value or one per GPU count ({len(gpus)}), "
             f"got {len(values)}"
         )
-    return np.broadcast_to(np.asarray(values, float), (len(gpus),)), "global batch given"
+    batch = np.broadcast_to(np.asarray(values, float), (len(gpus),))
+    for b, n in zip(batch, gpus):  # 100.5 samples, or 1 sample over 8 GPUs, was answered
+        if b != math.floor(b) or b < n:
+            raise InputError(
+                f"--global-batch: expected whole samples, at least one per GPU ({n:g} GPUs), "
+                f"got {b:g}"
+            )
+    return batch, "global batch given"
 
 
 def _bound(x) -> float | None:
