@@ -241,6 +241,9 @@ HEAD = "#  size count type redop root time algbw busbw #wrong time algbw busbw #
         ("1024 256 float sum -1 5.00 0.20 0.20 ok 5.00 0.20 0.20 0", "#wrong"),
         ("1024 256 float sum -1 5.00 0.20 0.20 0 5.00 0.20", "root.*got 11"),
         ("1024 256 float sum 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "root.*got 12"),
+        # A time or size far from what algbw says: fitted to "MAPE 5.8e+296", exit 0.
+        ("1024 256 float sum -1 1e-300 0.20 0.20 0 5.00 0.20 0.20 0", "algbw 0.2 GB/s does"),
+        (f"{2**70} 256 float sum -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "does not match size"),
     ],
 )
 def test_bad_rows_raise_with_line(row, match):

@@ -136,8 +136,27 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
                 f"{where}: {label} time {t} us is below the smallest time float64 holds in "
                 f"seconds ({_SMALLEST_US:.3g} us); check the row's columns and units"
             )
+        _check_algbw(label, size, values[0], values[1], where)
         blocks.append((label, *values))
     return size, blocks
+
+
+ALGBW_FACTOR = 4.0  # how far algbw may be from size/time (`_check_algbw`)
+
+
+def _check_algbw(label: str, size: int, time_us: float, alg: float, where: str) -> None:
+    """nccl-tests prints algbw ≈ size / time: a row where they disagree by far more than a
+    version's convention was edited or cut (a time of 1e-300 us was fitted to "MAPE
+    5.8e+296" and written with exit status 0). Versions differ by up to 2× (NCCL 2.6's
+    two GPUs in one thread print half), and each is rounded: `ALGBW_FACTOR` allows both."""
+    expected = size / (time_us * 1e3)  # bytes / us → GB/s
+    if expected <= ALGBW_FACTOR * alg + 0.05 and alg <= ALGBW_FACTOR * expected + 0.05:
+        return
+    raise InputError(
+        f"{where}: {label} algbw {alg:g} GB/s does not match size {size} B / time "
+        f"{time_us:g} us = {expected:.4g} GB/s; expected the row as nccl-tests prints it "
+        "(check the row's columns and units)"
+    )
 
 
 def _check_busbw(label, alg, bus, collective, n, where):
