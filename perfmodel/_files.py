@@ -118,6 +118,8 @@ def _check_target(path: str, what: str) -> tuple[str, str]:
             f"replace; give {what} a file name"
         )
     directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isfile(directory):  # "directory data.csv does not exist" named a file
+        raise InputError(f"{path}: {directory} is a file, not a directory")
     if not os.path.isdir(directory):
         raise InputError(f"{path}: directory {directory} does not exist")
     try:

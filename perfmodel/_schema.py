@@ -635,8 +635,8 @@ def _check_data(c: _Checker, data: dict) -> list:
             raise InputError(f"{c.source}: data.{key}: missing")
     c.string(data["source"], "data.source")
     gpus = c.numbers(data["gpus"], "data.gpus", None, low=1.0, each="a GPU count ≥ 1")
-    if not gpus:
-        c.fail("data.gpus", "at least one measurement", gpus)
+    if len(gpus) < 2:  # no fit is made from one (a cut file answered "0–inf×")
+        c.fail("data.gpus", "at least two measurements", gpus)
     n = len(gpus)
     times = c.numbers(data["time_s"], "data.time_s", n, low=0.0, each="a positive time")
     seconds = np.asarray(times, dtype=np.float64)

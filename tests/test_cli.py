@@ -566,3 +566,15 @@ def test_an_option_of_one_value_given_twice_is_refused(capsys, tmp_path, fit_fil
         main(argv)
     err = capsys.readouterr().err
     assert caught.value.code == 2 and err.count("\n") == 1 and "given 2 times; give it once" in err
+
+
+def test_misplaced_options_are_named_as_such(capsys, tmp_path, fit_file):
+    """--method without --interval was ignored; -o and --report naming one file was
+    called "--report names an input"."""
+    status, out, err = run(capsys, "predict", str(fit_file), "--gpus", "8", "--method", "laplace")
+    assert status == 2 and out == "" and "add --interval 0.9 to ask for them" in err
+    csv = tmp_path / "bench.csv"
+    csv.write_text(CSV)
+    same = str(tmp_path / "same.md")
+    status, out, err = run(capsys, "fit", str(csv), "-o", same, "--report", same)
+    assert status == 2 and "-o and --report name the same file" in err

@@ -51,15 +51,17 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
         ("folder", "folder: is a directory"),
         ("missing/out.json", "does not exist"),
         ("n" * 300 + ".json", "file name longer than"),
+        ("folder/../plain.txt/out.json", "plain.txt is a file, not a directory"),
     ],
 )
 def test_bad_targets_are_one_line_errors(tmp_path, name, message):
     (tmp_path / "folder").mkdir()
+    (tmp_path / "plain.txt").write_text("")
     path = str(tmp_path / name) if name else ""
     for attempt in (lambda: check_output(path), lambda: atomic_write(path).__enter__()):
         with pytest.raises(pm.InputError, match=message):
             attempt()
-    assert sorted(os.listdir(tmp_path)) == ["folder"]
+    assert sorted(os.listdir(tmp_path)) == ["folder", "plain.txt"]
 
 
 def test_an_output_that_is_an_input_is_refused(tmp_path):

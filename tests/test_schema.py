@@ -150,6 +150,7 @@ EDITS = [
     (_set("loss", "value", value=-1.0), "loss.value: expected a finite number"),
     (_set("target", value="throughput"), "data.unit: expected work per second"),
     (_set("data", "unit", value="furlongs"), "data.unit: expected s"),
+    (_set("data", "gpus", value=[1]), "data.gpus: expected at least two measurements"),
     (_set("data", "time_s", value=[1.0, 0.5, 0.3, 1e-320, 0.1, 0.1]), "orders of magnitude"),
     (_set("model", "options", value={"weak": 1}), "model.options.weak: expected true or false"),
     (_set("parameters", "compute.time", "value", value=-math.inf), "got -Infinity"),

@@ -187,6 +187,9 @@ def refuse_global_batch(args, result) -> None:
 
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
+    if args.interval is None and (args.method is not None or args.kind != "prediction"):
+        flag = "--method" if args.method is not None else "--kind"  # it was ignored
+        raise InputError(f"{flag} says how to draw intervals; add --interval 0.9 to ask for them")
     gpus = parse_list(args.gpus, "--gpus", cast=int)
     rows = prediction_rows(result, gpus, args.interval, args.method, args.kind)
     if args.json:

@@ -165,10 +165,15 @@ def check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None]) 
     """Refuse, before any work, every output path (flag → path; None: not asked for) that
     cannot be written or that names an input or another output of the same command."""
     given = {flag: path for flag, path in outputs.items() if path is not None}
-    seen: list[str] = []
+    seen: dict[str, str] = {}
     for flag, path in given.items():
-        check_output(path, inputs=[*inputs, *seen], what=flag)
-        seen.append(path)
+        for other_flag, other in seen.items():  # named as an output, not as an input
+            if os.path.abspath(path) == os.path.abspath(other):
+                raise InputError(
+                    f"{path}: {other_flag} and {flag} name the same file; give each its own"
+                )
+        check_output(path, inputs=[*inputs, *seen.values()], what=flag)
+        seen[flag] = path
 
 
 def input_paths(*paths) -> list[str]:
