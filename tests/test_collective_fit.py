@@ -165,6 +165,8 @@ def with_outlier(tmp_path) -> tuple[Path, int]:
     number = next(i for i, line in enumerate(lines, 1) if line.split()[:1] == ["1048576"])
     cells = lines[number - 1].split()
     cells[3] = f"{float(cells[3]) * 100:.1f}"  # the out-of-place time (us)
+    for k in (4, 5):  # its algbw and busbw, as nccl-tests would print them for that time
+        cells[k] = f"{float(cells[k]) / 100:.2f}"
     lines[number - 1] = "  ".join(cells) + "\n"
     path = tmp_path / "outlier.log"
     path.write_text("".join(lines))
