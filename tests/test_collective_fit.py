@@ -553,3 +553,10 @@ def test_command_line_errors_name_flags_not_keyword_arguments(capsys):
         main(["fit-collective", log, "--factor", "fitted", "--link-bandwidth", "400"])
     assert caught.value.code == 2
     assert "--link-bandwidth: expected a finite number ≥ 1e+06" in capsys.readouterr().err
+
+
+def test_a_log_given_twice_is_refused_by_fit_collective(capsys):
+    """`--dataset X --dataset X` fitted 52 measurements from 26."""
+    name = "nccl_tests_44_2x2080ti"
+    assert main(["fit-collective", "--dataset", name, "--dataset", name]) == 2
+    assert f"{name}: given twice; each log counts once" in capsys.readouterr().err

@@ -649,3 +649,16 @@ def test_tracker_csv_with_trailing_commas_and_a_byte_order_mark(tmp_path):
     extra = write(tmp_path, text(["_step,_runtime", "0,0,5", *rows[1:]]), "x.csv")
     with pytest.raises(InputError, match=r"x.csv line 2: 3 cells, but the header has 2"):
         read_runs(extra, format="csv", gpus=8, global_batch=64)
+
+
+def test_a_log_given_twice_is_refused(tmp_path):
+    """It was read twice and counted as two runs, silently (a file and its folder too)."""
+    log = MEGATRON / "gpt_8gpu.log"
+    with pytest.raises(InputError, match=r"gpt_8gpu.log: given twice; each run counts once"):
+        read_runs([log, log])
+    with pytest.raises(InputError, match=r"gpt_8gpu.log: given twice; each run"):
+        read_runs([MEGATRON, log])  # its folder, then the file
+    link = tmp_path / "same.log"
+    link.symlink_to(log)
+    with pytest.raises(InputError, match=r"same.log: given twice \(also as .*gpt_8gpu.log\)"):
+        read_runs([log, link])

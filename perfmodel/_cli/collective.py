@@ -4,6 +4,7 @@
 ``fit --collective-fit FILE`` fixes the link parameters from a saved collective fit.
 """
 
+import os
 import sys
 
 import numpy as np
@@ -84,6 +85,12 @@ def register(subparsers) -> None:
 def _inputs(args) -> list:
     if args.ranks is not None and args.ranks < 1:
         raise InputError(f"--ranks must be ≥ 1, got {args.ranks}")
+    names = [*args.logs, *(args.dataset or ())]
+    for i, name in enumerate(names):  # the same log twice was counted twice, silently
+        if name in names[:i] or (
+            i < len(args.logs) and any(_same(name, other) for other in args.logs[:i])
+        ):
+            raise InputError(f"{name}: given twice; each log counts once, give it once")
     items = list(args.logs)
     items += [load_nccl_log(name) for name in args.dataset or ()]
     if not items:
@@ -92,6 +99,13 @@ def _inputs(args) -> list:
             f"{datasets_dir() / 'nccl'}"
         )
     return items
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def cli_hints(error: InputError, ranks_flag: str) -> InputError:

@@ -116,6 +116,13 @@ def log_files(paths) -> list[str]:
             files.append(str(path))
         else:
             raise InputError(f"{path}: no such file or folder")
+    seen: dict[str, str] = {}
+    for name in files:  # a run given twice (a file and its folder) was counted twice
+        real = os.path.realpath(name)
+        if real in seen:
+            also = "" if seen[real] == name else f" (also as {seen[real]})"
+            raise InputError(f"{name}: given twice{also}; each run counts once")
+        seen[real] = name
     if not files:
         raise InputError("no log files given")
     return files
