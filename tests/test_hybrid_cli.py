@@ -128,6 +128,9 @@ def test_predict_reads_a_csv_of_layouts(fitted, tmp_path, capsys):
     assert "row 1 (line 2), column 'zero': expected one of 0, 1, 2, 3" in err
     assert main(["predict", str(fitted), "--layouts", str(layouts), "--gpus", "8"]) == 2
     capsys.readouterr()
+    layouts.write_text("gpus,tp,hidden,heads\n64,8,12288,96\n64,8,1,128\n")  # was answered
+    assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 2
+    assert "row 2 (line 3): heads do not divide hidden" in capsys.readouterr().err
     assert main(["predict", str(fitted), "--gpus", "64", "--recompute", "most"]) == 2
     err = capsys.readouterr().err
     assert "--recompute: expected one of 0, 1, 2 or none, selective, full, got 'most'" in err
@@ -184,6 +187,11 @@ def test_a_measured_run_with_an_invalid_layout_is_refused_with_its_line(two_runs
     assert main(["fit", str(bad), "--model", "hybrid"]) == 2
     err = capsys.readouterr().err
     assert "pp7.csv line 3: this run's layout is not valid (tp·pp does not divide gpus)" in err
+    runs = pd.read_csv(two_runs)
+    runs.loc[0, "heads"] = 100  # 6144 hidden dimensions do not split over 100 heads
+    runs.to_csv(bad, index=False)
+    assert main(["fit", str(bad), "--model", "hybrid"]) == 2
+    assert "pp7.csv line 2: this run's heads do not divide hidden" in capsys.readouterr().err
     # A misspelt layout column leaves the runs at the default: said, with the field meant.
     typo = tmp_path / "typo.csv"
     pd.read_csv(two_runs).rename(columns={"microbatch_size": "micro_batch_size"}).to_csv(
