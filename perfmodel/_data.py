@@ -222,6 +222,12 @@ def load_benchmarks(
 
     if gpus_column is not None:
         role(gpus_column, "gpus_column", "gpus")
+    for given, argument in ((time_column, "time_column"), (throughput_column, "throughput_column")):
+        if gpus_column is None and given is not None and given.strip() == "gpus":
+            raise InputError(  # it said "missing column 'gpus'", once renamed away
+                f"{source}: {{arg:{argument}}} names column 'gpus', the GPU count; one column "
+                "cannot be two quantities"
+            )
     if time_column is not None:
         unit, read_as = time_unit_of(time_column, time_unit, source)
         role(time_column, "time_column", f"time_{unit}")

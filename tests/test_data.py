@@ -388,3 +388,10 @@ def test_a_unit_option_that_cannot_apply_is_refused(tmp_path, csv, options, mess
     if column.startswith("time_"):  # the unit its name says is taken
         unit = column.split("_")[1]
         assert pm.load_benchmarks(path, time_unit=unit).target == "time"
+
+
+def test_the_gpu_column_named_as_the_measured_one_is_said_so(tmp_path):
+    # It said "missing column 'gpus'", the column having been renamed to a time.
+    path = write(tmp_path, "gpus,time_s\n1,1.0\n2,0.52\n")
+    with pytest.raises(pm.InputError, match="names column 'gpus', the GPU count; one column"):
+        pm.load_benchmarks(path, time_column="gpus")

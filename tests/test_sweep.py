@@ -369,7 +369,11 @@ BAD_SPACES = [
     ),
     (
         "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\ntop_k = 'ten'",
-        "sweep.top_k: got 'ten'",
+        "sweep.top_k: expected a whole number, got 'ten'",
+    ),
+    (  # "of the wrong type" said not which
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\ntop_k = 2.5",
+        "sweep.top_k: expected a whole number, got 2.5",
     ),
     (
         "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\nper = ['tp']",

@@ -71,6 +71,16 @@ class Space:
     notes: tuple[str, ...] = ()
 
 
+# How a sweep option's expected type reads in a message ("of the wrong type" said none).
+_KIND_WORDS = {
+    int: "a whole number",
+    float: "a number",
+    str: "a string",
+    bool: "true or false",
+    list: "a list",
+}
+
+
 def _number(value, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where}: expected a number, got {value!r}")
@@ -271,7 +281,9 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
         kind = SWEEP_OPTIONS[name]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
-            raise InputError(f"sweep.{name}: got {value!r} of the wrong type")
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            expected = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
+            raise InputError(f"sweep.{name}: expected {expected}, got {value!r}")
         if name in ("top_k", "chunk_size") and value < 1:
             raise InputError(f"sweep.{name}: expected a whole number ≥ 1, got {value!r}")
     per = options.get("per", [])
