@@ -152,6 +152,8 @@ def seconds(value: float) -> str:
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if abs(value) >= scale:
             return f"{value / scale:.3g} {unit}"
+    if value != 0 and abs(value) < 1e-12:  # "1e-291 ns": a power of ten in seconds reads
+        return f"{value:.3g} s"
     return f"{value / 1e-9:.3g} ns"
 
 

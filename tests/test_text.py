@@ -56,6 +56,7 @@ def test_headers_wrap_at_underscores_when_the_values_are_narrow():
 def test_seconds_and_spans():
     assert seconds(0.288e-6) == "288 ns" and seconds(3.1e-3) == "3.1 ms"
     assert seconds(float("inf")) == "unbounded"
+    assert seconds(1e-300) == "1e-300 s" and seconds(2e-12) == "0.002 ns"  # "1e-291 ns"
     assert span(1.0, None, str) == "1.0–unbounded"
 
 
