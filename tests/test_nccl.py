@@ -244,6 +244,9 @@ HEAD = "#  size count type redop root time algbw busbw #wrong time algbw busbw #
         # A time or size far from what algbw says: fitted to "MAPE 5.8e+296", exit 0.
         ("1024 256 float sum -1 1e-300 0.20 0.20 0 5.00 0.20 0.20 0", "algbw 0.2 GB/s does"),
         (f"{2**70} 256 float sum -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "does not match size"),
+        ("1024 256 flot sum -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "data type 'flot' is not"),
+        ("1024 256 float bogus -1 5.00 0.20 0.20 0 5.00 0.20 0.20 0", "reduction 'bogus' is not"),
+        ("1024 256 float sum -1 5.00 0.20 0.20 -1 5.00 0.20 0.20 0", "#wrong is -1; expected"),
     ],
 )
 def test_bad_rows_raise_with_line(row, match):

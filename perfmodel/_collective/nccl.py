@@ -36,6 +36,24 @@ _BINARY_RE = re.compile(r"\b([a-z][a-z0-9_]*?)_perf(?:_mpi)?\b")
 _RANK_RE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group|Pid)\b")
 _NCCL_LOG_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE|ABORT)\b")
 _DATA_START_RE = re.compile(r"^[+-]?\d")
+# The data types and reductions nccl-tests prints (common.cu's test_typenames, test_opnames).
+TYPES = (
+    "int8",
+    "uint8",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "f8e4m3",
+    "f8e5m2",
+    "fp8_e4m3",
+    "fp8_e5m2",
+)
+REDOPS = ("sum", "prod", "max", "min", "avg", "mulsum", "premulsum", "none")
 _TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")  # `-R` column
 _GB = 1e9  # bytes per GB in nccl-tests output
 _BUSBW_ATOL_GB = 0.02  # printed with 2 decimals: rounding of algbw and busbw
@@ -97,8 +115,18 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
             f"{where}: expected size ≥ 0, count ≥ 0 and a data type name such as"
             f" 'float', got {' '.join(tokens[:3])!r}"
         )
+    if tokens[2] not in TYPES:  # "flot" was read as a row
+        raise InputError(
+            f"{where}: data type {tokens[2]!r} is not one nccl-tests prints; expected one of "
+            + ", ".join(TYPES)
+        )
     rest = tokens[3:]
     if not _DATA_START_RE.match(rest[0]):
+        if rest[0] not in REDOPS:
+            raise InputError(
+                f"{where}: reduction {rest[0]!r} is not one nccl-tests prints; expected one of "
+                + ", ".join(REDOPS)
+            )
         rest = rest[1:]  # redop (sum, none, ...); blank in some versions
     said = ", as the column header says" if has_root is not None else ""
     if has_root is None:  # no column header: infer
@@ -120,6 +148,8 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
             _number(wrong, f"{label} #wrong", where)
         # `#wrong` counts wrong elements (an integer); older versions print a column
         # `error`, the largest rounding error of a float type, in %e format (4e-07).
+        if wrong != "N/A" and float(wrong) < 0:  # a count, or the largest rounding error
+            raise InputError(f"{where}: {label} #wrong is {wrong}; expected a count ≥ 0")
         if re.fullmatch(r"\d+", wrong) and int(wrong) != 0:
             raise InputError(
                 f"{where}: {label} #wrong is {wrong}: nccl-tests found wrong results in "
