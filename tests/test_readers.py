@@ -155,6 +155,10 @@ MLLOG_ERRORS = [
         lambda ls: ls[:4] + [mllog("global_batch_size", 1_001, 512)] + ls[4:],
         r"line 5: global_batch_size 512 differs from 256 at line 3",
     ),
+    (  # a fractional batch was taken
+        lambda ls: ls[:2] + [mllog("global_batch_size", 2, 912.5)] + ls[3:],
+        r"line 3: global_batch_size 912.5; expected whole samples",
+    ),
     (
         lambda ls: ls[:5] + [mllog("epoch_start", 1_002, epoch_num=-1)] + ls[6:],
         r"line 6: epoch_num: expected a positive number, got -1",
@@ -524,9 +528,11 @@ def test_training_runs_from_mllog_and_from_a_csv_of_runs():
         ("gpus,time_s,global_batch\n8,100,512\n", "no 'samples' or 'epochs' column"),
         (
             "gpus,time_s,global_batch,samples\n8,100,512,5\n16,60,512,-1\n",
-            r"row 2 \(line 3\), column 'samples': expected a positive number, got '-1'",
+            r"row 2 \(line 3\), column 'samples': expected a positive number of at most "
+            r"1e\+16, got '-1'",
         ),
         ("gpus,throughput,global_batch,samples\n8,100,512,5\n", "a throughput column"),
+        ("gpus,time_s,global_batch,samples\n8,100,512,1e300\n", "of at most 1e\\+16, got '1e300'"),
         (
             "gpus,time_s,global_batch,samples,samples\n8,100,512,5000,6000\n",
             r"runs.csv: column 'samples' appears twice in the header \(columns 4 and 5\)",

@@ -220,6 +220,8 @@ def read_mllog(
             continue
         if key == "global_batch_size":
             size = _number(value, "global_batch_size", where)
+            if size != int(size):  # 912.5 samples was taken as a batch
+                raise InputError(f"{where}: global_batch_size {size:g}; expected whole samples")
             if batch is not None and size != batch[1]:
                 raise InputError(
                     f"{where}: global_batch_size {size:g} differs from {batch[1]:g} at line "

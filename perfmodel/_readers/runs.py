@@ -154,12 +154,17 @@ def _work_column(path: str, data: Benchmarks, work: str | None) -> tuple[np.ndar
     text = frame[work].astype(str).str.strip().to_numpy()[rows]
     values = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
     for row, (line, cell, value) in enumerate(zip(data.lines, text, values), start=1):
-        if not (np.isfinite(value) and value > 0):
+        if not (np.isfinite(value) and 0 < value <= LARGEST_WORK):  # 1e300 was taken
             raise InputError(
                 f"{path} row {row} (line {line}), column {work!r}: expected a positive "
-                f"number, got {cell!r}"
+                f"number of at most {LARGEST_WORK:g}, got {cell!r}"
             )
     return values, work
+
+
+LARGEST_WORK = 1e16
+"""The most samples (or epochs) one run may need to reach its target: a thousand times
+the tokens of the largest published training runs; more is a typo."""
 
 
 def read_training_runs(
