@@ -3,6 +3,7 @@ which unit a throughput is counted (read by `load_benchmarks` for a shipped path
 that a path and a name read alike)."""
 
 import dataclasses
+import functools
 from pathlib import Path
 
 from ._files import datasets_dir
@@ -21,6 +22,12 @@ class DatasetInfo:
 
 def list_datasets() -> list[DatasetInfo]:
     """Every shipped series, in the order of the table in ``datasets/SOURCES.md``."""
+    return list(_table())
+
+
+@functools.cache
+def _table() -> tuple[DatasetInfo, ...]:
+    # Read once per process: every load of a shipped path asks it (`shipped_info`).
     infos = []
     sources = datasets_dir() / "SOURCES.md"
     for line in sources.read_text().splitlines():
@@ -28,31 +35,33 @@ def list_datasets() -> list[DatasetInfo]:
         if len(cells) == 5 and cells[0].endswith(".csv"):
             name = cells[0].removesuffix(".csv")
             infos.append(DatasetInfo(name, int(cells[1]), int(cells[2]), cells[3], cells[4]))
-    return infos
+    return tuple(infos)
+
+
+def shipped_info(path) -> DatasetInfo | None:
+    """The row of SOURCES.md when `path` is one of the shipped CSVs, else None."""
+    path = Path(path).resolve()
+    if path.parent != datasets_dir().resolve():
+        return None
+    return next((info for info in _table() if info.name == path.stem), None)
 
 
 def dataset_unit(path) -> str:
     """The work per second a shipped series' throughput is counted in ("images/s"), from
     SOURCES.md, when `path` is one of the shipped CSVs; else ``"work/s"``."""
-    path = Path(path).resolve()
-    if path.parent != datasets_dir().resolve():
-        return "work/s"
-    for info in list_datasets():
-        if info.name == path.stem and info.quantity.startswith("throughput ("):
-            return info.quantity.removeprefix("throughput (").split(")")[0]
+    info = shipped_info(path)
+    if info is not None and info.quantity.startswith("throughput ("):
+        return info.quantity.removeprefix("throughput (").split(")")[0]
     return "work/s"
 
 
 def dataset_note(path) -> str:
     """What a shipped series' time column holds when it is not a step: ``""``, or for
     MLPerf's times to train a clause saying that each "step" of the answers is one run."""
-    path = Path(path).resolve()
-    if path.parent != datasets_dir().resolve():
+    info = shipped_info(path)
+    if info is None or "time-to-train" not in info.scaling:
         return ""
-    for info in list_datasets():
-        if info.name == path.stem and "time-to-train" in info.scaling:
-            return (
-                'each a time to train, datasets/SOURCES.md: a "step" below is one whole '
-                "training run (docs/time-to-train.md models runs from their logs)"
-            )
-    return ""
+    return (
+        'each a time to train, datasets/SOURCES.md: a "step" below is one whole '
+        "training run (docs/time-to-train.md models runs from their logs)"
+    )

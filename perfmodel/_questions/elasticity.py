@@ -403,7 +403,7 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
     weights = {k: float(v) for k, v in model.weights(config).items()}
     kept = [f"{name} {w:.0%}" for name, w in weights.items() if w > 0]
     idle = [name for name, w in weights.items() if w == 0]
-    listed = ", ".join(idle[:-1]) + (" and " if len(idle) > 1 else "") + (idle[-1] if idle else "")
+    listed = f"{', '.join(idle[:-1])} and {idle[-1]}" if len(idle) > 1 else "".join(idle)
     notes = [
         f"the parts are its members' terms, weighted as the blend weighs them at "
         f"{float(config.gpus):g} GPUs: {', '.join(kept)}"

@@ -213,12 +213,6 @@ def recommend(
     refuse_layout_fit(fit, "recommend")
     if level is not None:
         level = check_level(level)
-    if level is not None and method == "conformal" and fit.intervals != "conformal":
-        # It answered with no interval at all, silently.
-        raise InputError(
-            f"conformal intervals are calibrated for the default blend; this {fit.family} "
-            "fit has {arg:method} laplace or bootstrap"
-        )
     if max_gpus < 1:
         raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
     if budget_per_hour is not None and price_per_gpu_hour is None:

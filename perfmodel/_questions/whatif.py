@@ -11,7 +11,6 @@ import math
 import jax
 import numpy as np
 
-from .. import _closed
 from .._blend import Blend
 from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
 from .._errors import InputError
@@ -27,6 +26,7 @@ from .query import (
     Optimum,
     refuse_layout_fit,
 )
+from .recommend import _node_size
 
 _CONFIG_DEFAULTS = {
     f.name: f.default for f in dataclasses.fields(Config) if f.default is not dataclasses.MISSING
@@ -262,8 +262,8 @@ def compare_fits(
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
     first, second = before.predict(counts), after.predict(counts)
     # Whole nodes when the data give their size, as `recommend` and `optimal` count.
-    node = _closed.node_size(before.data.gpus, before.data.config.get("gpus_per_node"))
-    step = int(node) if node and node <= max_gpus else 1
+    node = _node_size(before)
+    step = node if node and node <= max_gpus else 1
     search = dict(max_gpus=max_gpus, multiple_of=step)
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)
     changes = _differences(before, after)
