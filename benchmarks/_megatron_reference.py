@@ -526,6 +526,18 @@ def zero3_time(params, t, d, m, recompute, hw):
     return _f(m) * (3.0 + rd) * one
 
 
+def zero2_time(params, grad_bytes, t, d, hw):
+    """Seconds of ZeRO-2's collectives: ``(per micro-batch, per iteration)``.
+
+    A reduce-scatter of the gradients after every micro-batch's backward (each rank keeps
+    only its shard; DeepSpeed issue #2252), half a hierarchical all-reduce of
+    params·grad_bytes; and one all-gather of the 2-byte weights after the sharded step
+    [Rajbhandari et al. 2020 §5.2].
+    """
+    scatter = data_parallel_time(params, grad_bytes, t, d, hw) / 2.0
+    return scatter, data_parallel_time(params, 2.0, t, d, hw) / 2.0
+
+
 def embedding_sync_time(h, V, t, p, grad_bytes, hw, untied=0.0):
     """Seconds of the tied-embedding gradient all-reduce between first and last stage.
 
@@ -657,7 +669,9 @@ def iteration_time(
     * ``p2p``: `p2p_time`.
     * ``data_parallel``: exposed part of `data_parallel_time` (all of it unless
       ``dp_overlap``, then what exceeds the last micro-batch's backward on the device);
-      ZeRO-3 replaces it by `zero3_time`, overlapped with each micro-batch's compute.
+      ZeRO-2 by m reduce-scatters, each exposed beyond a micro-batch's backward, and a
+      weight all-gather (`zero2_time`); ZeRO-3 by `zero3_time`, overlapped with each
+      micro-batch's compute.
     * ``embedding_sync``: `embedding_sync_time`; ``optimizer``: `optimizer_time`.
     """
     m = _f(B) / (_f(d) * _f(b))
@@ -676,8 +690,12 @@ def iteration_time(
     allreduce = data_parallel_time(device_params, stack["grad_bytes"], t, d, hw)
     window = np.where(_f(stack["dp_overlap"]) > 0, _f(L) / _f(p) * layer_bwd, 0.0)
     zero3 = zero3_time(device_params, t, d, m, recompute, hw)
+    scatter, gather = zero2_time(device_params, stack["grad_bytes"], t, d, hw)
     dp_exposed = np.where(
         z >= 3.0, np.maximum(0.0, zero3 - pipeline), np.maximum(0.0, allreduce - window)
+    )
+    dp_exposed = np.where(
+        (z >= 2.0) & (z < 3.0), m * np.maximum(0.0, scatter - window) + gather, dp_exposed
     )
     parts = {
         "pipeline": pipeline,

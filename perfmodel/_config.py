@@ -262,6 +262,19 @@ enough below float32's 3.4e38 that a cast does not overflow (`hidden = 1e300` an
 "0 fit in memory" with NumPy's overflow warnings; `layers = 1e308` hung the layout
 search)."""
 
+LAYOUT_FIELDS: tuple[str, ...] = (
+    "tp",
+    "pp",
+    "microbatches",
+    "microbatch_size",
+    "interleave",
+    "recompute",
+    "seq_parallel",
+    "zero",
+)
+"""The fields of a parallel layout, in the order they are shown: the axes a layout search
+chooses (the rest of a space is the job and the hardware)."""
+
 WORKLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "hybrid": ("layers", "hidden", "heads", "seq_len", "vocab", "global_batch"),
     "hybrid_basic": (

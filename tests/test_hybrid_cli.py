@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -77,6 +78,7 @@ def test_fit_opens_with_a_layout_search_not_a_gpu_count(fitted_and_printed, caps
     assert f"the fastest, below, is {alone['speedup']:.3g}x at {alone['gpus']} GPUs" in lines[0]
     flags = {"tp": "--tp", "pp": "--pp", "microbatch_size": "--microbatch-size"}
     flags |= {"interleave": "--interleave", "recompute": "--recompute", "zero": "--zero"}
+    flags |= {"seq_parallel": "--seq-parallel"}
     argv = ["predict", str(fitted), "--gpus", str(worth["gpus"]), "--json"]
     for field, flag in flags.items():
         argv += [flag, f"{worth['layout'][field]:g}"]
@@ -266,3 +268,54 @@ def test_time_to_train_layout_alternatives_rank_as_step_times():
     by_time = pm.layout_alternatives(model, axes, best, fixed=fixed, objective="time")
     by_ttt = pm.layout_alternatives(model, axes, best, fixed=fixed, objective="time_to_train")
     pd.testing.assert_frame_equal(by_time, by_ttt)
+
+
+def test_optimal_searches_what_sweep_does_and_names_the_measured_reference(fitted, capsys):
+    # Review round 7: optimal tried interleave ≤ 4, ZeRO 0/1 and no sequence parallelism,
+    # so its "best" was slower than layouts the same fit rates valid.
+    assert main(["optimal", str(fitted), "--max-gpus", "512", "--json"]) == 0
+    best = json.loads(capsys.readouterr().out)
+    assert best["layout"]["seq_parallel"] in (0.0, 1.0) and "seq_parallel" in best["layout"]
+    rated = ["predict", str(fitted), "--gpus", "512", "--tp", "8", "--pp", "16", "--json"]
+    rated += ["--microbatch-size", "1", "--interleave", "6", "--recompute", "0"]
+    rated += ["--seq-parallel", "1", "--zero", "1"]
+    assert main(rated) == 0
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["status"] == "ok" and best["time_s"] <= row["time_s"] * (1 + 1e-5)
+    # The reference is a measured run: its measured time is named beside the model's.
+    assert best["reference"]["measured_s"] == pytest.approx(18.13)
+    assert main(["optimal", str(fitted), "--max-gpus", "512"]) == 0
+    assert "(model 18.13 s, measured 18.13 s; the fit's measured run" in capsys.readouterr().out
+
+
+def test_python_predict_of_a_hybrid_fit_is_against_the_reference_layout(fitted, capsys):
+    fit = pm.load_fit(fitted)
+    layout = dict(tp=8, pp=[16, 7], microbatch_size=1, interleave=[3, 1], recompute=1, zero=1)
+    out = fit.predict([256, 256], **layout)
+    assert (
+        main(
+            ["predict", str(fitted), "--gpus", "256", "--tp", "8", "--pp", "16", "--json"]
+            + ["--microbatch-size", "1", "--interleave", "3", "--recompute", "1"]
+            + ["--zero", "1"]
+        )
+        == 0
+    )
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert out["speedup"][0] == pytest.approx(row["speedup"], rel=1e-9)
+    assert out["efficiency"][0] == pytest.approx(row["efficiency"], rel=1e-9)
+    assert list(out["status"]) == ["ok", "tp·pp does not divide gpus"]
+    assert np.isnan(out["time_s"][1]) and np.isnan(out["speedup"][1])
+
+
+def test_predict_leaves_speedup_blank_for_rows_of_another_workload(fitted, tmp_path, capsys):
+    layouts = tmp_path / "l.csv"
+    layouts.write_text(
+        "gpus,tp,pp,microbatch_size,interleave,recompute,layers\n"
+        "64,8,8,1,3,full,96\n64,8,8,1,3,full,48\n"
+    )
+    assert main(["predict", str(fitted), "--layouts", str(layouts), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows[0]["speedup"] == pytest.approx(1.0) and rows[1]["speedup"] is None
+    assert rows[1]["time_s"] > 0
+    assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 0
+    assert "note: 1 row(s) of another model or global batch" in capsys.readouterr().out

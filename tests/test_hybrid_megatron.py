@@ -267,6 +267,21 @@ def test_tensor_parallel_collectives_by_hand():
     assert float(model.breakdown(piped)["p2p"]) == pytest.approx(2 * (4 + 1) * message, 1e-12)
 
 
+def test_zero2_reduce_scatters_after_every_micro_batch_by_hand():
+    # 4 replicas of one GPU each in one node, no overlap: ZeRO-1 pays one all-reduce of
+    # the gradients; ZeRO-2 a reduce-scatter of them per micro-batch (m = 8) and one
+    # all-gather of the 2-byte weights.
+    model = pm.hybrid()
+    cfg = dict(gpus=4.0, layers=4, hidden=1024, heads=16, seq_len=1024, vocab=0)
+    cfg |= dict(global_batch=32, microbatch_size=1, dp_overlap=0, gpus_per_node=8)
+    params = float(pm.model_parameters(pm.Config(**cfg)))
+    ring = lambda size: 3 * 1e-6 + 3 / 4 * size / 200e9  # noqa: E731  (AG or RS, NVLink)
+    one = float(model.breakdown(pm.Config(**cfg, zero=1.0))["allreduce"])
+    assert one == pytest.approx(2 * ring(params * 4), rel=1e-9)
+    two = float(model.breakdown(pm.Config(**cfg, zero=2.0))["allreduce"])
+    assert two == pytest.approx(8 * ring(params * 4) + ring(params * 2), rel=1e-9)
+
+
 def test_pipeline_bubble_splits_out_of_the_slot_terms():
     model = pm.hybrid()
     cfg = dict(gpus=64.0, tp=8.0, pp=8.0, layers=96, hidden=12288, heads=96, seq_len=2048)
@@ -381,6 +396,8 @@ def test_fit_gpu_flag_takes_spellings_and_refuses_other_parts_in_one_line(capsys
         (dict(tp=8.0, heads=12.0), "tp does not divide heads"),
         (dict(pp=4.0, interleave=5.0, gpus=32.0), "pp·interleave does not divide layers"),
         (dict(pp=2.0, interleave=2.0, gpus=16.0), "interleaving needs pp > 2"),
+        (dict(pp=2.0, zero=2.0, gpus=16.0), "ZeRO-2/3 with pp > 1"),
+        (dict(pp=4.0, zero=3.0, gpus=32.0), "ZeRO-2/3 with pp > 1"),
         (dict(gpu_memory_bytes=1e9), "out of memory"),
     ],
 )

@@ -22,31 +22,30 @@ import numpy as np
 
 from .._config import (
     CODED_FIELDS,
-    Config,
     CONFIG_FIELDS,
     FIELD_NAMES,
     NONNEGATIVE_FIELDS,
     WHOLE_FIELDS,
-    WORKLOAD_FIELDS,
 )
 from .._csvtext import unique_columns
 from .._errors import InputError
-from .._fitting import fit, FitResult
+from .._fitting import (
+    describe_layout,
+    evaluate_layouts,
+    fit,
+    FitResult,
+    LAYOUT_FIELDS,
+    reference_seconds,
+    reference_time,
+    reference_with_workload,
+    row_workloads,
+)
 from .._presets import build, hybrid_kind
 from .._sweep import layout_alternatives, sweep
 from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS, USABLE_MEMORY
 
 # `predict` options for layout fields, in the order they are shown.
-LAYOUT_OPTIONS: dict[str, str] = {
-    "tp": "--tp",
-    "pp": "--pp",
-    "microbatches": "--microbatches",
-    "microbatch_size": "--microbatch-size",
-    "interleave": "--interleave",
-    "recompute": "--recompute",
-    "seq_parallel": "--seq-parallel",
-    "zero": "--zero",
-}
+LAYOUT_OPTIONS: dict[str, str] = {f: "--" + f.replace("_", "-") for f in LAYOUT_FIELDS}
 MEASURED_COLUMNS = frozenset(("time_s", "time_ms", "time_us", "throughput", "series"))
 # Parameters the runs may determine, most identifiable first; the rest stay fixed.
 CANDIDATES = (
@@ -368,70 +367,18 @@ def layouts_from_args(args) -> dict[str, np.ndarray] | None:
     return {k: np.resize(np.asarray(v), n) for k, v in lists.items()}
 
 
-def _workload(values: dict, kind: str) -> tuple:
-    return tuple(float(values.get(n, math.nan)) for n in WORKLOAD_FIELDS[kind])
-
-
-def reference_layout(result: FitResult, layouts: dict | None = None) -> dict[str, float] | None:
-    """The fit's measured run on the fewest GPUs of the workload predicted (the model's
-    shape and global batch, `WORKLOAD_FIELDS`): a layout known to be valid. None when
-    no run measured that workload."""
-    kind = hybrid_kind(result.model)
-    first = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in (layouts or {}).items()}
-    wanted = _workload({**result.config_defaults, **first}, kind)
-    runs = []
-    for i in np.argsort(result.data.gpus, kind="stable"):
-        values = {k: float(v[i]) for k, v in result.data.config.items()}
-        values = {**result.config_defaults, **values, "gpus": float(result.data.gpus[i])}
-        if _workload(values, kind) == wanted:
-            runs.append(values)
-    return runs[0] if runs else None
-
-
-def reference_time(result: FitResult, layouts: dict | None = None) -> dict[str, float]:
-    """`reference_layout`'s layout fields, predicted ``time_s`` and what it is
-    (``reference``); without a measured run of the workload, the first valid row of
-    `layouts`."""
-    reference, what = reference_layout(result, layouts), "the fit's measured run on the fewest GPUs"
-    if reference is None and layouts is not None:
-        found = _evaluate(result, layouts)
-        ok = np.flatnonzero(found["code"] == 0)
-        if not len(ok):
-            raise InputError("no measured run of this workload and no valid layout to compare with")
-        i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
-        reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
-        what = "the valid layout on the fewest GPUs (no measured run of this workload)"
-    if reference is None:
-        raise InputError("no measured run of this workload to compare with")
-    one = {k: np.asarray([v]) for k, v in reference.items()}
-    shown = {k: reference[k] for k in ("gpus", *LAYOUT_OPTIONS) if k in reference}
-    time_s = float(_evaluate(result, one)["time_s"][0])
-    return {**shown, "time_s": time_s, "reference": what}
-
-
-def describe_layout(values: dict, fields=("gpus", *LAYOUT_OPTIONS)) -> str:
-    """``gpus=… tp=… …`` of the layout fields in `values`."""
-    return " ".join(f"{k}={float(values[k]):g}" for k in fields if k in values)
-
-
-def _evaluate(result: FitResult, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    kind = hybrid_kind(result.model)
-    with jax.enable_x64(True):
-        config = Config(**{**result.config_defaults, **layouts})
-        time_s = np.asarray(result.model(config), dtype=np.float64)
-        code = np.asarray(layout_status(config, kind))
-    return {"time_s": np.broadcast_to(time_s, code.shape), "code": code}
-
-
 def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
     """Rows of ``predict`` at `layouts`, and the reference layout they compare with.
 
     Speedup is the reference layout's time over each row's; efficiency is speedup ×
-    reference GPUs / GPUs. Invalid layouts get no time; out-of-memory ones are marked.
+    reference GPUs / GPUs; rows of another workload (model shape or global batch) than
+    the reference's have neither. Invalid layouts get no time; out-of-memory ones are
+    marked.
     """
-    reference = reference_time(result, layouts)
+    reference, wanted = reference_with_workload(result, layouts)
+    workloads = row_workloads(result, layouts)
     ref_time = reference["time_s"]
-    found = _evaluate(result, layouts)
+    found = evaluate_layouts(result, layouts)
     band = None
     if interval is not None:
         gpus = layouts["gpus"]
@@ -450,8 +397,9 @@ def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
         if band is not None and valid:
             row["time_s_lo"] = float(band["time_s_lo"][i])
             row["time_s_hi"] = float(band["time_s_hi"][i])
-        row["speedup"] = ref_time / time_s if valid else None
-        row["efficiency"] = row["speedup"] * reference["gpus"] / row["gpus"] if valid else None
+        comparable = valid and workloads[i] == wanted
+        row["speedup"] = ref_time / time_s if comparable else None
+        row["efficiency"] = row["speedup"] * reference["gpus"] / row["gpus"] if comparable else None
         row["status"] = "ok" if code == 0 else REASONS[code]
         rows.append(row)
     return rows, reference
@@ -464,6 +412,11 @@ def _divisors(n: float, limit: float) -> list[float]:
     """Divisors of `n` up to `limit`, trying only those (layers = 1e308 tried them all)."""
     whole = int(n)
     return [float(d) for d in range(1, int(min(whole, limit)) + 1) if whole % d == 0]
+
+
+# Model chunks per pipeline device that `optimal` tries: the divisors of the layers up to
+# this (Megatron-LM's interleaved schedules published use 2–6 [N21 Table 1, K22 Table 5]).
+INTERLEAVE_LIMIT = 8
 
 
 def search_axes(result: FitResult, max_gpus: int, multiple_of: int) -> dict[str, list[float]]:
@@ -479,11 +432,33 @@ def search_axes(result: FitResult, max_gpus: int, multiple_of: int) -> dict[str,
         "tp": [t for t in (1.0, 2.0, 4.0, 8.0, 16.0) if t <= node],
         "pp": _divisors(defaults.get("layers", 1.0), max_gpus),  # pp ≤ the GPUs
         "microbatch_size": [1.0, 2.0, 4.0, 8.0, 16.0],
-        "zero": [0.0, 1.0],
+        "zero": [0.0, 1.0, 2.0, 3.0],
     }
     if hybrid_kind(result.model) == "hybrid":
-        axes |= {"interleave": [1.0, 2.0, 3.0, 4.0], "recompute": [0.0, 1.0, 2.0]}
+        layers = defaults.get("layers", 1.0)
+        axes |= {
+            "interleave": _divisors(layers, INTERLEAVE_LIMIT),
+            "recompute": [0.0, 1.0, 2.0],
+            "seq_parallel": [0.0, 1.0],
+        }
     return axes
+
+
+def best_return_ahead(gpus: np.ndarray, speedup: np.ndarray) -> np.ndarray:
+    """At each GPU count, the most speedup per added GPU that any larger count searched
+    gives: ``max_{M > N} (S(M) − S(N)) / (M − N)``, the slope to the upper concave hull
+    ahead (NaN at the last count).
+
+    Not the step to the next count: counts whose every layout is poor (384 GPUs of a model
+    that splits well over 256 and 512) would end the returns where a larger purchase
+    still pays.
+    """
+    best = np.full(len(gpus), np.nan)
+    for i in range(len(gpus)):  # counts ascending and distinct (one row per count)
+        ahead = slice(i + 1, None)
+        if len(gpus[ahead]):
+            best[i] = np.max((speedup[ahead] - speedup[i]) / (gpus[ahead] - gpus[i]))
+    return best
 
 
 def optimal_layout(
@@ -528,9 +503,9 @@ def optimal_layout(
         i = int(np.argmin(curve["step_time_s"].to_numpy()))
     best = curve.iloc[i]
     gpus = curve["gpus"].to_numpy()
-    marginal = np.diff(speedup) / np.diff(gpus) * reference["gpus"]
-    marginal = np.append(marginal, np.nan)  # none after the last count
-    knee, criterion = None, f"marginal speedup < {threshold:g} per reference-GPU"
+    marginal = best_return_ahead(gpus, speedup) * reference["gpus"]
+    knee = None
+    criterion = f"no larger count adds {threshold:g}x speedup per reference-GPU"
     if efficiency_floor is not None:
         below = np.flatnonzero(efficiency < efficiency_floor)
         knee, criterion = (below[0] if len(below) else None), f"efficiency < {efficiency_floor:g}"
@@ -614,7 +589,7 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     print(
         f"{result.label} fit of {result.data.source} (time_s in s per step; speedup and "
         f"efficiency against the reference layout {describe_layout(reference)}, "
-        f"{reference['time_s']:.4g} s: {reference['reference']})"
+        f"{reference_seconds(reference)}: {reference['reference']})"
     )
     if any(row["status"] != "ok" for row in rows):  # why a row has no time, in view
         first = ("speedup", "efficiency")
@@ -623,6 +598,12 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
             for row in rows
         ]
     print(format_table(rows))
+    other = sum(row["time_s"] is not None and row["speedup"] is None for row in rows)
+    if other:
+        print(
+            f"note: {other} row(s) of another model or global batch than the reference's have "
+            "no speedup or efficiency; predict each workload apart to compare its layouts"
+        )
     return True
 
 
@@ -664,7 +645,7 @@ def print_optimal_layout(document: dict) -> None:
     print(
         f"  step time {document['time_s']:.4g} s, memory {document['memory_gb']:.3g} GB per "
         f"GPU; speedup {document['speedup']:.3g}x and efficiency {document['efficiency']:.1%} "
-        f"against the reference layout {describe_layout(ref)} ({ref['time_s']:.4g} s, "
+        f"against the reference layout {describe_layout(ref)} ({reference_seconds(ref)}; "
         f"{ref['reference']})"
     )
     if document["cost_per_step"] is not None:

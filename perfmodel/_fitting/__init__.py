@@ -25,6 +25,13 @@ from .describe import meanings as meanings
 from .describe import undetermined as undetermined
 from .exact import fit_at as fit_at
 from .groups import reduce_batch as reduce_batch
+from .layout_reference import describe_layout as describe_layout
+from .layout_reference import evaluate_layouts as evaluate_layouts
+from .layout_reference import LAYOUT_FIELDS as LAYOUT_FIELDS
+from .layout_reference import reference_seconds as reference_seconds
+from .layout_reference import reference_time as reference_time
+from .layout_reference import reference_with_workload as reference_with_workload
+from .layout_reference import row_workloads as row_workloads
 from .loss import huber as huber
 from .loss import HUBER_DELTA as HUBER_DELTA
 from .loss import log_squared_error as log_squared_error

@@ -141,8 +141,16 @@ class FitResult:
 
         `time_s` is seconds per step, or per unit of work for throughput fits;
         speedup and efficiency are relative to one GPU (the gain in throughput when each
-        GPU keeps its batch).
+        GPU keeps its batch). For a `hybrid` fit, which no layout runs on one GPU, they
+        are relative to a reference layout instead (`layout_reference.reference_time`:
+        the fit's measured run of the workload on the fewest GPUs, else the valid layout
+        asked for on the fewest GPUs), NaN for layouts that are not valid or of another
+        workload, and ``status`` says why a layout could not run (`perfmodel.REASONS`).
         """
+        from .._presets import hybrid_kind
+
+        if hybrid_kind(self.model):
+            return self._predict_layouts(gpus, **overrides)
         with jax.enable_x64(True):
             config = self.config(gpus, **overrides)
             seconds = np.asarray(self.model(config), dtype=float)
@@ -155,6 +163,31 @@ class FitResult:
         if self.target == "throughput":
             out["throughput"] = 1.0 / out["time_s"]
         return out
+
+    def _predict_layouts(self, gpus, **overrides) -> dict[str, np.ndarray]:
+        from .._terms import OUT_OF_MEMORY, REASONS
+        from .layout_reference import evaluate_layouts, reference_with_workload, row_workloads
+
+        overrides = {k: np.asarray(v, dtype=float) for k, v in overrides.items()}
+        with jax.enable_x64(True):
+            config = self.config(np.asarray(gpus, dtype=float), **overrides)
+        given = {"gpus": np.asarray(config.gpus, dtype=float), **overrides}
+        shape = np.broadcast_shapes(*(v.shape for v in given.values()))
+        layouts = {k: np.broadcast_to(v, shape).reshape(-1) for k, v in given.items()}
+        found = evaluate_layouts(self, layouts)
+        reference, wanted = reference_with_workload(self, layouts)
+        same = np.asarray([w == wanted for w in row_workloads(self, layouts)])
+        code = found["code"].reshape(-1)
+        valid = (code == 0) | (code == OUT_OF_MEMORY)
+        seconds = found["time_s"].reshape(-1)
+        speedup = np.where(valid & same, reference["time_s"] / seconds, np.nan)
+        return {
+            "gpus": layouts["gpus"].reshape(shape),
+            "time_s": np.where(valid, seconds, np.nan).reshape(shape),
+            "speedup": speedup.reshape(shape),
+            "efficiency": (speedup * reference["gpus"] / layouts["gpus"]).reshape(shape),
+            "status": np.asarray(["ok" if c == 0 else REASONS[c] for c in code]).reshape(shape),
+        }
 
 
 def convergence(value: float, gnorm: float, steps: int, warnings) -> tuple[bool, str]:

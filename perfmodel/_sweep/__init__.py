@@ -1,8 +1,8 @@
 """Design-space sweeps: chunked, sharded evaluation of a model over a grid, reduced as it
 streams (best per GPU count, top-k, Pareto front)."""
 
+from .._config import LAYOUT_FIELDS as LAYOUT_FIELDS
 from .alternatives import layout_alternatives as layout_alternatives
-from .alternatives import LAYOUT_FIELDS as LAYOUT_FIELDS
 from .run import OBJECTIVES as OBJECTIVES
 from .run import PRECISIONS as PRECISIONS
 from .run import sweep as sweep

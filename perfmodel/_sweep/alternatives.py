@@ -12,19 +12,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from .._config import LAYOUT_FIELDS
 from .run import sweep
-
-LAYOUT_FIELDS: tuple[str, ...] = (
-    "tp",
-    "pp",
-    "microbatches",
-    "microbatch_size",
-    "interleave",
-    "recompute",
-    "seq_parallel",
-    "zero",
-)
-"""The axes a layout search chooses (the rest of a space is the job and the hardware)."""
 
 
 def layout_alternatives(

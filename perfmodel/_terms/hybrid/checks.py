@@ -17,6 +17,7 @@ REASONS: tuple[str, ...] = (
     "tp does not divide heads (or query groups)",
     "pp·interleave does not divide layers",
     "interleaving needs pp > 2 and micro-batches a multiple of pp",
+    "ZeRO-2/3 with pp > 1 (DeepSpeed refuses it)",
     "out of memory",
 )
 OUT_OF_MEMORY = REASONS.index("out of memory")
@@ -47,7 +48,7 @@ def layout_checks(config: Config, kind: str = "hybrid") -> tuple[Bool[ArrayLike,
         raise ValueError(f"unknown kind {kind!r}; valid: {KINDS}")
     layout = (_whole(config.dp), _whole(config.gpus_per_node / config.tp))
     if not kind:
-        return (*layout, True, True, True, True, True, True)
+        return (*layout, True, True, True, True, True, True, True)
     m, p, v = config.num_microbatches, config.pp, config.interleave
     interleaved = (v <= 1.0) | ((p > 2.0) & _whole(m / p))
     return (
@@ -58,6 +59,7 @@ def layout_checks(config: Config, kind: str = "hybrid") -> tuple[Bool[ArrayLike,
         & ((config.query_groups <= 0.0) | _whole(config.query_groups / config.tp)),
         _whole(config.layers / (p * v)),
         interleaved,
+        (config.zero < 2.0) | (p <= 1.0),
         hybrid_memory(config, kind) <= config.gpu_memory_bytes,
     )
 

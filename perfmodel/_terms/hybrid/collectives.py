@@ -1,5 +1,5 @@
 """Seconds of the collectives of a Megatron-LM iteration: tensor-parallel, pipeline sends,
-data-parallel gradients, ZeRO-3 weights and the tied embedding.
+data-parallel gradients, ZeRO-2 and ZeRO-3 shards and the tied embedding.
 
 Every collective is a ring in the α-β model with the nccl-tests bus-bandwidth convention
 (`perfmodel.collective_time`): all-reduce ``2(n−1)α + 2(n−1)/n·S/β``, all-gather and
@@ -125,6 +125,24 @@ def data_parallel_time(
     n, many = d / local, d > 1.0
     latency = jnp.where(many, intra + 2.0 * (n - 1.0) * network.latency, 0.0)
     return latency + jnp.where(many, size / local * (2.0 * (n - 1.0) / n), 0.0) / network.bandwidth
+
+
+def zero2_time(
+    config: Config, params: Float[Array, "..."], nvlink: Link, network: Link
+) -> tuple[Float[Array, "..."], Float[Array, "..."]]:
+    """Seconds of ZeRO-2's collectives: ``(per micro-batch, per iteration)``.
+
+    Each rank keeps only its shard of the gradients, so the gradients are reduce-scattered
+    after every micro-batch's backward, not once per iteration (DeepSpeed, issue #2252:
+    "gradient reduction is required after every backward because of gradient
+    partitioning"): one reduce-scatter of params·grad_bytes per micro-batch, half a
+    hierarchical all-reduce (`data_parallel_time`); and once per iteration the 2-byte
+    weights are all-gathered after the sharded optimizer step [Rajbhandari et al. 2020
+    §5.2].
+    """
+    scatter = data_parallel_time(config, params * config.grad_bytes, nvlink, network) / 2.0
+    gather = data_parallel_time(config, params * 2.0, nvlink, network) / 2.0
+    return scatter, gather
 
 
 def zero3_time(

@@ -11,7 +11,7 @@ With ``m`` micro-batches of ``b`` samples per replica, ``v`` model chunks per de
 | ``tensor`` | ``slots·(L/p)·(sync + max(0, async − 2·dense)) + m·AR(logits)`` (latency, |
 | | bandwidth: NVLink) |
 | ``p2p`` | ``2(v·m + p − 1)`` blocking sends between stages |
-| ``allreduce`` | exposed data-parallel reduction (or ZeRO-3 gathers) + tied embedding |
+| ``allreduce`` | exposed data-parallel reduction (or ZeRO-2/3 shards) + tied embedding |
 | | (latency_inter, bandwidth_inter: the network per GPU) |
 
 The busiest device's per-micro-batch work runs ``slots`` times (its share of the
@@ -37,6 +37,7 @@ from .collectives import (
     logit_all_reduce,
     p2p_time,
     tensor_parallel_times,
+    zero2_time,
     zero3_time,
 )
 from .efficiency import Device, logit_gemm_time
@@ -219,12 +220,14 @@ def stage_seconds(
 class DataParallelTerm(AbstractCostTerm):
     """Exposed data-parallel gradient reduction of one iteration, and the tied embedding.
 
-    Without ZeRO-3, the hierarchical all-reduce of the device's gradients
+    Without ZeRO-2/3, the hierarchical all-reduce of the device's gradients
     (`data_parallel_time`), all of it exposed unless `Config.dp_overlap`, then what
-    exceeds the last micro-batch's backward on the device. With ZeRO-3 the weight
-    all-gathers and gradient reduce-scatters (`zero3_time`), exposed beyond the pipeline
-    they overlap. Plus the tied-embedding all-reduce (`embedding_sync_time`). Owns the
-    network link (per GPU).
+    exceeds the last micro-batch's backward on the device. With ZeRO-2 a gradient
+    reduce-scatter after every micro-batch, each exposed beyond that micro-batch's
+    backward (as above), and the weight all-gather after the step (`zero2_time`). With
+    ZeRO-3 the weight all-gathers and gradient reduce-scatters (`zero3_time`), exposed
+    beyond the pipeline they overlap. Plus the tied-embedding all-reduce
+    (`embedding_sync_time`). Owns the network link (per GPU).
 
     Fields:
         log_latency_inter: log α of the network, seconds per ring step.
@@ -270,9 +273,12 @@ class DataParallelTerm(AbstractCostTerm):
         allreduce = data_parallel_time(config, params * config.grad_bytes, nvlink, network)
         pipeline = schedule_slots(config) * stage_seconds(config, compute, tensor)
         zero3 = zero3_time(config, params, nvlink, network)
+        scatter, gather = zero2_time(config, params, nvlink, network)
+        zero2 = config.num_microbatches * jnp.maximum(0.0, scatter - window) + gather
         zero3_on = config.zero >= 3.0
         hidden = jnp.where(zero3_on, pipeline, window)
         dp = jnp.maximum(0.0, jnp.where(zero3_on, zero3, allreduce) - hidden)
+        dp = jnp.where((config.zero >= 2.0) & ~zero3_on, zero2, dp)
         return dp + embedding_sync_time(config, network)
 
 

@@ -1,0 +1,104 @@
+"""The reference layout that speedups of a hybrid fit are against, and layouts evaluated.
+
+A hybrid fit's speedup against one GPU is meaningless (no large model runs on one GPU):
+`reference_time` picks the fit's measured run of the workload predicted on the fewest
+GPUs, a layout known to run, or else the valid layout on the fewest GPUs of those asked
+for. `FitResult.predict`, ``perfmodel predict`` and ``perfmodel optimal`` divide by its
+model time.
+"""
+
+import math
+
+import jax
+import numpy as np
+
+from .._config import Config, LAYOUT_FIELDS, WORKLOAD_FIELDS
+from .._errors import InputError
+from .._presets import hybrid_kind
+from .._terms import layout_status
+
+
+def workload(values: dict, kind: str) -> tuple:
+    """The model's shape and global batch (`WORKLOAD_FIELDS` of `kind`) in `values`."""
+    return tuple(float(values.get(n, math.nan)) for n in WORKLOAD_FIELDS[kind])
+
+
+def reference_layout(result, layouts: dict | None = None) -> dict[str, float] | None:
+    """The fit's measured run on the fewest GPUs of the workload predicted (the model's
+    shape and global batch, `WORKLOAD_FIELDS`): a layout known to be valid. None when
+    no run measured that workload."""
+    kind = hybrid_kind(result.model)
+    first = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in (layouts or {}).items()}
+    wanted = workload({**result.config_defaults, **first}, kind)
+    runs = []
+    for i in np.argsort(result.data.gpus, kind="stable"):
+        values = {k: float(v[i]) for k, v in result.data.config.items()}
+        values = {**result.config_defaults, **values, "gpus": float(result.data.gpus[i])}
+        if workload(values, kind) == wanted:
+            runs.append(values | {"measured_s": float(result.data.time_s[i])})
+    return runs[0] if runs else None
+
+
+def reference_time(result, layouts: dict | None = None) -> dict[str, float]:
+    """`reference_layout`'s layout fields, predicted ``time_s``, what it is
+    (``reference``) and its ``measured_s`` (None when not measured); without a measured
+    run of the workload, the first valid row of `layouts`."""
+    return reference_with_workload(result, layouts)[0]
+
+
+def reference_with_workload(result, layouts: dict | None = None) -> tuple[dict, tuple]:
+    """`reference_time` and the reference's workload (`workload`): speedups compare
+    layouts of that workload only."""
+    kind = hybrid_kind(result.model)
+    reference, what = reference_layout(result, layouts), "the fit's measured run on the fewest GPUs"
+    if reference is None and layouts is not None:
+        found = evaluate_layouts(result, layouts)
+        ok = np.flatnonzero(found["code"] == 0)
+        if not len(ok):
+            raise InputError("no measured run of this workload and no valid layout to compare with")
+        i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
+        reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
+        what = "the valid layout on the fewest GPUs (no measured run of this workload)"
+    if reference is None:
+        raise InputError("no measured run of this workload to compare with")
+    measured = reference.pop("measured_s", None)
+    one = {k: np.asarray([v]) for k, v in reference.items()}
+    shown = {k: reference[k] for k in ("gpus", *LAYOUT_FIELDS) if k in reference}
+    time_s = float(evaluate_layouts(result, one)["time_s"][0])
+    found = {**shown, "time_s": time_s, "measured_s": measured, "reference": what}
+    return found, workload(reference, kind)
+
+
+def row_workloads(result, layouts: dict) -> list[tuple]:
+    """`workload` of each row of `layouts` (the fit's defaults where a field is not
+    given)."""
+    kind = hybrid_kind(result.model)
+    n = len(np.asarray(layouts["gpus"]).reshape(-1))
+    columns = {k: np.broadcast_to(np.ravel(np.asarray(v, float)), (n,)) for k, v in layouts.items()}
+    return [
+        workload({**result.config_defaults, **{k: v[i] for k, v in columns.items()}}, kind)
+        for i in range(n)
+    ]
+
+
+def reference_seconds(reference: dict) -> str:
+    """``model 96.55 s, measured 94.42 s``: the reference's model time, which speedups
+    divide, and its measured one when there is (else ``96.55 s``)."""
+    if reference.get("measured_s") is None:
+        return f"{reference['time_s']:.4g} s"
+    return f"model {reference['time_s']:.4g} s, measured {reference['measured_s']:.4g} s"
+
+
+def describe_layout(values: dict, fields=("gpus", *LAYOUT_FIELDS)) -> str:
+    """``gpus=… tp=… …`` of the layout fields in `values`."""
+    return " ".join(f"{k}={float(values[k]):g}" for k in fields if k in values)
+
+
+def evaluate_layouts(result, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``time_s`` (s per step) and ``code`` (`layout_status`) of the fit at `layouts`."""
+    kind = hybrid_kind(result.model)
+    with jax.enable_x64(True):
+        config = Config(**{**result.config_defaults, **layouts})
+        time_s = np.asarray(result.model(config), dtype=np.float64)
+        code = np.asarray(layout_status(config, kind))
+    return {"time_s": np.broadcast_to(time_s, code.shape), "code": code}
