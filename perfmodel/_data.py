@@ -248,6 +248,8 @@ def load_benchmarks(
     seconds, per_second = throughput_seconds(throughput_unit, source)
     if time_column is None and time_unit is not None:  # it was ignored, silently
         _check_time_unit(_measured_column(frame, source), time_unit, source)
+    # Messages name the column as the file does (--time-column iter_time_s), not as read.
+    frame.attrs["given_names"] = {name: column for column, name in renames.items()}
     data = _validate(frame, source)
     if given_rate is not None and data.target == "time":
         raise InputError(
@@ -496,7 +498,8 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
         return values
     position = int(np.argmax(bad))
     cell, value = _cell(cells, position, bool(frame.attrs.get("arrays"))), values[position]
-    where = f"{source} row {position + 1} (line {_lines(frame)[position]}), column {column!r}"
+    given = frame.attrs.get("given_names", {}).get(column, column)
+    where = f"{source} row {position + 1} (line {_lines(frame)[position]}), column {given!r}"
     if cell == "":
         raise InputError(f"{where}: empty cell, expected a number")
     if not np.isfinite(value) and not names:

@@ -69,7 +69,10 @@ def register(subparsers) -> None:
     p.add_argument(
         "--link-bandwidth",
         type=number(at_least=1e6, at_most=1e14),  # 400 was GB/s given as B/s: "R² −2.4e11"
-        help="bytes/s of one link (--factor fitted), from 1e6 to 1e14 (e.g. 2.5e10 for 25 GB/s)",
+        help=(
+            "bytes/s of one rank's slowest link (--factor fitted; e.g. 5e10 for one "
+            "400 Gb/s NIC per GPU), from 1e6 to 1e14"
+        ),
     )
     p.add_argument("--loss", default="log", choices=LOSSES, help="log (default), squared, huber")
     p.add_argument(

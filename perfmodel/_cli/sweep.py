@@ -46,9 +46,16 @@ from .._sweep import (
 from . import train
 from .common import check_outputs, format_table, message, POSITIVE, print_json, whole
 
-SHOWN = ("step_time_s", "samples_per_s", "cost_per_sample", "memory_gb", "reason")
-SHOWN_TO_TARGET = ("step_time_s", "steps_to_target", "time_to_train_s", "cost_to_train")
-SHOWN_TO_TARGET += ("memory_gb", "reason")
+# The measures shown after the axes, the one ranked by first and the Pareto front's next:
+# a table too wide for the terminal leaves out its last columns, never those.
+SHOWN = {
+    "time": ("samples_per_s", "cost_per_sample", "step_time_s", "memory_gb", "reason"),
+    "cost": ("cost_per_sample", "samples_per_s", "step_time_s", "memory_gb", "reason"),
+    "time_to_train": ("time_to_train_s", "cost_to_train", "steps_to_target", "step_time_s"),
+    "cost_to_train": ("cost_to_train", "time_to_train_s", "steps_to_target", "step_time_s"),
+}
+SHOWN["time_to_train"] += ("memory_gb", "reason")
+SHOWN["cost_to_train"] += ("memory_gb", "reason")
 RANKED = {"time_to_train": "time to train", "cost_to_train": "cost to train"}
 
 
@@ -229,7 +236,7 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     )
     ranked = RANKED.get(result.objective, ranked)
     axes = list(space.axes)
-    shown = SHOWN_TO_TARGET if result.objective in RANKED else SHOWN
+    shown = SHOWN.get(result.objective, SHOWN["time"])
 
     def show(title, frame):
         columns = [c for c in (*axes, *shown) if c in frame.columns and c != "reason"]

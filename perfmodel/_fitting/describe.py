@@ -55,7 +55,8 @@ def meanings(fit) -> dict[str, str]:
 
 
 def parameter_rows(fit) -> list[dict]:
-    """One row per parameter: value, unit, spread (a factor, ×), meaning. Undetermined
+    """One row per parameter: value, unit, spread (a factor, ×; for a fraction, ± its
+    standard error as a share; "at bound" on a bound of the fit), meaning. Undetermined
     parameters come last, marked as such rather than with a meaningless value."""
     errors = fit.standard_errors()
     specs = fit.model.parameter_specs()
@@ -69,6 +70,10 @@ def parameter_rows(fit) -> list[dict]:
             spread = "fixed"
         elif name in open_:
             spread = "undetermined"
+        elif _at_bound(value, fit.bounds.get(name)):
+            spread = "at bound"  # the curvature there says nothing of how far it may move
+        elif spec.kind == "fraction" and math.isfinite(sd):
+            spread = f"±{sd * value * (1.0 - value):.2g}"  # the logit's s.e., as a share
         elif math.isfinite(sd) and sd > math.log(WIDEST_SPREAD):
             spread = f"> {WIDEST_SPREAD:g}"  # "5.18e+21" said no more, and read as a value
         elif math.isfinite(sd):
@@ -84,6 +89,14 @@ def parameter_rows(fit) -> list[dict]:
         }
         (last if name in open_ else rows).append(row)
     return rows + last
+
+
+def _at_bound(value: float, bounds) -> bool:
+    """Whether a fitted `value` sits on one of its `bounds` ``(low, high)`` (None: none)."""
+    return any(
+        edge is not None and math.isclose(value, edge, rel_tol=1e-6, abs_tol=1e-12)
+        for edge in (bounds or ())
+    )
 
 
 def header_lines(fit) -> list[str]:

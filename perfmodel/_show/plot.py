@@ -272,9 +272,20 @@ def _draw_measurements(ax, c: Curves, *, mark: bool = True) -> None:
 
 
 def _measured_speedup(c: Curves) -> np.ndarray:
+    return measured_speedup(c.fit)
+
+
+def measured_speedup(fit) -> np.ndarray:
+    """The measured points' speedup, for the speedup and efficiency panels (`fit`: a
+    `FitResult`)."""
     # Relative to the fitted 1-GPU time, the model's own baseline: the data may not
-    # include 1 GPU, and its noise would shift every point.
-    return float(c.fit.predict([1.0])["time_s"][0]) / c.fit.data.time_s
+    # include 1 GPU, and its noise would shift every point. Each point against the 1-GPU
+    # time of its own configuration (a run at global batch 912 against one GPU at 912,
+    # not at the fit's default of 2048: that read 199% efficiency).
+    data = fit.data
+    config = {k: np.asarray(v, dtype=float) for k, v in data.config.items()}
+    one = fit.predict(np.ones_like(data.gpus, dtype=float), **config)["time_s"]
+    return np.asarray(one, dtype=float) / data.time_s
 
 
 def _draw_speedup(ax, c: Curves) -> None:

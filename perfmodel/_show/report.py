@@ -188,6 +188,20 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
     return rows
 
 
+def _measured_label(fit, gpus: float) -> str:
+    """`` (measured)`` after a measured count, or `` (measured at global_batch 912)``
+    when what was measured there ran another configuration than the one predicted (the
+    fit's defaults): the row is not the measurement. `fit`: a `FitResult`."""
+    at = fit.data.gpus == gpus
+    other = [
+        f"{name} {', '.join(f'{v:g}' for v in np.unique(np.asarray(values)[at]))}"
+        for name, values in fit.data.config.items()
+        if name in fit.config_defaults
+        and np.any(np.asarray(values)[at] != float(fit.config_defaults[name]))
+    ]
+    return f" (measured at {'; '.join(other)})" if other else " (measured)"
+
+
 def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict], str]:
     # Every doubling up to the plotted range and on to the fastest count found, so the
     # table reaches the count the answers name.
@@ -203,7 +217,7 @@ def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict
     header, show = _measured_format(fit)
     rows = []
     for i, n in enumerate(gpus):
-        row = {"gpus": f"{n:g}" + (" (measured)" if n in measured else "")}
+        row = {"gpus": f"{n:g}" + (_measured_label(fit, n) if n in measured else "")}
         row[header] = show(float(predicted[key][i]))
         if band is not None:
             row[note] = f"{show(float(band[0][i]))} – {show(float(band[1][i]))}"
