@@ -18,6 +18,7 @@ from ._config import (
     CONFIG_FIELDS,
     COUNT_FIELDS,
     FIELD_NAMES,
+    LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
 )
 from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
@@ -494,6 +495,8 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
             bad |= values != np.round(values)
             if column == "gpus":
                 bad |= (values < 1) | (values > MAX_GPUS)
+        if column in CONFIG_FIELDS and column != "gpus":
+            bad |= values > LARGEST_VALUE  # layers = 1e300 failed in an SVD
     if not bad.any():
         return values
     position = int(np.argmax(bad))
@@ -513,6 +516,8 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool) ->
         raise InputError(f"{where}: expected {what}, got {cell!r}")
     if column == "gpus" and value > MAX_GPUS:
         raise InputError(f"{where}: expected a GPU count of at most {MAX_GPUS:,}, got {cell!r}")
+    if value > LARGEST_VALUE:
+        raise InputError(f"{where}: expected at most {LARGEST_VALUE:g}, got {cell!r}")
     raise InputError(f"{where}: expected a whole number ≥ 1, got {cell!r}")
 
 

@@ -397,6 +397,8 @@ def test_fit_gpu_flag_takes_spellings_and_refuses_other_parts_in_one_line(capsys
         (dict(pp=4.0, interleave=5.0, gpus=32.0), "pp·interleave does not divide layers"),
         (dict(pp=2.0, interleave=2.0, gpus=16.0), "interleaving needs pp > 2"),
         (dict(pp=2.0, zero=2.0, gpus=16.0), "ZeRO-2/3 with pp > 1"),
+        (dict(heads=4096.0), "heads do not divide hidden"),
+        (dict(heads=15.0), "heads do not divide hidden"),
         (dict(pp=4.0, zero=3.0, gpus=32.0), "ZeRO-2/3 with pp > 1"),
         (dict(gpu_memory_bytes=1e9), "out of memory"),
     ],

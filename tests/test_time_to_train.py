@@ -212,7 +212,7 @@ def _edited(path, change):
         (lambda s: s.update(noise_floor=1e308), "noise_floor: expected a relative scatter ≤ 1"),
         (lambda s: s.update(noise=math.nan), "noise: expected a finite number, got nan"),
         (lambda s: s["drift"].update(prior=math.nan), "drift.prior: expected a finite number"),
-        (lambda s: s["drift"].update(prior_dof=-1.0), "drift: expected tau ≥ 0, dof > 0"),
+        (lambda s: s["drift"].update(prior_dof=-1.0), "drift: expected 0 ≤ tau, prior ≤ 10"),
     ],
 )
 def test_fit_file_errors_name_the_key(ssd, tmp_path, change, message):

@@ -50,9 +50,9 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", required=True, help="GPU count(s), comma-separated, e.g. 64,512")
     p.add_argument(
         "--factor",
-        type=number(above=1),
+        type=number(above=1, at_most=1e6),  # 1e100 took a time to 0 and divided by it
         default=2.0,
-        help="improvement tried per parameter (2; > 1)",
+        help="improvement tried per parameter (2; > 1, up to 1e6)",
     )
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     p.add_argument("--json", action="store_true", help="print a JSON object")

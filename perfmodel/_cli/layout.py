@@ -24,6 +24,7 @@ from .._config import (
     CODED_FIELDS,
     CONFIG_FIELDS,
     FIELD_NAMES,
+    LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
     WHOLE_FIELDS,
 )
@@ -250,8 +251,8 @@ def _check_measured_layouts(data, ignored: list[str]) -> None:
 def _value(text: str, field: str, where: str) -> float:
     names = FIELD_NAMES.get(field, {})
     cell = str(names.get(text.strip().lower(), text.strip()))
-    try:
-        value = float(cell)
+    try:  # Python's float reads "2_80" and "２８０" as 280: a CSV does not mean that
+        value = float(cell) if cell.isascii() and "_" not in cell else math.nan
     except ValueError:
         value = math.nan
     codes = ", ".join(f"{c:g}" for c in CODED_FIELDS.get(field, ()))
@@ -270,6 +271,8 @@ def _value(text: str, field: str, where: str) -> float:
         raise InputError(f"{where}: expected a positive number, got {text!r}")
     if field in WHOLE_FIELDS and value != round(value):
         raise InputError(f"{where}: expected a whole number, got {text!r}")
+    if value > LARGEST_VALUE:  # global_batch = 1e300 was predicted inf s, "ok"
+        raise InputError(f"{where}: expected at most {LARGEST_VALUE:g}, got {text!r}")
     return value
 
 

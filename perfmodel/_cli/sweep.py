@@ -56,6 +56,7 @@ SHOWN = {
 }
 SHOWN["time_to_train"] += ("memory_gb", "reason")
 SHOWN["cost_to_train"] += ("memory_gb", "reason")
+DEFAULT_INIT_TIMEOUT = 120.0  # seconds for every process to join (--init-timeout)
 RANKED = {"time_to_train": "time to train", "cost_to_train": "cost to train"}
 
 
@@ -114,7 +115,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--init-timeout",
         type=POSITIVE,
-        default=120.0,
+        default=None,
         metavar="SECONDS",
         help="with --distributed: how long to wait for every process to join (JAX aborts "
         "the process when they do not; default 120)",
@@ -260,15 +261,18 @@ def _join_cluster(args) -> bool:
     import jax
 
     given = {
-        "coordinator_address": args.coordinator,
-        "num_processes": args.num_processes,
-        "process_id": args.process_id,
+        "--coordinator": args.coordinator,
+        "--num-processes": args.num_processes,
+        "--process-id": args.process_id,
+        "--init-timeout": args.init_timeout,
     }
     if not args.distributed:
-        used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        used = [flag for flag, v in given.items() if v is not None]
         if used:
             raise InputError(f"{used[0]}: only with --distributed")
         return True
+    if args.init_timeout is None:
+        args.init_timeout = DEFAULT_INIT_TIMEOUT
     address = args.coordinator
     if address is not None:
         host, _, port = address.rpartition(":")
@@ -285,8 +289,13 @@ def _join_cluster(args) -> bool:
     watchdog.daemon = True
     watchdog.start()
     try:
+        cluster = {
+            "coordinator_address": args.coordinator,
+            "num_processes": args.num_processes,
+            "process_id": args.process_id,
+        }
         jax.distributed.initialize(
-            **{k: v for k, v in given.items() if v is not None},
+            **{k: v for k, v in cluster.items() if v is not None},
             initialization_timeout=int(math.ceil(args.init_timeout)) + 30,
         )
     except Exception as error:  # JAX's own errors, whatever their class

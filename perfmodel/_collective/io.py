@@ -11,7 +11,7 @@ from .._files import atomic_write, package_version
 from .._io import FORMAT as FIT_FORMAT
 from .._io import read_document, to_json
 from .._levels import LARGEST_COUNT
-from .fit import CollectiveFit, CollectiveGroupFit
+from .fit import CollectiveFit, CollectiveGroupFit, FACTORS, LOSSES
 
 FORMAT = "perfmodel.collective_fit"
 SCHEMA_VERSION = 1
@@ -161,9 +161,11 @@ class _Fields:
             self.fail(where, f"a number from {low:g} to {high:g}", value)
         return float(value)
 
-    def text(self, value, where: str) -> str:
+    def text(self, value, where: str, choices: tuple[str, ...] = ()) -> str:
         if not isinstance(value, str):
             self.fail(where, "a string", value)
+        if choices and value not in choices:
+            self.fail(where, f"one of {', '.join(choices)}", value)
         return value
 
     def flag(self, value, where: str) -> bool:
@@ -239,14 +241,14 @@ def _from_dict(c: _Fields, document: dict) -> CollectiveFit:
         c.fail("loss", "an object {kind, value}", loss)
     return CollectiveFit(
         groups=fitted,
-        factor=c.text(document.get("factor"), "factor"),
+        factor=c.text(document.get("factor"), "factor", FACTORS),
         link_bandwidth=None if link is None else c.number(link, "link_bandwidth", 1e3, 1e16),
-        loss_kind=c.text(loss.get("kind"), "loss.kind"),
+        loss_kind=c.text(loss.get("kind"), "loss.kind", tuple(LOSSES)),
         loss=c.number(loss.get("value"), "loss.value", 0.0, 1e300, nullable=True),
         converged=c.flag(document.get("converged"), "converged"),
         message=c.text(document.get("message"), "message"),
         warnings=c.strings(document.get("warnings"), "warnings"),
         notes=c.strings(document.get("notes"), "notes"),
         sources=c.strings(document.get("sources"), "sources"),
-        precision=c.text(document.get("precision"), "precision"),
+        precision=c.text(document.get("precision"), "precision", ("float32", "float64")),
     )

@@ -166,6 +166,36 @@ def _positive_list(values: list, n: int, where: str, source: str) -> np.ndarray:
     return np.asarray(values, float)
 
 
+# The largest drift of log time to train per doubling a file may state: e¹⁰ per doubling
+# is past any fitted run (the fits give about 0.1).
+MAX_DRIFT = 10.0
+
+
+def _check_derived(doc: dict, critical, source: str) -> None:
+    """The section's noise and B_noise interval are what its runs give (they are printed
+    from the file, and refitted on load): an edited value is refused, as parameters are."""
+    noise = doc["noise"]
+    if not math.isclose(noise, critical.noise, rel_tol=1e-6, abs_tol=1e-12):
+        raise InputError(
+            f"{source}: {SECTION}.noise: {noise:.6g} is not what its runs give "
+            f"({critical.noise:.6g}); the file was edited or its runs changed: refit"
+        )
+    interval = doc["noise_batch_interval"]
+    level = interval["level"]
+    if level != LEVEL:
+        raise InputError(f"{source}: {SECTION}.noise_batch_interval.level: expected {LEVEL}")
+    for key, refit in zip(("lo", "hi"), critical.noise_batch_range(LEVEL)):
+        value, refit = interval[key], _finite(refit)
+        same = value is None and refit is None
+        if not same and isinstance(value, (int, float)) and not isinstance(value, bool):
+            same = refit is not None and math.isclose(value, refit, rel_tol=1e-6)
+        if not same:
+            raise InputError(
+                f"{source}: {SECTION}.noise_batch_interval.{key}: {value!r:.40} is not what "
+                f"its runs give ({refit!r}); the file was edited or its runs changed: refit"
+            )
+
+
 def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
     """Read a time-to-train fit written by `save_time_to_train`.
 
@@ -212,8 +242,8 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
         raise InputError(f"{source}: data.config: no global_batch, which time to train needs")
     for key, kind in (("bound", str), ("message", str), ("noise", float)):
         _get(doc, key, SECTION, kind, source)
-    interval = doc["noise_batch_interval"]
-    if not isinstance(interval, dict) or set(interval) != {"level", "lo", "hi"}:
+    interval = _get(doc, "noise_batch_interval", SECTION, dict, source)
+    if set(interval) != {"level", "lo", "hi"}:
         raise InputError(f"{source}: {SECTION}.noise_batch_interval: expected level, lo, hi")
     floor = _get(doc, "noise_floor", SECTION, float, source)
     floor = _positive(floor, f"{SECTION}.noise_floor", source)
@@ -238,6 +268,7 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
                 f"{source}: {SECTION}.parameters.{name}: {value:.6g} is not what its runs give "
                 f"({refit:.6g}); the file was edited or its runs changed: refit"
             )
+    _check_derived(doc, critical, source)
     drift_doc = _get(doc, "drift", SECTION, dict, source)
     _exact_keys(drift_doc, _DRIFT_KEYS, f"{SECTION}.drift", source)
     tau = _get(drift_doc, "tau", f"{SECTION}.drift", float, source)
@@ -249,10 +280,16 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
     prior_dof = math.inf
     if drift_doc.get("prior_dof") is not None:
         prior_dof = _get(drift_doc, "prior_dof", f"{SECTION}.drift", float, source)
-    if not (tau >= 0 and dof > 0 and origins >= 0 and prior >= 0 and prior_dof > 0):
+    if not (
+        0 <= tau <= MAX_DRIFT
+        and 0 <= prior <= MAX_DRIFT
+        and (0 < dof <= 1e6 or dof == math.inf)
+        and (0 < prior_dof <= 1e6 or prior_dof == math.inf)
+        and 0 <= origins <= 10**6
+    ):  # tau = 1e308 blanked every interval; dof = 1e308 overflowed a quantile
         raise InputError(
-            f"{source}: {SECTION}.drift: expected tau ≥ 0, dof > 0, origins ≥ 0, prior ≥ 0 "
-            "and prior_dof > 0"
+            f"{source}: {SECTION}.drift: expected 0 ≤ tau, prior ≤ {MAX_DRIFT:g} (log time "
+            "per doubling), 0 < dof, prior_dof ≤ 1e6 (null: unbounded) and 0 ≤ origins ≤ 1e6"
         )
     drift = Drift(
         tau=float(tau),

@@ -126,7 +126,7 @@ def t_quantile(p: float, dof: float) -> float:
     """Quantile p ∈ (0.5, 1) of Student's t (Cornish–Fisher expansion in 1/ν, to the
     third order; within 1% of the exact value for ν ≥ 3 at p ≤ 0.975)."""
     z = NormalDist().inv_cdf(p)
-    if not math.isfinite(dof):
+    if not dof < 1e6:  # ∞, or so large that the t is the normal (1e308 overflowed v³)
         return z
     v = max(float(dof), 1.0)
     g1 = (z**3 + z) / 4.0

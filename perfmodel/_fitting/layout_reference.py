@@ -15,7 +15,7 @@ import numpy as np
 from .._config import Config, LAYOUT_FIELDS, WORKLOAD_FIELDS
 from .._errors import InputError
 from .._presets import hybrid_kind
-from .._terms import layout_status
+from .._terms import layout_status, REASONS
 
 
 def workload(values: dict, kind: str) -> tuple:
@@ -55,7 +55,11 @@ def reference_with_workload(result, layouts: dict | None = None) -> tuple[dict, 
         found = evaluate_layouts(result, layouts)
         ok = np.flatnonzero(found["code"] == 0)
         if not len(ok):
-            raise InputError("no measured run of this workload and no valid layout to compare with")
+            why = REASONS[int(np.ravel(found["code"])[0])]
+            raise InputError(
+                "no measured run of this workload, and no layout given is valid to compare "
+                f"with (the first: {why})"
+            )
         i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
         reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
         what = "the valid layout on the fewest GPUs (no measured run of this workload)"

@@ -231,6 +231,8 @@ def describe_change(p: ParameterSensitivity, time_s: float, speedup: float, targ
         head = f"{c.label} {p.name} ({p.value:.3g} → {c.value:.3g} {p.unit})"
     if abs(c.time_change) < 5e-4:
         return f"{head} changes nothing measurable (< 0.05%)"
+    if not c.time_s > 0.0:  # a factor that takes every term to zero
+        return f"{head} takes the step to 0 s in the model (the term it divides is all)"
     if target == "throughput":
         return (
             f"{head} {'raises' if c.time_change < 0 else 'lowers'} throughput by "

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from .._blend import Blend
-from .._config import Config, CONFIG_FIELDS, NONNEGATIVE_FIELDS
+from .._config import Config, CONFIG_FIELDS, LARGEST_VALUE, NONNEGATIVE_FIELDS
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
 from .._schema import FIT_FILE_WHOLE, MAGNITUDE
@@ -64,6 +64,8 @@ def _check_range(name: str, value: float, kind: str) -> float:
                 raise InputError(f"set {name}: expected a value ≥ 0, got {value:g}")
         elif value <= 0:  # as a CSV column of the same name is checked
             raise InputError(f"set {name}: expected a positive value, got {value:g}")
+        if value > LARGEST_VALUE:  # global_batch = 1e300 gave inf s and "ok"
+            raise InputError(f"set {name}: expected at most {LARGEST_VALUE:g}, got {value:g}")
         return value
     if not 1.0 / MAGNITUDE <= value <= MAGNITUDE:  # as a fit file's parameters are read
         raise InputError(

@@ -236,7 +236,13 @@ def read_mllog(
         if epoch is not None and key in ("eval_accuracy", "epoch_start", "epoch_stop"):
             epoch = _number(epoch, "epoch_num", where)  # DLRM logs fractions of an epoch
             if key == "eval_accuracy":
-                last_eval_epoch, last_eval_ms = epoch, time_ms
+                if last_eval_epoch is not None and epoch < last_eval_epoch[1]:
+                    raise InputError(  # a stale record made the work to the target 10× less
+                        f"{where}: eval_accuracy at epoch_num {epoch:g} after one at "
+                        f"{last_eval_epoch[1]:g} (line {last_eval_epoch[0]}); expected "
+                        "evaluations in epoch order"
+                    )
+                last_eval_epoch, last_eval_ms = (line, epoch), time_ms
             elif key == "epoch_start":
                 epoch_open[epoch] = time_ms
             elif epoch in epoch_open:
@@ -255,7 +261,7 @@ def read_mllog(
             f"{source}: run_start at line {start[0]} but no run_stop: the run did not finish "
             '(expected a \':::MLLOG\' line with "key": "run_stop")'
         )
-    epochs = last_eval_epoch if last_eval_epoch is not None else max(stop_epochs, default=None)
+    epochs = last_eval_epoch[1] if last_eval_epoch is not None else max(stop_epochs, default=None)
     samples = max(samples_counts) if samples_counts else None
     if samples is None and train_samples:
         line, time_ms, value = train_samples[-1]
@@ -287,4 +293,5 @@ def read_mllog(
         epoch_time_s=epoch_time,
         status=stop[2],
         config=config,
+        benchmark=str(first.get("submission_benchmark", (0, ""))[1] or ""),
     )

@@ -146,7 +146,7 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
-    runs, formats = [], {}
+    runs, formats, texts = [], {}, {}
     for path in log_files(paths):
         text = _read_text(path)
         kind = format or _detect_text(text, path)
@@ -162,13 +162,28 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
                 f"unknown option(s) for {kind} logs: {', '.join(unknown)}; valid: "
                 + ", ".join(sorted(_OPTIONS[kind]))
             )
+        if text in texts:  # a copy under another name counted as a second run
+            raise InputError(f"{path}: the same contents as {texts[text]}; give each log once")
+        texts[text] = path
         if kind == "mllog":
             runs.append(read_mllog(text, path, **options))
+            _one_benchmark(runs)
         elif kind == "megatron":
             runs += read_megatron(text, path, **options)
         else:
             runs.append(read_tracker_csv(text, path, format=kind, **options))
     return runs
+
+
+def _one_benchmark(runs: list[RunSummary]) -> None:
+    """Refuse MLPerf results of different benchmarks (SSD and BERT were fitted as one
+    series): the last run against the first that names one."""
+    named = [run for run in runs if run.benchmark]
+    if len(named) > 1 and named[-1].benchmark != named[0].benchmark:
+        raise InputError(
+            f"{named[-1].source}: a {named[-1].benchmark!r} result, while {named[0].source} "
+            f"is {named[0].benchmark!r}; fit one benchmark at a time"
+        )
 
 
 def _source(paths) -> str:

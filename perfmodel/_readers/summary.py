@@ -46,6 +46,8 @@ class RunSummary:
         status: ``"success"``, ``"aborted"`` (MLLOG run_stop status) or ``""``.
         config: other `Config` fields the log gives (``tp``, ``pp``, ``microbatches``,
             ``seq_len``, ``gpus_per_node``), one float each.
+        benchmark: what the run trains (MLLOG ``submission_benchmark``, e.g. ``"ssd"``),
+            or ``""`` when the log does not say.
     """
 
     source: str
@@ -64,6 +66,7 @@ class RunSummary:
     epoch_time_s: float | None = None
     status: str = ""
     config: dict = dataclasses.field(default_factory=dict)
+    benchmark: str = ""
 
     def as_dict(self) -> dict:
         """The summary as one flat dict (config fields as their own keys)."""

@@ -55,6 +55,9 @@ DEFAULT_MAX_CONFIGS = 1e9
 # Values one axis may list without yes=True: each is held in memory and written into the
 # result. Design spaces of 10⁹ and more come from the product of several axes.
 MAX_AXIS_VALUES = 1_000_000
+# Values one axis may list even with yes=True: ten million floats are a few hundred MB as
+# Python lists; 8·10¹² values (a range to 8e12 by 8) ran the machine out of memory.
+HARD_AXIS_VALUES = 10_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,8 +117,14 @@ def _range_spec(spec: dict, where: str) -> tuple[float, float, float | None, int
     return start, stop, None, num
 
 
-def _step_count(start: float, stop: float, step: float) -> int:
-    return math.floor((stop - start) / step * (1 + 1e-12)) + 1
+def _step_count(start: float, stop: float, step: float, where: str) -> int:
+    count = (stop - start) / step * (1 + 1e-12)
+    if not count < HARD_AXIS_VALUES:  # also inf, from a step of 1e-320
+        raise InputError(
+            f"{where}: a range of {count + 1:.4g} values, more than the {HARD_AXIS_VALUES:.0e} "
+            "one axis may hold (large spaces come from several axes); use a larger step"
+        )
+    return math.floor(count) + 1
 
 
 def _count(spec, where: str) -> int:
@@ -125,13 +134,20 @@ def _count(spec, where: str) -> int:
     if not isinstance(spec, dict):
         raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
     start, stop, step, num = _range_spec(spec, where)
-    return num if step is None else _step_count(start, stop, step)
+    return num if step is None else _step_count(start, stop, step, where)
 
 
 def _check_size(axes_spec: dict, limit: float, yes: bool, source: str) -> None:
     """Refuse, before building any axis, a space larger than `limit` configurations or
-    an axis longer than `MAX_AXIS_VALUES`, unless `yes`."""
+    an axis longer than `MAX_AXIS_VALUES`, unless `yes`; and an axis longer than
+    `HARD_AXIS_VALUES` in any case."""
     counts = {name: _count(spec, f"axes.{name}") for name, spec in axes_spec.items()}
+    for name, count in counts.items():
+        if count > HARD_AXIS_VALUES:
+            raise InputError(
+                f"axes.{name}: {count:.4g} values in one axis, more than the "
+                f"{HARD_AXIS_VALUES:.0e} one axis may hold (large spaces come from several axes)"
+            )
     if yes:
         return
     for name, count in counts.items():
@@ -154,7 +170,7 @@ def _range(spec: dict, where: str) -> list[float]:
     if step is not None:
         if "scale" in spec:
             raise InputError(f"{where}.scale: only with num (a step range is linear)")
-        return [start + i * step for i in range(_step_count(start, stop, step))]
+        return [start + i * step for i in range(_step_count(start, stop, step, where))]
     scale = spec.get("scale", "linear")
     if scale == "linear":
         return np.linspace(start, stop, num).tolist()
@@ -185,7 +201,7 @@ def _axis_values(name: str, spec) -> list[float]:
 def _table(document: dict, key: str, source: str) -> dict:
     value = document.get(key, {})
     if not isinstance(value, dict):
-        raise InputError(f"{source}: [{key}] must be a table, got {value!r}")
+        raise InputError(f"[{key}] must be a table, got {value!r}")
     return value
 
 
@@ -204,7 +220,7 @@ def load_space(
     source = os.fspath(path)
     content = read_bytes(source, "space file")
     try:
-        document = tomllib.loads(content.decode("utf-8"))
+        document = tomllib.loads(content.decode("utf-8-sig"))  # a BOM, as CSVs may have
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{source}: malformed TOML ({error})")
     except UnicodeDecodeError as error:

@@ -1063,8 +1063,8 @@ add(
         ["sweep", "s.toml"],
         {"s.toml": AMDAHL_SPACE + "[axes]\ngpus = { start = 1, stop = 1e10, step = 1 }\n"},
         mode="limited",
-        names=("s.toml", "--yes"),
-        what="a range of 10^10 values, no --yes",
+        names=("s.toml", "one axis may hold"),
+        what="a range of 10^10 values, more than one axis may hold",
     ),
     Case(
         f"{K}.num-1e8.sweep",
@@ -1072,8 +1072,8 @@ add(
         ["sweep", "s.toml"],
         {"s.toml": AMDAHL_SPACE + "[axes]\ngpus = { start = 1, stop = 1e8, num = 100000000 }\n"},
         mode="limited",
-        names=("s.toml", "--yes"),
-        what="num = 100000000, no --yes",
+        names=("s.toml", "one axis may hold"),
+        what="num = 100000000, more than one axis may hold",
     ),
     Case(
         f"{K}.huge-top.sweep",

@@ -15,6 +15,7 @@ REASONS: tuple[str, ...] = (
     "pp does not divide layers",
     "global_batch does not split into whole micro-batches per replica",
     "tp does not divide heads (or query groups)",
+    "heads do not divide hidden",
     "pp·interleave does not divide layers",
     "interleaving needs pp > 2 and micro-batches a multiple of pp",
     "ZeRO-2/3 with pp > 1 (DeepSpeed refuses it)",
@@ -48,7 +49,7 @@ def layout_checks(config: Config, kind: str = "hybrid") -> tuple[Bool[ArrayLike,
         raise ValueError(f"unknown kind {kind!r}; valid: {KINDS}")
     layout = (_whole(config.dp), _whole(config.gpus_per_node / config.tp))
     if not kind:
-        return (*layout, True, True, True, True, True, True, True)
+        return (*layout, True, True, True, True, True, True, True, True)
     m, p, v = config.num_microbatches, config.pp, config.interleave
     interleaved = (v <= 1.0) | ((p > 2.0) & _whole(m / p))
     return (
@@ -57,6 +58,7 @@ def layout_checks(config: Config, kind: str = "hybrid") -> tuple[Bool[ArrayLike,
         _whole(config.samples_per_microbatch) & _whole(m),
         ((config.heads <= 0.0) | _whole(config.heads / config.tp))
         & ((config.query_groups <= 0.0) | _whole(config.query_groups / config.tp)),
+        (config.heads <= 0.0) | _whole(config.hidden / jnp.maximum(config.heads, 1.0)),
         _whole(config.layers / (p * v)),
         interleaved,
         (config.zero < 2.0) | (p <= 1.0),
