@@ -130,16 +130,22 @@ def test_mlperf_logs_of_two_benchmarks_or_one_log_twice_are_refused(tmp_path):
     _refused(*_run("fit", twice)[::2], "the same contents as")
 
 
-def test_an_evaluation_out_of_epoch_order_is_refused(tmp_path):
-    # A stale eval record at epoch 5 after epoch 50 made the work to the target 10× less.
-    folder = _logs(tmp_path, "ooo")
+def _edit_last_evaluation(folder: Path, edit, again: bool = False) -> None:
+    """Edit the last ``eval_accuracy`` record of the first log in `folder` (`again`: a
+    copy of it, edited, after it)."""
     path = sorted(folder.iterdir())[0]
     lines = path.read_text().splitlines()
     last = max(i for i, line in enumerate(lines) if '"eval_accuracy"' in line)
     record = json.loads(lines[last].split(":::MLLOG ", 1)[1])
-    record["metadata"]["epoch_num"] = 1
-    lines.insert(last + 1, ":::MLLOG " + json.dumps(record))
+    edit(record)
+    lines[last + 1 if again else last : last + 1] = [":::MLLOG " + json.dumps(record)]
     path.write_text("\n".join(lines) + "\n")
+
+
+def test_an_evaluation_out_of_epoch_order_is_refused(tmp_path):
+    # A stale eval record at epoch 5 after epoch 50 made the work to the target 10× less.
+    folder = _logs(tmp_path, "ooo")
+    _edit_last_evaluation(folder, lambda r: r["metadata"].update(epoch_num=1), again=True)
     _refused(*_run("fit", folder)[::2], "eval_accuracy at epoch_num 1 after one at")
 
 
@@ -185,3 +191,26 @@ def test_a_collective_fit_file_with_an_unknown_choice_is_refused(tmp_path, key, 
     path.write_text(json.dumps(document))
     with pytest.raises(pm.InputError, match="expected one of"):
         pm.load_collective_fit(path)
+
+
+def test_an_evaluation_that_scored_nan_is_refused(tmp_path):
+    folder = _logs(tmp_path, "nan")
+    _edit_last_evaluation(folder, lambda r: r.update(value=float("nan")))  # json writes NaN
+    _refused(*_run("fit", folder)[::2], "eval_accuracy is nan")
+
+
+def test_a_speedup_without_an_interval_says_so_rather_than_0_to_inf(tmp_path):
+    # Four measurements, four free parameters: no interval, which read "0–inf×".
+    collective = tmp_path / "coll.json"
+    assert _run("fit-collective", "--dataset", "nccl_tests_44_2x2080ti", "-o", collective)[0] == 0
+    data = tmp_path / "dp.csv"
+    data.write_text(
+        "gpus,time_s,message_bytes,gpus_per_node\n1,0.100,1e8,2\n2,0.056,1e8,2\n"
+        "4,0.032,1e8,2\n8,0.020,1e8,2\n"
+    )
+    code, out, err = _run("fit", data, "--model", "data_parallel", "--collective-fit", collective)
+    assert code == 0, err
+    assert "no confidence interval: the measurements leave a parameter free" in " ".join(
+        out.split()
+    )
+    assert "0–inf" not in out

@@ -94,7 +94,9 @@ def test_ranking_prefers_counts_past_the_peak(usl_fit):
     assert by_gpus[16].measured and not by_gpus[256].measured
     assert "(a repeat of a measured count)" in by_gpus[16].reason
     reason = by_gpus[256].reason
-    assert reason.startswith("measuring 256 GPUs shrinks the 90% confidence interval on the opt")
+    assert reason.startswith(
+        "measuring 256 GPUs is expected to shrink the 90% confidence interval on the opt"
+    )
     lo, hi = by_gpus[256].interval_after
     assert lo < answer.estimate < hi
 
@@ -231,7 +233,11 @@ def test_cli_next_round_trip(capsys, usl_file, usl_fit):
     out = capsys.readouterr().out
     assert "the optimal GPU count:" in out and "90% confidence interval" in out
     lines = [line for line in out.splitlines() if "measuring" in line]
-    assert lines[0].lstrip().startswith("1. measuring 256 GPUs shrinks the 90% confidence")
+    assert (
+        lines[0]
+        .lstrip()
+        .startswith("1. measuring 256 GPUs is expected to shrink the 90% confidence")
+    )
     assert main(["next", usl_file, "--candidates", "16,64,256", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     expected = pm.next_measurements(usl_fit, [16, 64, 256])

@@ -470,8 +470,9 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
         repeat = " (a repeat of a measured count)" if n in measured else ""
         if now is not None and later is not None:
             reason = (
-                f"measuring {int(n)} GPUs{repeat} shrinks the {level_text(level)} confidence "
-                f"interval on {description} from {_span(picked, now)} to {_span(picked, later)}"
+                f"measuring {int(n)} GPUs{repeat} is expected to shrink the "
+                f"{level_text(level)} confidence interval on {description} from "
+                f"{_span(picked, now)} to {_span(picked, later)}"
             )
         elif not math.isfinite(sd0) and math.isfinite(sd1):
             reason = f"measuring {int(n)} GPUs{repeat} makes {description} determinable"

@@ -1,6 +1,7 @@
 """What `recommend` returns: the count worth buying, the alternatives, and their text."""
 
 import dataclasses
+import math
 
 from .._jsontext import finite_or_null
 from .._levels import level_text
@@ -164,6 +165,8 @@ class Recommendation:
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
             band = f" ({level_text(self.level)} confidence interval {lo:.3g}–{hi:.3g}×)"
+            if math.isinf(hi):  # "0–inf×" said nothing
+                band = " (no confidence interval: the measurements leave a parameter free)"
         # Capped below the search (`beyond_node`, `beyond_checked`), not the search limit.
         at_limit = self.still_speeding_up and self.gpus >= self.searched
         head = "Up to the search limit, buy" if at_limit else "Buy"

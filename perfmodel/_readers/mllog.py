@@ -236,6 +236,10 @@ def read_mllog(
         if epoch is not None and key in ("eval_accuracy", "epoch_start", "epoch_stop"):
             epoch = _number(epoch, "epoch_num", where)  # DLRM logs fractions of an epoch
             if key == "eval_accuracy":
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise InputError(  # a run that reached its target did not score NaN
+                        f"{where}: eval_accuracy is {value}; expected the accuracy reached"
+                    )
                 if last_eval_epoch is not None and epoch < last_eval_epoch[1]:
                     raise InputError(  # a stale record made the work to the target 10× less
                         f"{where}: eval_accuracy at epoch_num {epoch:g} after one at "
