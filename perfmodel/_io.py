@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from ._blend import Blend
+from ._config import WORKLOAD_FIELDS
 from ._data import Benchmarks
 from ._errors import InputError
 from ._files import atomic_write, package_version, read_text
@@ -22,7 +23,7 @@ from ._fitting import (
 from ._jsontext import _finite_or_none, _numbers, strict_loads, StrictJSONError
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
-from ._presets import build, FAMILIES
+from ._presets import build, FAMILIES, hybrid_kind
 from ._schema import check_document, FORMAT, SCHEMA_VERSION
 
 
@@ -163,6 +164,26 @@ def load_fit(path: str | os.PathLike) -> FitResult:
         return _from_dict(document, model, source)
 
 
+def _check_workload_defaults(document: dict, model, data: Benchmarks, source: str) -> None:
+    """A hybrid fit predicts the workload of its run on the most GPUs (`config_defaults`
+    as `perfmodel._fitting` writes them): a file whose defaults lost or changed a shape
+    field of that run (hidden deleted answered 1.5 s for an 18 s run) is refused."""
+    if hybrid_kind(model) != "hybrid":
+        return
+    defaults = document["config_defaults"]
+    largest = int(np.argmax(data.gpus))
+    for name in WORKLOAD_FIELDS["hybrid"]:
+        if name not in data.config:
+            continue
+        run = float(np.asarray(data.config[name])[largest])
+        if name not in defaults or not math.isclose(float(defaults[name]), run, rel_tol=1e-12):
+            got = defaults.get(name, "missing")
+            raise InputError(
+                f"{source}: config_defaults.{name}: expected {run:g}, the run on the most GPUs "
+                f"(data.config.{name}), got {got}"
+            )
+
+
 def _from_dict(document: dict, model, source: str) -> FitResult:
     spec = document["model"]
     values = {name: float(p["value"]) for name, p in document["parameters"].items()}
@@ -192,6 +213,7 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
     covariance = document["raw_covariance"]
     if covariance is not None:
         covariance = [[math.inf if v is None else float(v) for v in row] for row in covariance]
+    _check_workload_defaults(document, model, data, source)
     r2, mape, loss = quality["r2"], quality["mape_percent"], document["loss"]["value"]
     return FitResult(
         model=model,

@@ -102,6 +102,12 @@ def test_values_past_any_run_are_refused_where_runs_and_layouts_are_read(tmp_pat
     _refused(*_run(*argv, "--set", "global_batch=1e300")[::2], "expected at most 1e+18")
     # Heads that do not divide hidden are an invalid layout wherever they come from.
     _refused(*_run(*argv, "--set", "heads=5000")[::2], "heads do not divide hidden")
+    # A fit file whose defaults lost a workload field answered for another model.
+    document = json.loads(fitted.read_text())
+    del document["config_defaults"]["hidden"]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    _refused(*_run(*argv[:1], edited, *argv[2:])[::2], "config_defaults.hidden: expected 12288")
 
 
 def test_explain_refuses_a_factor_that_takes_a_term_to_nothing(tmp_path):
