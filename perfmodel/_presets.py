@@ -173,6 +173,20 @@ def straddles_nodes(data) -> bool:
     return bool(np.any(data.gpus < per_node) and np.any(data.gpus > per_node))
 
 
+# What one GPU's numbers can be (`hybrid`'s options; e_max is a fraction below 1): from
+# far below any accelerator to far above, so that a unit slip (GB/s as B/s) or a typo
+# stops with its name.
+HYBRID_RANGES: dict[str, tuple[float, float, str]] = {
+    "peak_flops": (1e9, 1e18, "FLOP/s"),
+    "d0": (1e-3, 1e9, "elements"),
+    "hbm_bandwidth": (1e8, 1e15, "B/s"),
+    "nvlink_bandwidth": (1e6, 1e14, "B/s"),
+    "nvlink_latency": (1e-9, 1.0, "s"),
+    "network_bandwidth": (1e6, 1e14, "B/s"),
+    "network_latency": (1e-9, 1.0, "s"),
+}
+
+
 def hybrid(
     *,
     gpu: str = "A100-80GB",
@@ -190,7 +204,7 @@ def hybrid(
     Terms ``compute`` (GEMMs under a saturating efficiency and the HBM roofline),
     ``kernels`` (memory-bound kernels, gradient accumulation, optimizer), ``tensor``
     (exposed tensor-parallel collectives on NVLink), ``p2p`` (pipeline sends) and
-    ``allreduce`` (exposed data-parallel reduction or ZeRO-3 gathers, tied embedding);
+    ``allreduce`` (exposed data-parallel reduction or ZeRO-2/3 shards, tied embedding);
     see `perfmodel._terms.hybrid.terms` and docs/layouts.md. The model reads the shape
     (layers, hidden, heads, seq_len, vocab, global_batch), the layout (gpus, tp, pp,
     microbatch_size or microbatches, interleave, zero), the recipe (recompute,
@@ -235,6 +249,9 @@ def hybrid(
     for name, value in given.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise InputError(f"hybrid {name}: expected a positive number, got {value!r}")
+        low, high, unit = HYBRID_RANGES.get(name, (0.0, math.inf, ""))
+        if not low <= value <= high:  # peak_flops = 1e-300 read as "out of memory"
+            raise InputError(f"hybrid {name}: expected {low:g} to {high:g} {unit}, got {value!r}")
     if "e_max" in given and not given["e_max"] < 1.0:
         raise InputError(f"hybrid e_max: expected a fraction below 1, got {given['e_max']!r}")
     v = {**GPUS[gpu], **given}

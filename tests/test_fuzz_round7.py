@@ -65,6 +65,7 @@ def test_an_axis_too_long_to_hold_is_refused_even_with_yes(tmp_path, axis, expec
     _refused(*_run("sweep", space, "--yes")[::2], "axes.tp", "one axis may hold")
 
 
+@pytest.mark.slow  # a hybrid sweep: ~12 s
 def test_sweep_reads_a_bom_and_names_a_misplaced_table_once(tmp_path):
     space = tmp_path / "space.toml"
     space.write_bytes(b"\xef\xbb\xbf" + SPACE.encode())
@@ -83,6 +84,7 @@ def test_distributed_options_without_distributed_are_refused(tmp_path):
     _refused(*_run("sweep", space, "--coordinator", "x:1")[::2], "--coordinator: only with")
 
 
+@pytest.mark.slow  # a hybrid fit and its predictions: ~45 s
 def test_values_past_any_run_are_refused_where_runs_and_layouts_are_read(tmp_path):
     # global_batch = 1e300 failed in an SVD (fit) or was predicted inf s with "ok".
     runs = tmp_path / "runs.csv"
@@ -220,3 +222,14 @@ def test_a_speedup_without_an_interval_says_so_rather_than_0_to_inf(tmp_path):
         out.split()
     )
     assert "0–inf" not in out
+
+
+@pytest.mark.parametrize(
+    "option, value", [("peak_flops", 1e-300), ("network_bandwidth", 400.0), ("nvlink_latency", 5)]
+)
+def test_a_gpu_number_no_accelerator_has_is_refused_naming_it(option, value):
+    # A sweep space with peak_flops = 1e-300 reported every layout "out of memory".
+    import perfmodel as pm
+
+    with pytest.raises(pm.InputError, match=f"hybrid {option}: expected .* to "):
+        pm.hybrid(**{option: value})
