@@ -25,6 +25,7 @@ from .._config import (
     CONFIG_FIELDS,
     FIELD_NAMES,
     LARGEST_VALUE,
+    LAYOUT_FIELDS,
     NONNEGATIVE_FIELDS,
     WHOLE_FIELDS,
 )
@@ -35,7 +36,6 @@ from .._fitting import (
     evaluate_layouts,
     fit,
     FitResult,
-    LAYOUT_FIELDS,
     reference_seconds,
     reference_time,
     reference_with_workload,

@@ -51,11 +51,11 @@ from .common import check_outputs, format_table, message, POSITIVE, print_json, 
 SHOWN = {
     "time": ("samples_per_s", "cost_per_sample", "step_time_s", "memory_gb", "reason"),
     "cost": ("cost_per_sample", "samples_per_s", "step_time_s", "memory_gb", "reason"),
-    "time_to_train": ("time_to_train_s", "cost_to_train", "steps_to_target", "step_time_s"),
-    "cost_to_train": ("cost_to_train", "time_to_train_s", "steps_to_target", "step_time_s"),
+    "time_to_train": ("time_to_train_s", "cost_to_train", "steps_to_target", "step_time_s")
+    + ("memory_gb", "reason"),
+    "cost_to_train": ("cost_to_train", "time_to_train_s", "steps_to_target", "step_time_s")
+    + ("memory_gb", "reason"),
 }
-SHOWN["time_to_train"] += ("memory_gb", "reason")
-SHOWN["cost_to_train"] += ("memory_gb", "reason")
 DEFAULT_INIT_TIMEOUT = 120.0  # seconds for every process to join (--init-timeout)
 RANKED = {"time_to_train": "time to train", "cost_to_train": "cost to train"}
 

@@ -10,6 +10,9 @@ from .._config import Config
 from .._data import Benchmarks
 from .._levels import check_gpu_counts
 from .._model import AbstractScalingModel, ScalingModel
+from .._presets import hybrid_kind
+from .._terms import OUT_OF_MEMORY, REASONS
+from .layout_reference import evaluate_layouts, reference_with_workload, row_workloads
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,8 +150,6 @@ class FitResult:
         asked for on the fewest GPUs), NaN for layouts that are not valid or of another
         workload, and ``status`` says why a layout could not run (`perfmodel.REASONS`).
         """
-        from .._presets import hybrid_kind
-
         if hybrid_kind(self.model):
             return self._predict_layouts(gpus, **overrides)
         with jax.enable_x64(True):
@@ -165,13 +166,8 @@ class FitResult:
         return out
 
     def _predict_layouts(self, gpus, **overrides) -> dict[str, np.ndarray]:
-        from .._terms import OUT_OF_MEMORY, REASONS
-        from .layout_reference import evaluate_layouts, reference_with_workload, row_workloads
-
-        overrides = {k: np.asarray(v, dtype=float) for k, v in overrides.items()}
-        with jax.enable_x64(True):
-            config = self.config(np.asarray(gpus, dtype=float), **overrides)
-        given = {"gpus": np.asarray(config.gpus, dtype=float), **overrides}
+        given = {"gpus": np.asarray(check_gpu_counts(gpus), dtype=float)}
+        given |= {k: np.asarray(v, dtype=float) for k, v in overrides.items()}
         shape = np.broadcast_shapes(*(v.shape for v in given.values()))
         layouts = {k: np.broadcast_to(v, shape).reshape(-1) for k, v in given.items()}
         found = evaluate_layouts(self, layouts)

@@ -1,6 +1,7 @@
 """The entry points: which format a log is in, and logs (files or folders) to runs and to
 `Benchmarks`."""
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -146,7 +147,7 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
-    runs, formats, texts = [], {}, {}
+    runs, formats, seen = [], {}, {}
     for path in log_files(paths):
         text = _read_text(path)
         kind = format or _detect_text(text, path)
@@ -162,9 +163,10 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
                 f"unknown option(s) for {kind} logs: {', '.join(unknown)}; valid: "
                 + ", ".join(sorted(_OPTIONS[kind]))
             )
-        if text in texts:  # a copy under another name counted as a second run
-            raise InputError(f"{path}: the same contents as {texts[text]}; give each log once")
-        texts[text] = path
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        if digest in seen:  # a copy under another name counted as a second run
+            raise InputError(f"{path}: the same contents as {seen[digest]}; give each log once")
+        seen[digest] = path
         if kind == "mllog":
             runs.append(read_mllog(text, path, **options))
             _one_benchmark(runs)

@@ -128,21 +128,24 @@ def data_parallel_time(
 
 
 def zero2_time(
-    config: Config, params: Float[Array, "..."], nvlink: Link, network: Link
+    config: Config,
+    gradients: Float[Array, "..."],
+    params: Float[Array, "..."],
+    nvlink: Link,
+    network: Link,
 ) -> tuple[Float[Array, "..."], Float[Array, "..."]]:
     """Seconds of ZeRO-2's collectives: ``(per micro-batch, per iteration)``.
 
     Each rank keeps only its shard of the gradients, so the gradients are reduce-scattered
     after every micro-batch's backward, not once per iteration (DeepSpeed, issue #2252:
     "gradient reduction is required after every backward because of gradient
-    partitioning"): one reduce-scatter of params·grad_bytes per micro-batch, half a
-    hierarchical all-reduce (`data_parallel_time`); and once per iteration the 2-byte
-    weights are all-gathered after the sharded optimizer step [Rajbhandari et al. 2020
-    §5.2].
+    partitioning"): one reduce-scatter of params·grad_bytes per micro-batch, half the
+    gradients' hierarchical all-reduce `gradients` (`data_parallel_time`, seconds); and
+    once per iteration the 2-byte weights are all-gathered after the sharded optimizer
+    step [Rajbhandari et al. 2020 §5.2].
     """
-    scatter = data_parallel_time(config, params * config.grad_bytes, nvlink, network) / 2.0
     gather = data_parallel_time(config, params * 2.0, nvlink, network) / 2.0
-    return scatter, gather
+    return gradients / 2.0, gather
 
 
 def zero3_time(

@@ -273,7 +273,7 @@ class DataParallelTerm(AbstractCostTerm):
         allreduce = data_parallel_time(config, params * config.grad_bytes, nvlink, network)
         pipeline = schedule_slots(config) * stage_seconds(config, compute, tensor)
         zero3 = zero3_time(config, params, nvlink, network)
-        scatter, gather = zero2_time(config, params, nvlink, network)
+        scatter, gather = zero2_time(config, allreduce, params, nvlink, network)
         zero2 = config.num_microbatches * jnp.maximum(0.0, scatter - window) + gather
         zero3_on = config.zero >= 3.0
         hidden = jnp.where(zero3_on, pipeline, window)
