@@ -24,7 +24,17 @@ from ._jsontext import _finite_or_none, _numbers, strict_loads, StrictJSONError
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
 from ._presets import build, FAMILIES, hybrid_kind
-from ._schema import check_document, FORMAT, SCHEMA_VERSION
+from ._schema import check_document, FORMAT, LARGEST_VARIANCE, SCHEMA_VERSION
+
+
+def _stored_covariance(covariance) -> list | None:
+    """The covariance as saved: an entry larger than `LARGEST_VARIANCE` (a standard
+    deviation past e^1000 in the stored log or logit) is a direction the data do not
+    determine, so it is written as null (infinite), which is what the reader accepts."""
+    if covariance is None:
+        return None
+    values = np.asarray(covariance, dtype=np.float64)
+    return finite_or_null(np.where(np.abs(values) > LARGEST_VARIANCE, np.inf, values))
 
 
 def fit_to_dict(fit: FitResult) -> dict:
@@ -74,9 +84,7 @@ def fit_to_dict(fit: FitResult) -> dict:
             "warnings": list(fit.warnings),
         },
         # null: an infinite (co)variance, a direction the data do not determine.
-        "raw_covariance": None
-        if fit.raw_covariance is None
-        else finite_or_null(np.asarray(fit.raw_covariance, dtype=np.float64)),
+        "raw_covariance": _stored_covariance(fit.raw_covariance),
         "config_defaults": fit.config_defaults,
         "data": {
             "source": data.source,

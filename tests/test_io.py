@@ -88,3 +88,23 @@ def test_top_level_extras_are_kept_readable(usl_fit, tmp_path):
     path = tmp_path / "fit.json"
     pm.save_fit(usl_fit, path, {"my_notes": {"run": 3}})
     assert pm.load_fit(path).family == "usl"
+
+
+def test_an_unbounded_variance_is_saved_as_null(usl_fit, tmp_path):
+    """A fit whose data leave a direction practically free (a log-variance of 2.3e6, as
+    the DLE TF1 BERT DGX-2 seq512 fp32 table gave) was written, then refused by the
+    file's own check: `fit` failed after fitting. Such entries are stored as null."""
+    import dataclasses
+
+    k = len(usl_fit.free)
+    covariance = np.eye(k) * 0.01
+    covariance[0, 0] = 2.3e6
+    covariance[0, 1] = covariance[1, 0] = 3.0
+    fit = dataclasses.replace(usl_fit, raw_covariance=covariance)
+    path = tmp_path / "fit.json"
+    pm.save_fit(fit, path)
+    stored = json.loads(path.read_text())["raw_covariance"]
+    assert stored[0][0] is None and stored[0][1] == 3.0 and stored[1][1] == 0.01
+    loaded = pm.load_fit(path)
+    assert loaded.raw_covariance[0, 0] == np.inf
+    np.testing.assert_allclose(loaded.raw_covariance[1:, 1:], covariance[1:, 1:])
