@@ -207,14 +207,18 @@ def best_efficiency(gpus, time_s, one_gpu) -> float:
 FLOOR_TIE = 1e-12
 
 
-def linear_floor(xp, gpus, one_gpu, efficiency, centre):
+def linear_floor(xp, gpus, one_gpu, efficiency, centre, centre_one):
     """The least seconds per unit of work an interval or a draw may reach at N GPUs, from
-    its own one-GPU time T(1): ``min(T(1)/(N·max(1, E)), û(N))``: perfect scaling, or the
-    best efficiency E measured where that is above 1 (`best_efficiency`), or the curve
-    itself where it is already below that. A speedup of N GPUs stays at most N (N·E):
-    without it a far extrapolation's upper bound reached 162% efficiency at 4096 GPUs
-    from one node's measurements."""
-    return xp.minimum(one_gpu / (gpus * xp.maximum(1.0, efficiency)), centre)
+    its own one-GPU time T(1): ``T(1)/(N·max(1, E, Ê(N)))``: perfect scaling, or the best
+    efficiency E measured where that is above 1 (`best_efficiency`), or the curve's own
+    efficiency at N, ``Ê(N) = û(1)/(N·û(N))`` (`centre_one` = û(1)), where the curve
+    itself is already past both. A speedup of N GPUs stays at most N·max(1, E, Ê(N)):
+    without the floor a far extrapolation's upper bound reached 162% efficiency at 4096
+    GPUs from one node's measurements, and with a floor of ``min(T(1)/(N·max(1, E)),
+    û(N))`` a draw with a slow one-GPU time still reached 194% at 23 GPUs (its own T(1)
+    against the curve's û(N)). The draw with T(1) = û(1) has the floor at or below û."""
+    curve = centre_one / (gpus * centre)
+    return one_gpu / (gpus * xp.maximum(xp.maximum(1.0, efficiency), curve))
 
 
 def past_node(xp, gpus, node):

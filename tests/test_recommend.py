@@ -401,3 +401,44 @@ def test_a_step_larger_than_the_search_is_refused():
     with pytest.raises(pm.InputError, match="multiple_of 5000 exceeds max_gpus= 4096"):
         pm.recommend(fit, multiple_of=5000, level=None)
     assert pm.recommend(fit, multiple_of=4096, level=None).multiple_of == 4096
+
+
+def test_speedup_interval_stays_within_perfect_scaling():
+    """The shipped SPEC SDM91 fit answered "Buy 23 GPUs: speedup 17× (90% confidence
+    interval 6.51–44.7×)": 194% efficiency for data that are not superlinear. A draw
+    whose one-GPU time is slow was floored against the curve's û(N), not its own T(1)."""
+    from pathlib import Path
+
+    from perfmodel._questions.query import evaluator
+
+    fit = pm.load_fit(Path(__file__).parent.parent / "fit" / "usl_specsdm91.json")
+    rec = pm.recommend(fit)
+    assert rec.speedup_interval[1] <= rec.gpus * (1.0 + 1e-9)
+    counts = np.array([1.0, 2.0, 8.0, 23.0, 64.0, 512.0, 4096.0])
+    _, speedups, _, _ = evaluator(fit).ensemble_curves(counts, {}, None, None)
+    centre = fit.predict(counts)["speedup"]
+    allowed = counts * np.maximum(1.0, np.asarray(centre) / counts)
+    assert np.all(speedups <= allowed * (1.0 + 1e-9))
+
+
+def test_returns_end_for_good_not_at_a_dip():
+    """A curve whose marginal speedup dips under the threshold and rises above it again
+    (the default blend between one and two doublings past its data) ended the returns at
+    the dip: "past 14 GPUs one more adds under 0.5× speedup" while 16→32 added 0.52 per
+    GPU. The end is where no larger count adds the threshold per GPU any more."""
+    from perfmodel._questions.query import _first_crossing
+
+    counts = np.arange(1.0, 41.0)
+    marginal = np.where(counts < 15, 0.9, np.where(counts < 17, 0.45, 0.55))
+    marginal = np.where(counts > 32, 0.3, marginal)
+    speedup = np.cumsum(marginal)
+    index, by_marginal = _first_crossing(counts, speedup, marginal, 0.5, None)
+    assert counts[index] == 33 and by_marginal
+    # Concave: the first count under the threshold, as before.
+    concave = 1.0 / (0.02 + 0.98 / counts)
+    slope = 0.98 / (0.02 * counts + 0.98) ** 2
+    index, _ = _first_crossing(counts, concave, slope, 0.5, None)
+    assert index == int(np.argmax(slope < 0.5))
+    # The efficiency floor still ends them where speedup/N first falls under it.
+    index, by_marginal = _first_crossing(counts, concave, slope, 0.01, 0.9)
+    assert not by_marginal and counts[index] == np.flatnonzero(concave / counts < 0.9)[0] + 1

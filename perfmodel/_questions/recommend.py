@@ -503,7 +503,7 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     at = speedups[:, column]
     speedup_band = (float(np.quantile(at, tail)), float(np.quantile(at, 1.0 - tail)))
     gains = step_gains(counts, speedups, marginals, step)
-    index, _ = _first_crossing(speedups / counts, gains, threshold, floor)
+    index, _ = _first_crossing(counts, speedups, gains, threshold, floor)
     picked = np.where(index >= 0, counts[np.maximum(index - 1, 0)], np.inf)
     gpus_band = _count_interval(picked, level)
     knee_band = _count_interval(np.where(index >= 0, counts[index], np.inf), level)

@@ -47,19 +47,22 @@ def calibrated_curves(fit, counts, overrides, zeta):
     base, base_scale = _centre_and_scale(fit, np.ones(1), overrides)
     log_centre, slope = np.log(centre.val), centre.tan / centre.val
     # The floor (`_closed.linear_floor`) from each draw's own one-GPU time T(1):
-    # log F = log T(1) − log N − log max(1, E), slope −1/N; or the curve's, where lower.
+    # log F = log T(1) − log N − log max(1, E, Ê(N)), slope −1/N, or the curve's slope
+    # where the curve's own efficiency Ê(N) = û(1)/(N·û(N)) is the largest.
     fitted_one, _ = _centre_and_scale(fit, np.ones(1), {})  # E: the fit's, not a what-if's
     efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(fitted_one[0]))
     stretch = math.log(max(1.0, efficiency))
     log_base = np.log(base)
+    curve_excess = log_base - np.log(counts) - log_centre  # log Ê(N)
+    curve_binds = curve_excess > stretch
+    stretch_n = np.maximum(stretch, curve_excess)
     zeta = np.asarray(zeta, dtype=np.float64)
     shape = (zeta.size, counts.size)
     times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
     for rows in _chunks(zeta.size, counts.size):
         z = zeta[rows, None]
         log_one = log_base + z * base_scale
-        linear = log_one - np.log(counts) - stretch
-        log_floor = np.minimum(linear, log_centre)
+        log_floor = log_one - np.log(counts) - stretch_n
         log_t = np.multiply(z, scale.val, out=times[rows])
         log_t += log_centre
         held = log_t < log_floor - _closed.FLOOR_TIE
@@ -69,7 +72,7 @@ def calibrated_curves(fit, counts, overrides, zeta):
         np.exp(speedups[rows], out=speedups[rows])
         d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
         d_log_t += slope
-        floor_slope = np.where(linear < log_centre, -1.0 / counts, slope)
+        floor_slope = np.where(curve_binds, slope, -1.0 / counts)
         np.copyto(d_log_t, floor_slope, where=held)
         np.multiply(d_log_t, speedups[rows], out=d_log_t)
         np.negative(d_log_t, out=d_log_t)
@@ -90,7 +93,7 @@ def conformal_band(fit, level: float, point: dict) -> dict:
     one_centre, one_scale = _centre_and_scale(fit, np.ones(1), {})
     efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(one_centre[0]))
     one_gpu = one_centre * np.exp(-q * one_scale)
-    floor = _closed.linear_floor(np, counts, one_gpu, efficiency, centre)
+    floor = _closed.linear_floor(np, counts, one_gpu, efficiency, centre, one_centre)
     lo = np.maximum(centre * np.exp(-half), floor) * per_step
     hi = centre * np.exp(half) * per_step
     return interval_columns(fit.target, point, lo, hi)

@@ -106,8 +106,9 @@ class Calibrated(eqx.Module):
         if self.efficiency is None:
             return drawn
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
-        one_gpu = self.model(base) * jnp.exp(self.zeta * self.scale(base))
-        floor = _closed.linear_floor(jnp, config.gpus, one_gpu, self.efficiency, centre)
+        centre_one = self.model(base)
+        one_gpu = centre_one * jnp.exp(self.zeta * self.scale(base))
+        floor = _closed.linear_floor(jnp, config.gpus, one_gpu, self.efficiency, centre, centre_one)
         # The draw where it is not clearly below the floor (at one GPU they are equal):
         # its own slope there, as the fit file's path takes it (`_closed.FLOOR_TIE`).
         return jnp.where(jnp.log(drawn) >= jnp.log(floor) - _closed.FLOOR_TIE, drawn, floor)
@@ -163,8 +164,8 @@ def conformal_bounds(fit: FitResult, config: Config, level: float):
         q = quantile(level, table(fit))
         half = q * np.asarray(curve.scale(config), dtype=np.float64)
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
-        one_gpu = np.asarray(curve.model(base), dtype=np.float64)
-        one_gpu = one_gpu * np.exp(-q * np.asarray(curve.scale(base), dtype=np.float64))
+        centre_one = np.asarray(curve.model(base), dtype=np.float64)
+        one_gpu = centre_one * np.exp(-q * np.asarray(curve.scale(base), dtype=np.float64))
         gpus = np.asarray(config.gpus, dtype=np.float64)
-    floor = _closed.linear_floor(np, gpus, one_gpu, float(curve.efficiency), centre)
+    floor = _closed.linear_floor(np, gpus, one_gpu, float(curve.efficiency), centre, centre_one)
     return np.maximum(centre * np.exp(-half), floor), centre * np.exp(half)
