@@ -52,6 +52,17 @@ def shipped_csv(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def shipped_file(text: str) -> Path | None:
+    """The shipped file a repository-relative path names (``datasets/usl_specsdm91.csv``,
+    ``datasets/logs/mllog_ssd``, as the docs write them) when run outside a checkout;
+    None for any other path."""
+    parts = Path(text).parts
+    if len(parts) < 2 or parts[0] != "datasets" or ".." in parts:
+        return None
+    path = datasets_dir().joinpath(*parts[1:])
+    return path if path.exists() else None
+
+
 def reason(error: OSError) -> str:
     """The operating system's words for `error` (``Permission denied``)."""
     return error.strerror or str(error)

@@ -421,6 +421,12 @@ def test_fit_takes_a_shipped_datasets_name(capsys, tmp_path, monkeypatch):
     assert json.loads(out.read_text())["data"]["source"].endswith("tf_dgx1_p100_resnet50_real.csv")
     status, printed, err = run(capsys, "fit", "no_such_dataset")
     assert status == 2 and "no_such_dataset: no such file" in err
+    # The docs' repository paths work outside a checkout too (an installed wheel).
+    path = "datasets/tf_dgx1_p100_resnet50_real.csv"
+    status, printed, err = run(capsys, "fit", path, "--model", "amdahl", "-o", str(out))
+    assert status == 0 and printed.startswith("Buy ")
+    status, printed, err = run(capsys, "fit", "datasets/no_such_dataset.csv")
+    assert status == 2 and "datasets/no_such_dataset.csv: no such file" in err
 
 
 @pytest.mark.slow  # 5 s: two fits of batch_linear from the command line

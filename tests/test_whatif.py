@@ -159,6 +159,11 @@ def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
     one = pm.fit_auto(data, models=["amdahl"]).best
     single = pm.compare_fits(one, pm.what_if(one, {"serial.time": "x0.5"}), gpus=[8, 64])
     assert single.note == ""
+    # compute.time reaches every count, but past the data the power laws, which do not
+    # have it, carry half the weight: the change moves only the rest, and it says so.
+    halved = pm.compare_fits(blend, pm.what_if(blend, {"compute.time": "x0.5"}), gpus=[8, 64])
+    assert halved.note.startswith("at 64 GPUs ") and "power_law_flat" in halved.note
+    assert "moves only the rest of the curve" in halved.note
     # The member's name is matched whole: "time" is no parameter of any member.
     with pytest.raises(pm.InputError, match="cannot set 'time'"):
         pm.what_if(blend, {"time": "x0.5"})

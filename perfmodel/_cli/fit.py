@@ -7,7 +7,7 @@ import sys
 from .._data import load_benchmarks
 from .._datasets import dataset_path, list_datasets, load_dataset
 from .._errors import InputError
-from .._files import all_or_nothing, shipped_csv
+from .._files import all_or_nothing, shipped_csv, shipped_file
 from .._fitting import (
     CRITERIA,
     DEFAULT_CRITERION,
@@ -128,7 +128,11 @@ def register(subparsers) -> None:
     p.set_defaults(run=_run_demo)
 
     p = subparsers.add_parser("datasets", help="list the datasets shipped with perfmodel")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list: name, rows, GPU counts, quantity, scaling",
+    )
     p.set_defaults(run=_run_datasets)
 
 
@@ -355,10 +359,14 @@ def _load_csv(args):
 
 
 def shipped_or_path(text: str) -> str:
-    """`text` as given when it names a file or folder (or looks like a path); else the
-    shipped dataset of that name, when there is one (``fit tf_dgx1_p100_resnet50_real``)."""
-    if os.path.exists(text) or os.sep in text or text == "-":
+    """`text` as given when it names a file or folder; else the shipped dataset of that
+    name, when there is one (``fit tf_dgx1_p100_resnet50_real``), or the shipped file a
+    missing ``datasets/…`` path names (the docs' paths, run outside a checkout)."""
+    if os.path.exists(text) or text == "-":
         return text
+    if os.sep in text:  # the docs' `datasets/NAME.csv`, outside a checkout
+        found = shipped_file(text)
+        return text if found is None else str(found)
     shipped = shipped_csv(text)
     return text if shipped is None else str(shipped)
 

@@ -268,9 +268,11 @@ def recommend(
         knee = dataclasses.replace(knee, gpus_interval=knee_band, level=level)
     reason, limiting, share, overhead = _reason(fit, rec, knee, threshold, overrides)
     if beyond_node is not None:
-        reason = _past_node_reason(per_node, beyond_node, still, threshold)
+        holds = _what_holds(knee, threshold, "further node")
+        reason = _past_node_reason(per_node, beyond_node, still, holds)
     if beyond_checked is not None:
-        reason = _past_checked_reason(largest, rec, beyond_checked, still, threshold)
+        holds = _what_holds(knee, threshold, "GPU")
+        reason = _past_checked_reason(largest, rec, beyond_checked, still, holds)
     chosen = {} if objective == "time" else {"deadline_s": deadline_s}
     fastest = optimal_gpus(
         fit, objective=objective, price_per_gpu_hour=price_per_gpu_hour, **chosen, **shared
@@ -298,6 +300,8 @@ def recommend(
             )
         )
     assumptions = {"max_gpus": max_gpus, "multiple_of": step, "threshold": threshold}
+    if efficiency_floor is not None:
+        assumptions["efficiency_floor"] = efficiency_floor
     if batch is not None and max_gpus == batch:
         assumptions["max_gpus_is_global_batch"] = True
     if price_per_gpu_hour is not None:
@@ -346,23 +350,31 @@ def recommend(
     )
 
 
-def _past_node_reason(node: int, beyond: int, still: bool, threshold: float) -> str:
+def _what_holds(knee, threshold: float, per: str) -> str:
+    """What the model says holds up to its count: the criterion that ended the returns
+    (`--efficiency-floor` or `--threshold`), not always the threshold."""
+    if knee.gpus is not None and knee.criterion.startswith("efficiency"):
+        return f"efficiency stays at {knee.criterion.split('< ')[1]} or more"
+    return f"each {per} adds at least {threshold:g}× speedup" + (" per GPU" if per != "GPU" else "")
+
+
+def _past_node_reason(node: int, beyond: int, still: bool, holds: str) -> str:
     """Why the answer stops at one node that every measurement fits in."""
     end = ", the end of the search" if still else ""
     return (
         f"every measurement fits in one node, and past it the network between nodes was "
-        f"never measured: the model's guess is that each further node adds at least "
-        f"{threshold:g}× speedup per GPU up to {beyond} GPUs{end}, but from one node to two "
+        f"never measured: the model's guess is that {holds} up to {beyond} GPUs{end}, but "
+        f"from one node to two "
         f"and four every method missed published tables by 8–17%; measure 2 nodes "
         f"({2 * node} GPUs) before buying more"
     )
 
 
-def _past_checked_reason(largest: int, rec: int, beyond: int, still: bool, threshold) -> str:
+def _past_checked_reason(largest: int, rec: int, beyond: int, still: bool, holds: str) -> str:
     """Why the answer stops at `CHECKED_AHEAD` × the largest count measured."""
     end = "the end of the search, " if still else ""
     return (
-        f"the model's guess is that each GPU adds at least {threshold:g}× speedup up to "
+        f"the model's guess is that {holds} up to "
         f"{beyond} GPUs ({end}{beyond / largest:.3g}× the {largest} measured), but its "
         f"forecasts were checked against published tables only up to {CHECKED_AHEAD:g}× the "
         f"largest count measured; measure {rec} GPUs before buying more"

@@ -301,7 +301,7 @@ def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
     reached = sum(w for n, w in weights.items() if n in members)
     missed = np.asarray(reached) <= 0.0
     if not missed.any():
-        return ""
+        return _partly_reached(counts, weights, members)
     where = _ranges(counts, missed)
     there = sorted({n for n, w in weights.items() if np.any(w[missed] > 0)})
     verb = "has" if len(members) == 1 else "have"
@@ -310,6 +310,29 @@ def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
         f"parameters ({_listed(sorted(members))} {verb} them): the parameter change "
         "does not reach there; to follow one law everywhere, refit that family (perfmodel "
         "fit CSV --model NAME)"
+    )
+
+
+PARTLY = 0.05  # unchanged members' weight from which the comparison says so
+
+
+def _partly_reached(counts: np.ndarray, weights: dict, members: set) -> str:
+    """The note where members without the changed parameters carry part of the weight
+    (the power laws past the data): the change moves only the rest of the curve there."""
+    others = {n: w for n, w in weights.items() if n not in members}
+    if not others:
+        return ""
+    share = np.asarray(sum(others.values()), dtype=float) * np.ones(len(counts))
+    if share.max() < PARTLY:
+        return ""
+    i = int(np.argmax(share))
+    there = sorted(n for n, w in others.items() if np.ravel(w * np.ones(len(counts)))[i] > 0)
+    verb = "has" if len(members) == 1 else "have"
+    return (
+        f"at {int(counts[i])} GPUs {share[i]:.0%} of the blend's weight is on "
+        f"{_listed(there)}, without the changed parameters ({_listed(sorted(members))} "
+        f"{verb} them): the change moves only the rest of the curve there (a power law's "
+        "coefficient is power.time; docs/questions.md)"
     )
 
 
