@@ -584,3 +584,40 @@ def test_misplaced_options_are_named_as_such(capsys, tmp_path, fit_file):
     same = str(tmp_path / "same.md")
     status, out, err = run(capsys, "fit", str(csv), "-o", same, "--report", same)
     assert status == 2 and "-o and --report name the same file" in err
+
+
+def test_predict_past_a_measured_peak_says_the_rise_is_not_measured(capsys, tmp_path):
+    """Throughput that peaks at 4 GPUs and falls at 8 was forecast to rise again at 32
+    and 64 (the default blend's far families), and `predict` said nothing about it."""
+    csv = tmp_path / "retro.csv"
+    csv.write_text("gpus,throughput\n1,400\n2,700\n4,1000\n8,900\n")
+    out = tmp_path / "fit.json"
+    status, _, _ = run(capsys, "fit", str(csv), "--model", "usl", "-o", str(out))
+    assert status == 0
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "4,64")
+    assert status == 0
+    assert "note: the measurements are fastest at 4 GPUs and 10% slower at 8" in printed
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "2,8")
+    assert status == 0 and "fastest at" not in printed
+    status, _, err = run(capsys, "predict", str(csv), "--gpus", "4")
+    assert status == 2 and f"fit it first: perfmodel fit {csv} -o fit.json" in err
+
+
+def test_predict_says_when_the_model_misses_the_measured_one_gpu_time(capsys, tmp_path):
+    """Speedups are the curve's, against its own one-GPU time; when that is more than 2%
+    from the one measured the header says so (5.85× measured at 8 GPUs read 5.66×)."""
+    csv = tmp_path / "strong.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.171\n")
+    out = tmp_path / "fit.json"
+    status, _, _ = run(capsys, "fit", str(csv), "--model", "amdahl", "-o", str(out))
+    assert status == 0
+    document = json.loads(out.read_text())
+    document["parameters"]["compute.time"]["value"] *= 0.9  # 1 GPU ~9% fast
+    out.write_text(json.dumps(document))
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8")
+    assert status == 0 and "speedup vs the model's 1 GPU, " in printed
+    assert "faster than the one measured" in " ".join(printed.split())
+    csv.write_text("gpus,time_s\n2,0.53\n4,0.29\n8,0.171\n")
+    status, _, _ = run(capsys, "fit", str(csv), "--model", "amdahl", "-o", str(out))
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8")
+    assert status == 0 and "speedup vs the model's 1 GPU," in printed.replace("\n", " ")

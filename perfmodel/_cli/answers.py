@@ -9,10 +9,12 @@ imports JAX only when given a `FitResult`, so both print the same from the same 
 import dataclasses
 import math
 
+import numpy as np
+
 from .. import _closed
 from .._errors import FitError, InputError
 from .._levels import level_text, METHODS
-from .._questions import MAX_GPUS, optimal_gpus, recommend, Recommendation
+from .._questions import MAX_GPUS, measured_peak, optimal_gpus, recommend, Recommendation
 from .._saved import SavedFit
 from .._text import wrap
 from .._units import work_name
@@ -185,6 +187,24 @@ def refuse_global_batch(args, result) -> None:
     raise InputError(f"--global-batch is for time-to-train fits; this {result.family} fit {then}")
 
 
+ONE_GPU_GAP = 0.02  # the model's one-GPU time this far from the measured one is said
+
+
+def speedup_reference(result) -> str:
+    """What the speedups are against: the model's one-GPU time, and how far it is from
+    the one measured when that is more than `ONE_GPU_GAP` (a measured 5.85× at 8 GPUs
+    read 5.66× against a model 3.6% fast at one GPU, with nothing to say so)."""
+    measured = result.data.time_s[result.data.gpus == 1]
+    if measured.size == 0:
+        return "speedup vs the model's 1 GPU"
+    model = float(result.predict([1])["time_s"][0])
+    gap = model / float(np.median(measured)) - 1.0
+    if abs(gap) <= ONE_GPU_GAP:
+        return "speedup vs 1 GPU"
+    side = "faster" if gap < 0 else "slower"
+    return f"speedup vs the model's 1 GPU, {abs(gap):.1%} {side} than the one measured"
+
+
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
     if args.interval is None and (args.method is not None or args.kind != "prediction"):
@@ -202,7 +222,7 @@ def print_predictions(args, result) -> int:
     print(
         wrap(
             f"{result.label} fit of {result.data.source} (time_s in {unit}, "
-            f"speedup vs 1 GPU, {result.precision})"
+            f"{speedup_reference(result)}, {result.precision})"
         )
     )
     if args.interval is not None:
@@ -224,6 +244,16 @@ def print_predictions(args, result) -> int:
             wrap(
                 f"note: {counts} GPUs exceed the fixed global batch of {batch} measured: a GPU "
                 "would get less than one sample, which no run can do (the model's curve goes on)",
+                common.TABLE_WIDTH,
+            )
+        )
+    peak, largest = measured_peak(result), int(max(result.data.gpus))
+    if peak is not None and max(gpus) > largest:
+        print(
+            wrap(
+                f"note: the measurements are fastest at {peak[0]} GPUs and {peak[1]:.0%} slower "
+                f"at {largest}; past {largest} GPUs the curve is the fitted families' "
+                "extrapolation, which may speed up again where nothing measured does",
                 common.TABLE_WIDTH,
             )
         )

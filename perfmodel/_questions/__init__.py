@@ -17,6 +17,7 @@ from .query import MAX_GPUS as MAX_GPUS
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
 from .query import refuse_layout_fit as refuse_layout_fit
+from .recommend import measured_peak as measured_peak
 from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommendation import Alternative as Alternative
