@@ -22,6 +22,7 @@ from .covariance import gauss_newton_inverse as gauss_newton_inverse
 from .covariance import laplace_covariance as laplace_covariance
 from .covariance import unconstrained as unconstrained
 from .describe import meanings as meanings
+from .describe import time_basis as time_basis
 from .describe import undetermined as undetermined
 from .exact import fit_at as fit_at
 from .groups import reduce_batch as reduce_batch

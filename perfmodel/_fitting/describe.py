@@ -35,12 +35,25 @@ def undetermined(fit) -> tuple[str, ...]:
     return tuple(out)
 
 
+def time_basis(fit) -> str:
+    """What the model's seconds are per: ``"per step"`` as measured, ``"per image"`` of a
+    throughput (seconds per unit of work, 1/throughput), ``"per GPU batch"`` of step
+    times with a fixed per-GPU batch (the step divided by N). A serial time of 4.85 ms
+    "per step" was N × 4.85 ms in a step at N GPUs."""
+    if fit.target == "throughput":
+        name = (fit.data.unit or "work/s").split("/")[0]
+        name = "unit of work" if name == "work" else name.removesuffix("s")
+        return f"per {name}"
+    return "per GPU batch" if fit.data.per_gpu else "per step"
+
+
 def meanings(fit) -> dict[str, str]:
     """What each parameter is, as its spec says; a blend's power-law coefficient ``c``
     says its exponent e too, fitted with it but an option rather than a parameter, and
     e's standard error from the member's own fit (`member_errors.power_exponents`)."""
     specs = fit.model.parameter_specs()
-    out = {name: spec.description for name, spec in specs.items()}
+    per = time_basis(fit)
+    out = {name: spec.description.replace(" per step", f" {per}") for name, spec in specs.items()}
     if getattr(fit.model, "family", "") != "blend":
         return out
     for member, (exponent, error) in power_exponents(fit.model, fit.data).items():

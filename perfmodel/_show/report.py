@@ -17,7 +17,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
-from .._fitting import FitResult, meanings, Selection, undetermined
+from .._fitting import FitResult, meanings, Selection, time_basis, undetermined
 from .._levels import level_text
 from .._questions import peak_note
 from .._text import counted
@@ -330,8 +330,14 @@ def _sections(fit: FitResult, c: Curves, compared, level: float, training=None) 
                 "Each run at its own GPU count and global batch; error = model / measured − 1.",
             ),
         ]
-    note = "Values in SI units; times are per step"
-    note += " (per unit of work: 1/throughput)." if fit.target == "throughput" else "."
+    basis = time_basis(fit)
+    note = f"Values in SI units; times are {basis}"
+    if fit.target == "throughput":
+        note += " (seconds per unit of work: 1/throughput)."
+    elif basis == "per GPU batch":
+        note += " (a step at N GPUs is N of them: the per-GPU batch is fixed)."
+    else:
+        note += "."
     if fit.family == "blend":
         note += (
             " Each member family is fitted alone: a coefficient's interval is its member's"
