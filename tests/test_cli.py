@@ -621,3 +621,15 @@ def test_predict_says_when_the_model_misses_the_measured_one_gpu_time(capsys, tm
     status, _, _ = run(capsys, "fit", str(csv), "--model", "amdahl", "-o", str(out))
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8")
     assert status == 0 and "speedup vs the model's 1 GPU," in printed.replace("\n", " ")
+
+
+def test_the_blends_zeroed_terms_are_one_warning():
+    from perfmodel._cli.fit import collapsed_warnings, ZEROED
+
+    warnings = ("anchored: …", f"a.x{ZEROED}", f"b.y{ZEROED}")
+    assert collapsed_warnings(warnings) == [
+        "anchored: …",
+        "not identifiable, their families' exact fits set them to 0 (the data show no such "
+        "term): a.x, b.y",
+    ]
+    assert collapsed_warnings(warnings[:2]) == list(warnings[:2])

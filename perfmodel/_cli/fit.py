@@ -315,8 +315,26 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
         print()
         print(selection.table(common.TABLE_WIDTH))
     warn_not_converged(result.converged, result.message, options="--bound or --fix")
-    for warning in result.warnings:
+    for warning in collapsed_warnings(result.warnings):
         print(f"warning: {warning}", file=sys.stderr)
+
+
+ZEROED = " is not identifiable: its family's exact fit set it to 0 (the data show no such term)"
+
+
+def collapsed_warnings(warnings) -> list[str]:
+    """The fit's warnings with the blend's "set to 0" ones in one line: a default fit
+    printed one line per member term its data do not show (three or four on most
+    tables), each repeating the same words."""
+    zeroed = [w.removesuffix(ZEROED) for w in warnings if w.endswith(ZEROED)]
+    rest = [w for w in warnings if not w.endswith(ZEROED)]
+    if len(zeroed) > 1:
+        return [
+            *rest,
+            f"not identifiable, their families' exact fits set them to 0 (the "
+            f"data show no such term): {', '.join(zeroed)}",
+        ]
+    return list(warnings)
 
 
 # `fit`'s options for training logs, which a benchmark CSV gives as columns instead.
