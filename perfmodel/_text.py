@@ -45,8 +45,14 @@ def _header_lines(name: str, width: int) -> list[str]:
     # Headers wrap at spaces and underscores when their column is narrower than them.
     if len(name) <= width:
         return [name]
-    words = name.replace("_", "_ ").split()
-    return textwrap.wrap(" ".join(words), width, break_long_words=False) or [""]
+    marker = "\x00"  # a break after an underscore that is not a space of the name
+    words = name.replace("_", "_" + marker).replace(" ", " " + marker).split(marker)
+    lines = [""]
+    for word in words:
+        if lines[-1] and len((lines[-1] + word).rstrip()) > width:
+            lines.append("")
+        lines[-1] += word
+    return [line.rstrip() for line in lines if line.strip()] or [""]
 
 
 def format_table(
@@ -101,7 +107,9 @@ def format_table(
             kept -= 1
     lines = _render(columns[:kept], widths[:kept], [r[:kept] for r in body], text[:kept])
     if kept < len(columns):
-        rest = f"({len(columns) - kept} more columns: {', '.join(columns[kept:])}; --wide)"
+        hidden = len(columns) - kept
+        plural = "s" if hidden != 1 else ""
+        rest = f"({hidden} more column{plural}: {', '.join(columns[kept:])}; --wide)"
         lines += textwrap.wrap(rest, limit)
     return "\n".join(lines)
 

@@ -592,11 +592,15 @@ def test_predict_past_a_measured_peak_says_the_rise_is_not_measured(capsys, tmp_
     csv = tmp_path / "retro.csv"
     csv.write_text("gpus,throughput\n1,400\n2,700\n4,1000\n8,900\n")
     out = tmp_path / "fit.json"
-    status, _, _ = run(capsys, "fit", str(csv), "--model", "usl", "-o", str(out))
+    status, _, _ = run(capsys, "fit", str(csv), "--model", "amdahl", "-o", str(out))
     assert status == 0
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "4,64")
     assert status == 0
     assert "note: the measurements are fastest at 4 GPUs and 10% slower at 8" in printed
+    # A curve that falls past the data (USL's) rises nowhere: nothing to say.
+    status, _, _ = run(capsys, "fit", str(csv), "--model", "usl", "-o", str(out))
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "4,64")
+    assert status == 0 and "fastest at" not in printed
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "2,8")
     assert status == 0 and "fastest at" not in printed
     status, _, err = run(capsys, "predict", str(csv), "--gpus", "4")
@@ -633,3 +637,23 @@ def test_the_blends_zeroed_terms_are_one_warning():
         "term): a.x, b.y",
     ]
     assert collapsed_warnings(warnings[:2]) == list(warnings[:2])
+
+
+def test_predict_gives_the_speedups_confidence_interval(capsys, tmp_path):
+    """A user choosing between 16, 32 and 64 GPUs had the speedup's interval only at the
+    count `optimal` picked. `predict --interval` gives it at every count asked."""
+    out = tmp_path / "fit.json"
+    status, _, _ = run(capsys, "fit", "tf_dgx1_p100_resnet50_real", "-o", str(out))
+    assert status == 0
+    status, printed, _ = run(
+        capsys, "predict", str(out), "--gpus", "8,16,64", "--interval", "0.9", "--json"
+    )
+    rows = json.loads(printed)
+    for row in rows:
+        assert row["speedup_lo"] <= row["speedup"] <= row["speedup_hi"] <= row["gpus"] * 1.0001
+    assert (
+        rows[-1]["speedup_hi"] - rows[-1]["speedup_lo"]
+        > rows[0]["speedup_hi"] - rows[0]["speedup_lo"]
+    )
+    status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8,64", "--interval", "0.9")
+    assert "CI\n" in printed and "7.38–7.5" in printed

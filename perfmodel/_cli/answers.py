@@ -108,6 +108,24 @@ def _band(result, gpus, interval: float, method: str | None, kind: str) -> dict:
     return predict_interval(result, gpus, interval, method, kind=kind, ensemble=draws)
 
 
+def speedup_band(result, gpus, interval: float, method: str | None):
+    """``(lo, hi)`` arrays: the `interval` confidence interval of the curve's speedup at
+    `gpus`, over the same draws as `optimal`'s (each draw against its own one-GPU time,
+    within perfect scaling); None when no draws can be made. `optimal` gave one at its own
+    count only, and `predict --kind confidence` is not offered for the default blend."""
+    draws = draws_for(result, method)
+    if draws is None:
+        return None
+    from .._questions.query import evaluator
+
+    counts = np.asarray(gpus, dtype=np.float64)
+    _, speedups, _, undetermined = evaluator(result).ensemble_curves(counts, {}, method, draws)
+    if undetermined:
+        return np.zeros(counts.size), np.full(counts.size, math.inf)
+    tail = (1.0 - interval) / 2.0
+    return np.quantile(speedups, tail, axis=0), np.quantile(speedups, 1.0 - tail, axis=0)
+
+
 def draws_for(result, method: str | None = None):
     """The fit's shared draws (`perfmodel._cli.draws.draws_or_none`), or None when none
     can be drawn (answers then come without intervals)."""
@@ -131,9 +149,10 @@ def prediction_rows(
     """Rows of `predict`; with `interval`, ``_lo``/``_hi`` bounds of that `kind`
     (``"prediction"``: a new measurement; ``"confidence"``: the curve) named per row."""
     predicted = result.predict(gpus)
-    band = None
+    band = speedups = None
     if interval is not None:
         band = _band(result, gpus, interval, method, kind)
+        speedups = speedup_band(result, gpus, interval, method)
     rows = []
     for i, n in enumerate(gpus):
         row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
@@ -146,6 +165,8 @@ def prediction_rows(
                 row["throughput_lo"] = _bound(band["throughput_lo"][i])
                 row["throughput_hi"] = _bound(band["throughput_hi"][i])
         row["speedup"] = float(predicted["speedup"][i])
+        if speedups is not None:
+            row["speedup_lo"], row["speedup_hi"] = (_bound(v[i]) for v in speedups)
         row["efficiency"] = float(predicted["efficiency"][i])
         if band is not None:
             row["interval"] = f"{level_text(interval)} {kind}"
@@ -205,6 +226,22 @@ def speedup_reference(result) -> str:
     return f"speedup vs the model's 1 GPU, {abs(gap):.1%} {side} than the one measured"
 
 
+def _text_row(row: dict) -> dict:
+    """A row of `predict`'s table: the interval's name is said above it, and the
+    speedup's interval is one column (``7.38–7.5``), so that 80 columns keep efficiency."""
+    out = {}
+    for key, value in row.items():
+        if key in ("interval", "speedup_hi"):
+            continue
+        if key == "speedup_lo":
+            hi = row["speedup_hi"]
+            lo = "" if value is None else f"{value:.3g}"
+            out["speedup CI"] = f"{lo}–{'inf' if hi is None else f'{hi:.3g}'}"
+            continue
+        out[key] = value
+    return out
+
+
 def print_predictions(args, result) -> int:
     """`perfmodel predict` of `result` at ``--gpus``: a table, or ``--json`` rows."""
     if args.interval is None and (args.method is not None or args.kind != "prediction"):
@@ -233,8 +270,7 @@ def print_predictions(args, result) -> int:
         meaning = meaning.format(node=past) if method == "conformal" else meaning
         text = f"_lo/_hi: {level_text(args.interval)} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
-        for row in rows:
-            del row["interval"]
+        rows = [_text_row(row) for row in rows]
     print(format_table(rows))
     batch = _closed.fixed_global_batch(result.data.config.get("global_batch"))
     past = [n for n in gpus if batch is not None and n > batch]
@@ -248,12 +284,13 @@ def print_predictions(args, result) -> int:
             )
         )
     peak, largest = measured_peak(result), int(max(result.data.gpus))
-    if peak is not None and max(gpus) > largest:
+    beyond = [row["speedup"] for row in rows if row["gpus"] > largest]
+    if peak is not None and beyond and max(beyond) > result.predict([largest])["speedup"][0]:
         print(
             wrap(
                 f"note: the measurements are fastest at {peak[0]} GPUs and {peak[1]:.0%} slower "
-                f"at {largest}; past {largest} GPUs the curve is the fitted families' "
-                "extrapolation, which may speed up again where nothing measured does",
+                f"at {largest}; the rise past {largest} GPUs is the fitted families' "
+                "extrapolation, not measured",
                 common.TABLE_WIDTH,
             )
         )

@@ -95,7 +95,7 @@ def register(subparsers) -> None:
     p.add_argument("--gpus", help="comma-separated GPU counts, e.g. 1,8,64")
     add_layout_options(p)
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    add_interval_options(p, "adds time_s_lo/time_s_hi (throughput_lo/_hi) per row")
+    add_interval_options(p, "adds time_s_lo/_hi (throughput_lo/_hi) and speedup_lo/_hi per row")
     p.add_argument(
         "--kind",
         default="prediction",
