@@ -358,12 +358,14 @@ class DefaultFit:
     def log_floor(self, m, centre, one_gpu) -> np.ndarray:
         """log of the least u an interval may reach at `m`: perfect scaling from the
         lower bound of u at one GPU (`one_gpu`, a log), or from the best efficiency
-        measured against the curve's one-GPU time where that is above 1, or the curve
-        itself (`centre`) where it is below that."""
+        measured against the curve's one-GPU time where that is above 1, or from the
+        curve's own efficiency at `m` (û(1)/(m·û(m))) where that is higher still."""
         work = np.min(self.train_gpus * np.exp(self.train_log_u)) * self.scale
-        efficiency = max(1.0, float(np.exp(self.log_u(np.ones(1))[0])) / work)
-        linear = one_gpu - np.log(np.asarray(m, float)) - math.log(efficiency)
-        return np.minimum(linear, centre)
+        centre_one = float(self.log_u(np.ones(1))[0])
+        efficiency = max(1.0, float(np.exp(centre_one)) / work)
+        log_m = np.log(np.asarray(m, float))
+        stretch = np.maximum(math.log(efficiency), centre_one - log_m - centre)
+        return one_gpu - log_m - stretch
 
     def training_metrics(self) -> dict:
         """R² and MAPE (%) of the fit on its own measurements, on the measured quantity."""
