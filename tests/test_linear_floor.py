@@ -28,11 +28,17 @@ def _efficiency(fit) -> float:
 def test_floor_closed_form():
     one, centre = np.array([2.0, 2.0, 2.0]), np.array([1.5, 0.5, 0.2])
     gpus = np.array([2.0, 4.0, 16.0])
-    # min(T(1)/(N·max(1, E)), û): 2/2·… = 1, 0.5 (the curve, already at linear), 0.125
-    np.testing.assert_allclose(_closed.linear_floor(np, gpus, one, 0.9, centre), [1.0, 0.5, 0.125])
+    # T(1)/(N·max(1, E, Ê(N))), Ê = û(1)/(N·û) = 2/3, 1, 0.625 here: 1, 0.5, 0.125
+    floor = _closed.linear_floor(np, gpus, one, 0.9, centre, 2.0)
+    np.testing.assert_allclose(floor, [1.0, 0.5, 0.125])
     np.testing.assert_allclose(
-        _closed.linear_floor(np, gpus, one, 1.25, centre), [0.8, 0.4, 0.1]
+        _closed.linear_floor(np, gpus, one, 1.25, centre, 2.0), [0.8, 0.4, 0.1]
     )  # superlinear data: the best efficiency measured, 1.25, is allowed
+    # A curve past perfect scaling (û(1) = 4, û(4) = 0.8: Ê = 1.25) allows its own
+    # efficiency, no more: a draw with a slow T(1) = 6 stops at 6/(4·1.25) = 1.2, not at
+    # the curve's 0.8 (a speedup of 7.5 on 4 GPUs).
+    slow = _closed.linear_floor(np, np.array([4.0]), 6.0, 1.0, np.array([0.8]), 4.0)
+    np.testing.assert_allclose(slow, [1.2])
     assert _closed.best_efficiency([1, 2, 4], [1.0, 0.5, 0.2], 1.0) == pytest.approx(1.25)
 
 

@@ -14,7 +14,14 @@ import numpy as np
 from .. import _closed
 from .._errors import FitError, InputError
 from .._levels import level_text, METHODS
-from .._questions import MAX_GPUS, measured_peak, optimal_gpus, recommend, Recommendation
+from .._questions import (
+    evaluator,
+    MAX_GPUS,
+    measured_peak,
+    optimal_gpus,
+    recommend,
+    Recommendation,
+)
 from .._saved import SavedFit
 from .._text import wrap
 from .._units import work_name
@@ -116,8 +123,6 @@ def speedup_band(result, gpus, interval: float, method: str | None):
     draws = draws_for(result, method)
     if draws is None:
         return None
-    from .._questions.query import evaluator
-
     counts = np.asarray(gpus, dtype=np.float64)
     _, speedups, _, undetermined = evaluator(result).ensemble_curves(counts, {}, method, draws)
     if undetermined:

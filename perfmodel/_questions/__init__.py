@@ -13,6 +13,7 @@ from .query import check_count as check_count
 from .query import count_interval_text as count_interval_text
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
+from .query import evaluator as evaluator
 from .query import MAX_GPUS as MAX_GPUS
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
