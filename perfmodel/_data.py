@@ -27,6 +27,7 @@ from ._files import read_bytes
 from ._levels import LARGEST_COUNT
 from ._text import brief
 from ._units import (
+    names_a_time,
     throughput_seconds,
     throughput_unit_of,
     time_unit_of,
@@ -239,6 +240,12 @@ def load_benchmarks(
         throughput_unit = _shipped_unit(path)
     throughput_unit, named_unit = throughput_unit_of(throughput_column, throughput_unit, source)
     if throughput_column is not None:
+        if names_a_time(throughput_column):
+            # `time_s` fitted as a throughput answered "buy 1 GPU" (times fall, work/s).
+            raise InputError(
+                f"{source}: column {throughput_column!r} is a time by its name, not a "
+                "throughput; give it with {arg:time_column}"
+            )
         role(throughput_column, "throughput_column", THROUGHPUT_COLUMN)
     if renames:
         frame = frame.drop(columns=[c for c in renames.values() if c in frame.columns])
@@ -414,17 +421,21 @@ def _select_series(frame: pd.DataFrame, series: str | None, source: str) -> pd.D
         if series is not None:
             raise InputError(f"{source}: {{arg:series}} given but the file has no 'series' column")
         return frame
-    names = list(dict.fromkeys(frame[SERIES_COLUMN]))
+    # Stripped as every other cell: " a " and "a" were two series, and --series a
+    # silently dropped the rows written " a ".
+    labels = frame[SERIES_COLUMN].astype(str).str.strip()
+    names = list(dict.fromkeys(labels))
+    series = None if series is None else series.strip()
     if series is None:
         if len(names) == 1:
             return frame
         raise InputError(
             f"{source}: {len(names)} series in column 'series'; pick one with {{arg:series}}: "
-            + ", ".join(names)
+            + ", ".join(map(repr, names))
         )
     if series not in names:
-        raise InputError(f"{source}: no series {series!r}; found: " + ", ".join(names))
-    keep = (frame[SERIES_COLUMN] == series).to_numpy()
+        raise InputError(f"{source}: no series {series!r}; found: " + ", ".join(map(repr, names)))
+    keep = (labels == series).to_numpy()
     lines = frame.attrs.get("lines")
     frame = frame[keep]
     if lines is not None:
@@ -569,6 +580,7 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         for name in CONFIG_FIELDS
         if name != "gpus" and name in frame.columns
     }
+    _check_samples_per_gpu(frame, gpus, config, source)
     if measured == THROUGHPUT_COLUMN:
         time_s, target = 1.0 / values, "throughput"
     else:
@@ -585,6 +597,26 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         lines=_lines(frame),
         scaling=stated_scaling(gpus, config.get("global_batch"), per_gpu_batch),
     )
+
+
+def _check_samples_per_gpu(frame, gpus, config: dict, source: str) -> None:
+    """Refuse a data-parallel row with more GPUs than samples in its global batch: each
+    data-parallel GPU needs one. Such a row was fitted, then the search for the count to
+    buy stopped at the batch, below the counts measured ("buy 8 GPUs" from a CSV that
+    measured 16). Rows with tensor or pipeline parallelism split the model, not the
+    batch, across GPUs, so they are left to the layout's own checks."""
+    batch = config.get("global_batch")
+    if batch is None or "tp" in config or "pp" in config:
+        return
+    over = np.flatnonzero(gpus > batch)
+    if over.size:
+        i = int(over[0])
+        given = frame.attrs.get("given_names", {}).get("gpus", "gpus")
+        raise InputError(
+            f"{source} row {i + 1} (line {_lines(frame)[i]}), column {given!r}: {gpus[i]:g} "
+            f"GPUs with a global batch of {batch[i]:g}: fewer than one sample per GPU; "
+            "expected at most as many data-parallel GPUs as samples in the batch"
+        )
 
 
 def stated_scaling(gpus, global_batch=None, batch_per_gpu=None) -> str | None:

@@ -11,9 +11,12 @@ TIME_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
 # units perfmodel does not read map to None, so that they are refused, not misread.
 _UNIT_WORDS = {
     **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "s"),
-    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), "ms"),
-    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), "us"),
-    **dict.fromkeys(("ns", "nsec", "nanosecond", "nanoseconds", "min", "mins", "minutes"), None),
+    **dict.fromkeys(("ms", "msec", "msecs", "millis", "millisecond", "milliseconds"), "ms"),
+    **dict.fromkeys(
+        ("us", "µs", "μs", "usec", "usecs", "micros", "microsecond", "microseconds"), "us"
+    ),
+    **dict.fromkeys(("ns", "nsec", "nanos", "nanosecond", "nanoseconds"), None),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), None),
     **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), None),
 }
 NO_UNIT = object()  # a name that states no unit
@@ -31,13 +34,31 @@ _PER_DEVICE = re.compile(r"(?:per[_ ]?|/)(?:gpu|device|rank|accelerator)s?(?![a-
 
 
 def unit_of_column(name: str):
-    """The time unit a column's name ends in: ``"ms"`` for ``Time_ms`` or ``time (ms)``,
-    None for a unit perfmodel does not read (``lat_ns``), `NO_UNIT` when it names none."""
-    words = re.split(r"[\s_\-.()\[\]/]+", name.strip().lower())
-    words = [w for w in words if w]
-    if not words or words[-1] not in _UNIT_WORDS:
+    """The time unit a column's name states: ``"ms"`` for ``Time_ms``, ``time (ms)``,
+    ``timeMS``, ``ms_per_step`` or ``time_millis`` (the last word, else the one unit word
+    elsewhere in it), None for a unit perfmodel does not read (``lat_ns``) or for two
+    units at once, `NO_UNIT` when it names none."""
+    camel = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name.strip())  # timeMS → time_MS
+    words = [w for w in re.split(r"[\s_\-.()\[\]/]+", camel.lower()) if w]
+    if not words:
         return NO_UNIT
-    return _UNIT_WORDS[words[-1]]
+    if words[-1] in _UNIT_WORDS:
+        return _UNIT_WORDS[words[-1]]
+    # Elsewhere in the name: "ms_per_step", "time_ms_avg" were read as seconds (1000×).
+    found = {_UNIT_WORDS[w] for w in words if w in _UNIT_WORDS}
+    if len(found) == 1:
+        return found.pop()
+    return None if found else NO_UNIT
+
+
+_TIME_WORDS = {"time", "latency", "duration", "elapsed"}
+
+
+def names_a_time(column: str) -> bool:
+    """Whether a column's name says it holds a time in a unit (``time_s``,
+    ``step_latency_ms``), not a rate: ``img_s`` and ``tokens_per_sec`` are rates."""
+    words = [w for w in re.split(r"[\s_\-.()\[\]/]+", column.strip().lower()) if w]
+    return bool(_TIME_WORDS & set(words)) and unit_of_column(column) not in (NO_UNIT, None)
 
 
 def time_unit_of(column: str, time_unit: str | None, source: str) -> tuple[str, str]:

@@ -132,7 +132,7 @@ def test_column_mapping(tmp_path):
 
 def test_series_selection(tmp_path):
     path = write(tmp_path, "series,gpus,time_s\na,1,1\na,2,0.6\nb,1,2\nb,2,1.1\n")
-    with pytest.raises(pm.InputError, match="2 series.*series=: a, b"):
+    with pytest.raises(pm.InputError, match="2 series.*series=: 'a', 'b'"):
         pm.load_benchmarks(path)
     data = pm.load_benchmarks(path, series="b")
     np.testing.assert_allclose(data.time_s, [2, 1.1])

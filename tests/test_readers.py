@@ -370,7 +370,7 @@ CSV_ERRORS = [
         r"m.csv: no column 'dt' \(time per "
         r"step\); columns found: step, step_time",
     ),
-    ("step,step_time\n1,0.5\n", {"time_unit": "h"}, r"time unit must be s, ms or us"),
+    ("step,step_time\n1,0.5\n", {"time_unit": "h"}, r"time_unit.*expected s, ms or us"),
     ("step,step_time\n1,0.5\n", {}, r"m.csv line 2: no GPU count in the log; pass gpus="),
     ('step,step_time\n1,"0.5\n', {}, r"m.csv line 2: a quote \(\"\) opens here"),
     # pandas read the second as 'step_time.1' and the first was used without a word.

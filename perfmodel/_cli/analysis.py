@@ -138,15 +138,23 @@ def _header(result: FitResult) -> str:
 # explain ------------------------------------------------------------------------------
 
 
+EXPLAIN_COUNTS = 256
+
+
 def _run_explain(args) -> int:
     result = load_with_changes(args.fit, args.set)
     from .._questions import refuse_layout_fit
 
     refuse_layout_fit(result, "explain")
-    reports = [
-        sensitivity(result, n, factor=args.factor)
-        for n in parse_list(args.gpus, "--gpus", cast=int)
-    ]
+    counts = list(dict.fromkeys(parse_list(args.gpus, "--gpus", cast=int)))  # once each
+    if len(counts) > EXPLAIN_COUNTS:
+        # One breakdown and its elasticities per count, ~25 ms each: 20000 counts ran for
+        # minutes with nothing printed.
+        raise InputError(
+            f"--gpus: at most {EXPLAIN_COUNTS} distinct counts to explain (one breakdown "
+            f"each), got {len(counts)}; use predict for a curve"
+        )
+    reports = [sensitivity(result, n, factor=args.factor) for n in counts]
     if args.json:
         print_json(
             finite_or_null(

@@ -80,9 +80,9 @@ LEVEL = number(at_least=LOWEST_LEVEL, at_most=HIGHEST_LEVEL)  # an interval's pr
 
 def parse_list(text: str, what: str, cast=float) -> list:
     """Parse ``"1,2,4"`` into numbers; an InputError names the bad item."""
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise InputError(f"{what}: expected a comma-separated list, got {text!r}")
+    items = [item.strip() for item in text.split(",")]
+    if not any(items) or not all(items):  # "8,,16": a number lost between the commas?
+        raise InputError(f"{what}: expected a comma-separated list of numbers, got {text!r}")
     values = []
     for item in items:
         try:

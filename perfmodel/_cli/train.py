@@ -31,6 +31,7 @@ from .._files import all_or_nothing
 from .._levels import level_text
 from .._questions import what_if
 from .._text import counted
+from . import common
 from .answers import TRAIN_OBJECTIVES
 from .common import format_table, number, parse_assignments, parse_list, print_json
 from .logs import add_log_options as add_log_options
@@ -161,6 +162,25 @@ def print_fit(fit: TimeToTrainFit) -> None:
     )
     for warning in step.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    common.warn_not_converged(step.converged, step.message)
+    ratio = predicted / data.time_s
+    off = np.flatnonzero((ratio > OFF_FACTOR) | (ratio < 1.0 / OFF_FACTOR))
+    if off.size:
+        runs = ", ".join(
+            f"{data.gpus[i]:g} GPUs at batch {batch[i]:g} ({data.time_s[i]:.4g} s, "
+            f"{max(ratio[i], 1 / ratio[i]):.3g}× off)"
+            for i in off[:3]
+        )
+        print(
+            f"warning: the fit misses {off.size} run(s) by more than {OFF_FACTOR:g}×: {runs}; "
+            "a log in another unit, or a run that did not reach the target, can do this",
+            file=sys.stderr,
+        )
+
+
+# A run this many times off the fitted time to train is named (a log written in seconds
+# among logs in milliseconds was fitted with MAPE 1864% and no word).
+OFF_FACTOR = 3.0
 
 
 # predict ------------------------------------------------------------------------------

@@ -240,13 +240,17 @@ def _physical(spec, value) -> bool:
         return False
     if not math.isfinite(value):
         return False
-    return 0 < value < 1 if spec.kind == "fraction" else value > 0
+    if spec.kind == "fraction":
+        return 0 < value < 1
+    # What a fit file holds (`_schema.MAGNITUDE`): 1e-320 s, a subnormal, fitted and
+    # printed, then could not be saved ("got 0.0").
+    return 1.0 / MAGNITUDE <= value <= MAGNITUDE
 
 
 def _expected(spec) -> str:
     if spec.kind == "fraction":
         return "expected a fraction strictly between 0 and 1"
-    return f"expected a positive finite number of {spec.unit}"
+    return f"expected a positive number of {spec.unit} from {1 / MAGNITUDE:g} to {MAGNITUDE:g}"
 
 
 def check_options(

@@ -15,7 +15,7 @@ from .._presets import build
 from .._terms import is_searched
 from .engine import fit_prepared
 from .exact import evaluate
-from .problem import check_options, DEFAULTS, FitOptions
+from .problem import check_options, data_scale, DEFAULTS, FitOptions
 from .result import FitResult
 from .search import fit_pmnf
 
@@ -84,6 +84,7 @@ def fit(
             "the blend is the default fit, made by fit_auto (perfmodel fit --model auto); "
             "choose one of its families to fit alone"
         )
+    data_scale(data)  # times a fit cannot hold (subnormal ones broke the exact solver)
     if is_searched(model):
         return fit_pmnf(model, data, options=options)
     free = check_options(model, data, options)

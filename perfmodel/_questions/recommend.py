@@ -222,8 +222,10 @@ def recommend(
         ("deadline_s", deadline_s),
         ("budget_per_hour", budget_per_hour),
     ):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise InputError(f"{{arg:{name}}} must be a positive number, got {value:g}")
+        if value is not None and not (math.isfinite(value) and 1e-307 <= value <= 1e307):
+            raise InputError(
+                f"{{arg:{name}}} must be a positive number from 1e-307 to 1e+307, got {value:g}"
+            )
     batch = batch_limit(fit, overrides)
     if batch is not None and max_gpus > batch:
         max_gpus = batch  # past it a GPU would get less than one sample of the batch

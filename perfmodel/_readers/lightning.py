@@ -27,6 +27,7 @@ import pandas as pd
 
 from .._csvtext import csv_error, header_columns, unix_newlines
 from .._errors import InputError
+from .._units import time_unit_of
 from .summary import RunSummary, steady_median
 
 STEP_COLUMNS = ("step", "global_step", "trainer/global_step", "_step", "Step", "iteration")
@@ -86,7 +87,17 @@ def _constant(frame, column, rows, source, given, name) -> float | None:
             f"{source} line {rows[k] + 2}, column {column!r}: {name} {values[k]:g} "
             f"differs from {values[0]:g} at line {rows[0] + 2}; expected one {name} per run"
         )
+    if name == "GPU count" and not (values[0] >= 1 and values[0] == int(values[0])):
+        raise InputError(
+            f"{source} line {rows[0] + 2}, column {column!r}: expected a whole GPU count "
+            f"≥ 1, got {values[0]:g}"
+        )
     return float(values[0])
+
+
+# A wall clock past this many seconds is no clock of seconds (1e11 s is 3000 years): an
+# export in milliseconds since 1970 (1.7e12) read as seconds made each step 1000× longer.
+CLOCK_LIMIT = 1e11
 
 
 def _no_extra_cells(text: str, width: int, source: str) -> None:
@@ -107,7 +118,7 @@ def read_tracker_csv(
     format: str = "csv",
     step_column: str | None = None,
     time_column: str | None = None,
-    time_unit: str = "s",
+    time_unit: str | None = None,
     timestamp_column: str | None = None,
     batch_column: str | None = None,
     gpus_column: str | None = None,
@@ -123,7 +134,8 @@ def read_tracker_csv(
         format: ``"lightning"`` or ``"csv"``, recorded in the summary.
         step_column: the optimizer-step column (default: the first of `STEP_COLUMNS`).
         time_column: a per-step duration column, in `time_unit`.
-        time_unit: ``"s"``, ``"ms"`` or ``"us"``, of `time_column`.
+        time_unit: ``"s"``, ``"ms"`` or ``"us"``, of `time_column`; None: the unit its
+            name states (``step_time_ms``), else seconds.
         timestamp_column: a wall-clock column, seconds; used when no duration column.
         batch_column, gpus_column: columns giving the global batch and the GPU count.
         gpus, global_batch: the values, when no column gives them.
@@ -132,8 +144,8 @@ def read_tracker_csv(
     Raises:
         InputError: naming the file, the line and column and what was expected.
     """
-    if time_unit not in UNITS:
-        raise InputError(f"time unit must be s, ms or us, got {time_unit!r}")
+    if time_unit is not None and time_unit not in UNITS:
+        raise InputError(f"{{arg:time_unit}}: expected s, ms or us, got {time_unit!r}")
     # A UTF-8 byte-order mark is no column (read as latin-1, as logs are, it is "ï»¿").
     text = unix_newlines(text).removeprefix("\ufeff").removeprefix("\xef\xbb\xbf")
     header = header_columns(text.split("\n", 1)[0], source)
@@ -156,7 +168,7 @@ def read_tracker_csv(
     if step is None:
         raise InputError(
             f"{source}: no step column; expected one of {', '.join(STEP_COLUMNS)} (or name it "
-            f"with step_column=); columns found: {found}"
+            f"with {{arg:step_column}}); columns found: {found}"
         )
     duration = _pick(frame, time_column, DURATION_COLUMNS, "time per step", source)
     stamp = None
@@ -166,9 +178,9 @@ def read_tracker_csv(
         raise InputError(
             f"{source}: no time column; expected a per-step duration ("
             + ", ".join(DURATION_COLUMNS)
-            + ", or time_column=) or a wall-clock time ("
+            + ", or {arg:time_column}) or a wall-clock time ("
             + ", ".join(TIMESTAMP_COLUMNS)
-            + f", or timestamp_column=); columns found: {found}"
+            + f", or {{arg:timestamp_column}}); columns found: {found}"
         )
     timed = duration or stamp
     rows = [i for i, cell in enumerate(frame[timed]) if cell.strip() != ""]
@@ -184,10 +196,18 @@ def read_tracker_csv(
                 "restarted or second run: give each as its own file)"
             )
     if duration:
-        seconds = _cells(frame, duration, rows, source) * UNITS[time_unit]
+        unit = time_unit_of(duration, time_unit, source)[0]  # --time-column step_time_ms
+        seconds = _cells(frame, duration, rows, source) * UNITS[unit]
         ends, lines = steps, rows
     else:
         clock = _cells(frame, stamp, rows, source, positive=False)
+        if np.max(np.abs(clock)) > CLOCK_LIMIT:
+            k = int(np.argmax(np.abs(clock) > CLOCK_LIMIT))
+            raise InputError(
+                f"{source} line {rows[k] + 2}, column {stamp!r}: time {clock[k]:g} is past any "
+                "clock in seconds (milliseconds since 1970?); expected seconds: convert the "
+                "column, or give per-step durations with --time-column"
+            )
         gaps = np.diff(clock)
         if np.any(gaps <= 0):
             k = int(np.argmax(gaps <= 0)) + 1

@@ -30,6 +30,7 @@ from .._errors import InputError
 from .._files import read_bytes
 from .._fitting import FitResult
 from .._io import load_fit
+from .._levels import LARGEST_COUNT
 from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._reads import unread, unread_line
 from .._schema import check_options
@@ -195,6 +196,11 @@ def _axis_values(name: str, spec) -> list[float]:
         # Ranges land near whole numbers (2.0000000000000004); snap those.
         snapped = [round(v) if abs(v - round(v)) <= 1e-9 * max(1.0, abs(v)) else v for v in values]
         values = [float(v) for v in snapped]
+    if name == "gpus" and max(values) > LARGEST_COUNT:
+        # predict, explain and benchmark CSVs stop at 10⁷; a sweep answered 1e9 GPUs.
+        raise InputError(
+            f"{where}: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {max(values):g}"
+        )
     return values
 
 
