@@ -170,3 +170,22 @@ TERM_CASES = [
         lambda n: 0.7 * n**-0.5 * np.log2(n),
     ),
 ]
+
+
+def run_cli(*argv) -> tuple[int, str, str]:
+    """``(exit status, stdout, stderr)`` of ``perfmodel ARGV`` run in this process."""
+    import contextlib
+    import io
+
+    from perfmodel._cli import app
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = app.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(code: int, err: str, *parts: str) -> None:
+    """A refusal as the project promises: exit 2, one line, no traceback, naming `parts`."""
+    assert code == 2 and len(err.strip().splitlines()) == 1, (code, err)
+    assert "Traceback" not in err and all(p in err for p in parts), err

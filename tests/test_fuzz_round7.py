@@ -2,15 +2,12 @@
 out of memory or a silent wrong number; each now gets one line naming the file and the
 field, or the answer it should."""
 
-import contextlib
-import io
 import json
 from pathlib import Path
 import shutil
 
+from helpers import refused, run_cli
 import pytest
-
-from perfmodel._cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SSD = ROOT / "tests" / "data" / "logs" / "mllog_ssd"
@@ -38,16 +35,7 @@ RUNS = (
 )
 
 
-def _run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = app.main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
-
-
-def _refused(code: int, err: str, *parts: str) -> None:
-    assert code == 2 and len(err.strip().splitlines()) == 1, (code, err)
-    assert "Traceback" not in err and all(p in err for p in parts), err
+_run, _refused = run_cli, refused
 
 
 @pytest.mark.parametrize(
