@@ -620,7 +620,7 @@ def test_predict_says_when_the_model_misses_the_measured_one_gpu_time(capsys, tm
     out.write_text(json.dumps(document))
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8")
     assert status == 0 and "speedup vs the model's 1 GPU, " in printed
-    assert "faster than the one measured" in " ".join(printed.split())
+    assert "shorter than the one measured" in " ".join(printed.split())
     csv.write_text("gpus,time_s\n2,0.53\n4,0.29\n8,0.171\n")
     status, _, _ = run(capsys, "fit", str(csv), "--model", "amdahl", "-o", str(out))
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8")

@@ -147,6 +147,7 @@ class Recommendation:
     overhead_share: float = 0.0
     beyond_node: int | None = None
     beyond_checked: int | None = None
+    one_gpu_gap: float | None = None
 
     @property
     def sentence(self) -> str:
@@ -208,6 +209,14 @@ class Recommendation:
                 f"no node size given: if the {self.measured_up_to} GPUs measured share one "
                 "node, give its size (a gpus_per_node column, or --gpus-per-node) and the "
                 "answer accounts for the network between nodes, which nothing measured shows"
+            )
+        if self.one_gpu_gap is not None:
+            gap = self.one_gpu_gap
+            out.append(
+                f"the speedups are against the model's 1-GPU time, {abs(gap):.1%} "
+                f"{'longer' if gap > 0 else 'shorter'} than the one measured: against the "
+                f"measurement they are {abs(1.0 / (1.0 + gap) - 1.0):.0%} "
+                f"{'lower' if gap > 0 else 'higher'}"
             )
         if self.superlinear is not None:
             n, efficiency = self.superlinear
@@ -281,6 +290,7 @@ class Recommendation:
                 "beyond_node": self.beyond_node,
                 "beyond_checked": self.beyond_checked,
                 "node_size_unknown": self.node_size_unknown,
+                "one_gpu_gap": self.one_gpu_gap,
                 "superlinear": (
                     None
                     if self.superlinear is None
