@@ -122,3 +122,24 @@ def test_a_training_log_time_column_takes_its_unit_from_its_name(tmp_path):
     code, _, err = _run("fit", log, "--gpus", "8", "--time-column", "step_time_ms")
     assert "got None" not in err and "Traceback" not in err
     assert "no model family can be fitted" in err  # one run: read, then too few to fit
+
+
+def test_options_a_fit_would_not_read_are_refused(tmp_path):
+    csv = tmp_path / "u.csv"
+    csv.write_text("gpus,time_s\n1,100\n2,52\n4,28\n8,15\n")
+    _refused(*_run("fit", csv, "--gpu", "H100")[::2], "--gpu is read by --model hybrid")
+    code, _, err = _run("fit", csv, "--collective-weight", "5")
+    _refused(code, err, "--collective-weight is read with --with-collective")
+    out = tmp_path / "f.json"
+    assert _run("fit", csv, "--model", "amdahl", "-o", out)[0] == 0
+    code, _, err = _run("predict", out, "--gpus", "8", "--set", "tp=2")
+    _refused(code, err, "--set tp: the amdahl model does not read tp")
+
+
+def test_an_extreme_what_if_prints_no_python_warnings(tmp_path):
+    csv = tmp_path / "u.csv"
+    csv.write_text("gpus,time_s\n1,100\n2,52\n4,28\n8,15\n")
+    out = tmp_path / "f.json"
+    assert _run("fit", csv, "--model", "amdahl", "-o", out)[0] == 0
+    code, _, err = _run("whatif", out, "--set", "serial.time=1e307", "--gpus", "1,8")
+    assert code == 0 and "RuntimeWarning" not in err

@@ -16,6 +16,7 @@ from .._questions import (
     TARGETS,
     what_if,
 )
+from .._reads import unread, unread_line
 from .._text import counted, wrap
 from .._units import work_name
 from . import common
@@ -124,7 +125,15 @@ def load_with_changes(path: str, items) -> FitResult:
     """The fit at `path`, with the ``--set NAME=VALUE`` changes applied."""
     result = load_fit(path)
     mark_checked(path)  # the schema passed these bytes: `predict`/`optimal` may skip JAX
-    return what_if(result, parse_assignments(items, "--set")) if items else result
+    if not items:
+        return result
+    changes = parse_assignments(items, "--set")
+    for name in changes:
+        missed, read = unread(result.model, [name])
+        if missed and name not in result.config_defaults:
+            # `--set tp=2` on an amdahl fit was accepted and changed nothing (sweep refuses).
+            raise InputError(f"--set {name}: {unread_line(result.family, name, read)}")
+    return what_if(result, changes)
 
 
 def _header(result: FitResult) -> str:

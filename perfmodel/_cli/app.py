@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import os
 import sys
+import warnings
 
 from .._errors import FitError, InputError
 from .options import repeated_option
@@ -166,6 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from . import common
 
     common.TABLE_WIDTH = None if args.wide else common.WIDTH
+    # NumPy's overflow warnings name perfmodel's source lines, not the input: an extreme
+    # --set printed three of them over a table; what the answer lost is said in it.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"(perfmodel|numpy)")
     try:
         if key is None:
             status = int(args.run(args) or 0)

@@ -279,7 +279,7 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
         weak=args.weak_scaling,
         criterion=args.criterion,
         average=args.average,
-        gpu=getattr(args, "gpu", "A100-80GB"),
+        gpu=getattr(args, "gpu", None) or "A100-80GB",
         **fit_options(args),
     )
 
@@ -389,7 +389,23 @@ def shipped_or_path(text: str) -> str:
     return text if shipped is None else str(shipped)
 
 
+def _refuse_unread_options(args) -> None:
+    """Options the fit asked for would not read: refused, not ignored (`--gpu H100` on a
+    data-parallel fit, `--collective-weight` without collectives, `--work` of a step-time
+    CSV were accepted and changed nothing)."""
+    if getattr(args, "gpu", None) is not None and args.model != "hybrid":
+        raise InputError("--gpu is read by --model hybrid only (its GPU's published numbers)")
+    collective = getattr(args, "with_collective", None) or getattr(args, "collective_fit", None)
+    for flag, key, default in (
+        ("--collective-weight", "collective_weight", 1.0),
+        ("--collective-ranks", "collective_ranks", None),
+    ):
+        if getattr(args, key, default) != default and not collective:
+            raise InputError(f"{flag} is read with --with-collective only")
+
+
 def _run_fit(args) -> int:
+    _refuse_unread_options(args)
     args.csv = shipped_or_path(args.csv)
     if train.is_time_to_train(args):
         return train.run_fit(args, fit_options(args))

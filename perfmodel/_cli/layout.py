@@ -74,7 +74,7 @@ def add_fit_options(p) -> None:
     p.add_argument(
         "--gpu",
         type=_gpu,
-        default="A100-80GB",
+        default=None,
         help=f"with --model hybrid: the GPU whose published numbers fix what the runs "
         f"do not determine: {', '.join(GPUS)} or a spelling of one (A100, DGX H100, "
         "H100-SXM5-80GB; default A100-80GB)",
