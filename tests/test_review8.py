@@ -64,3 +64,17 @@ def test_a_single_familys_speedup_interval_stops_at_perfect_scaling(tmp_path):
     rec = pm.recommend(pm.load_fit(out))
     assert rec.speedup_interval[1] <= rec.gpus * (1 + 1e-9)
     assert np.isfinite(rec.speedup_interval[0])
+
+
+def test_wording_at_the_threshold_and_at_a_batch_limit(tmp_path):
+    from perfmodel._questions.query import DiminishingReturns
+
+    knee = DiminishingReturns(3784, "marginal speedup < 0.5", 0.49996, 0.1, 2.0, 4096, None, 8)
+    assert "the last 8 GPUs add just under 0.5× speedup per GPU" in knee.summary()
+    # "measure further" where the fixed global batch already stopped the search.
+    csv = tmp_path / "strong.csv"
+    csv.write_text("gpus,global_batch,time_s\n1,256,1.0\n2,256,0.52\n4,256,0.28\n8,256,0.16\n")
+    code, printed, _ = run_cli("fit", csv, "--model", "amdahl")
+    text = " ".join(printed.split())
+    assert code == 0 and "the fixed global batch of 256 allows no more GPUs" in text
+    assert "measure further" not in text

@@ -102,12 +102,14 @@ class DiminishingReturns:
         spread = count_interval_text(self.gpus_interval, "confidence", self.level)
         if self.gpus is None:
             return f"diminishing returns: not reached up to {self.searched} GPUs{spread}"
+        added = f"{self.marginal_speedup:.3g}×"
+        threshold = self.criterion.partition("< ")[2]
+        if self.criterion.startswith("marginal") and added == f"{threshold}×":
+            added = f"just under {threshold}×"  # "adds 0.5× (marginal speedup < 0.5)"
         if self.multiple_of == 1:
-            step = f"one more GPU adds {self.marginal_speedup:.3g}× speedup"
+            step = f"one more GPU adds {added} speedup"
         else:
-            step = (
-                f"the last {self.multiple_of} GPUs add {self.marginal_speedup:.3g}× speedup per GPU"
-            )
+            step = f"the last {self.multiple_of} GPUs add {added} speedup per GPU"
         return (
             f"diminishing returns from {counted(self.gpus, 'GPU')}{spread}, {self.criterion}: "
             f"{step}, "

@@ -303,6 +303,13 @@ def recommend(
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound, largest)]
+    if batch is not None and max_gpus == batch and fastest.at_limit:
+        # Nothing further to measure at this batch: the search stopped at one sample per GPU.
+        first = alternatives[0]
+        sentence = first.sentence.replace(
+            ": measure further", f": the fixed global batch of {batch} allows no more GPUs"
+        )
+        alternatives[0] = dataclasses.replace(first, sentence=sentence)
     if kind == "fastest":
         alternatives[0] = _peak_inside(fit, alternatives[0], fastest, shared)
     if objective != "cost" or deadline_s is not None:  # else the line above says it
