@@ -143,3 +143,12 @@ def test_an_extreme_what_if_prints_no_python_warnings(tmp_path):
     assert _run("fit", csv, "--model", "amdahl", "-o", out)[0] == 0
     code, _, err = _run("whatif", out, "--set", "serial.time=1e307", "--gpus", "1,8")
     assert code == 0 and "RuntimeWarning" not in err
+
+
+def test_a_training_log_error_names_the_physical_line_after_blank_lines(tmp_path):
+    log = tmp_path / "blank.csv"
+    log.write_text(
+        "step,step_time,gpus,global_batch\n10,0.9,8,256\n\n\n20,0.3,8,256\n30,abc,8,256\n"
+    )
+    code, _, err = _run("fit", log, "--format", "csv")
+    _refused(code, err, "blank.csv line 6, column 'step_time'", "'abc'")

@@ -155,8 +155,15 @@ def read_tracker_csv(
         # and shifted every other by one (a step time of 1.0 s instead of 0.21 s).
         with warnings.catch_warnings():  # the empty last cells dropped: nothing is lost
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            # Blank lines kept as empty rows (skipped below like any empty cell), so that
+            # a row's position is its line: after two blank lines an error named line 4
+            # for a cell on line 6.
             frame = pd.read_csv(
-                io.StringIO(text), dtype=str, keep_default_na=False, index_col=False
+                io.StringIO(text),
+                dtype=str,
+                keep_default_na=False,
+                index_col=False,
+                skip_blank_lines=False,
             )
     except pd.errors.EmptyDataError:
         raise InputError(f"{source}: empty file, expected a CSV header and rows")
