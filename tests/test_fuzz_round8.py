@@ -152,3 +152,23 @@ def test_a_training_log_error_names_the_physical_line_after_blank_lines(tmp_path
     )
     code, _, err = _run("fit", log, "--format", "csv")
     _refused(code, err, "blank.csv line 6, column 'step_time'", "'abc'")
+
+
+def test_in_place_and_out_of_place_times_that_disagree_are_said(tmp_path):
+    # In-place 2.5× slower on every row was averaged into one bandwidth without a word.
+    lines = []
+    for line in (
+        (ROOT / "datasets" / "nccl" / "nccl_tests_44_2x2080ti.log").read_text().splitlines()
+    ):
+        cells = line.split()
+        if len(cells) == 11 and cells[0].isdigit():
+            time, algbw, busbw = (float(c) for c in cells[7:10])
+            cells[7:10] = [f"{time * 2.5:.2f}", f"{algbw / 2.5:.2f}", f"{busbw / 2.5:.2f}"]
+            line = "  ".join(cells)
+        lines.append(line)
+    log = tmp_path / "ip.log"
+    log.write_text("\n".join(lines) + "\n")
+    code, _, err = _run("fit-collective", log)
+    assert code == 0 and "in-place times are a median 2.41× the out-of-place ones" in err
+    code, _, err = _run("fit-collective", ROOT / "datasets" / "nccl" / "nccl_tests_44_2x2080ti.log")
+    assert code == 0 and "in-place times" not in err

@@ -448,6 +448,38 @@ def misfits(op: str, n: int, where: dict, time_s, predicted, loss: str) -> list[
     ]
 
 
+# In-place and out-of-place runs of one size agree within a few percent on the shipped
+# logs; a median ratio past this is two different measurements fitted as one link.
+PLACEMENT_FACTOR = 1.5
+
+
+def placement_gap(op: str, n: int, where: dict, size, time_s) -> list[str]:
+    """A warning when one group's in-place and out-of-place times disagree: the median
+    over the sizes measured both ways of their ratio is past `PLACEMENT_FACTOR` (2.5×
+    on every row was averaged into one bandwidth, β 63 GB/s between 40 and 100)."""
+    placement = np.asarray(where["placement"]).astype(str)
+    size, time_s = np.asarray(size, float), np.asarray(time_s, float)
+    both = np.intersect1d(size[placement == "in_place"], size[placement == "out_of_place"])
+    if both.size == 0:
+        return []
+    ratios, lines = [], []
+    for value in both:
+        ip = (size == value) & (placement == "in_place")
+        oop = (size == value) & (placement == "out_of_place")
+        ratios.append(float(np.mean(time_s[ip]) / np.mean(time_s[oop])))
+        lines.append(int(np.asarray(where["line"])[oop][0]))
+    median = float(np.median(ratios))
+    if 1.0 / PLACEMENT_FACTOR <= median <= PLACEMENT_FACTOR:
+        return []
+    source = np.asarray(where["source"])[0]
+    return [
+        f"{op} at {n} ranks: in-place times are a median {median:.3g}× the out-of-place ones "
+        f"over the {both.size} sizes measured both ways (e.g. {source} line {lines[0]}): "
+        "they are fitted as one link, between the two; if one placement is the one to "
+        "model, keep only its column's rows"
+    ]
+
+
 def _group_fit(i, op, n, rows, mask, physical, free, at_edge, factor, loss, warnings):
     size, time_s = rows["message_bytes"][mask], rows["time_s"][mask]
     steps, nominal = (float(c[0]) for c in ring_coefficients(op, [n]))
@@ -472,6 +504,7 @@ def _group_fit(i, op, n, rows, mask, physical, free, at_edge, factor, loss, warn
             )
     where = {k: rows[k][mask] for k in ("source", "line", "placement")}
     warnings += misfits(op, n, where, time_s, predicted, loss)
+    warnings += placement_gap(op, n, where, size, time_s)
     r2, mape = fit_quality(time_s, predicted)
     out = {k: rows[k][mask] for k in ("message_bytes", "placement", "time_s", "source", "line")}
     out["busbw_bytes_per_s"] = rows["busbw_bytes_per_s"][mask]
