@@ -33,13 +33,19 @@ PER_TIME = {
 _PER_DEVICE = re.compile(r"(?:per[_ ]?|/)(?:gpu|device|rank|accelerator)s?(?![a-z])", re.I)
 
 
+def _words(name: str) -> list[str]:
+    """The lower-case words of a column's name, split at separators and camel case
+    (``timeMS`` → time, ms)."""
+    camel = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name.strip())
+    return [w for w in re.split(r"[\s_\-.()\[\]/]+", camel.lower()) if w]
+
+
 def unit_of_column(name: str):
     """The time unit a column's name states: ``"ms"`` for ``Time_ms``, ``time (ms)``,
     ``timeMS``, ``ms_per_step`` or ``time_millis`` (the last word, else the one unit word
     elsewhere in it), None for a unit perfmodel does not read (``lat_ns``) or for two
     units at once, `NO_UNIT` when it names none."""
-    camel = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name.strip())  # timeMS → time_MS
-    words = [w for w in re.split(r"[\s_\-.()\[\]/]+", camel.lower()) if w]
+    words = _words(name)
     if not words:
         return NO_UNIT
     if words[-1] in _UNIT_WORDS:
@@ -57,8 +63,7 @@ _TIME_WORDS = {"time", "latency", "duration", "elapsed"}
 def names_a_time(column: str) -> bool:
     """Whether a column's name says it holds a time in a unit (``time_s``,
     ``step_latency_ms``), not a rate: ``img_s`` and ``tokens_per_sec`` are rates."""
-    words = [w for w in re.split(r"[\s_\-.()\[\]/]+", column.strip().lower()) if w]
-    return bool(_TIME_WORDS & set(words)) and unit_of_column(column) not in (NO_UNIT, None)
+    return bool(_TIME_WORDS & set(_words(column))) and unit_of_column(column) not in (NO_UNIT, None)
 
 
 def time_unit_of(column: str, time_unit: str | None, source: str) -> tuple[str, str]:

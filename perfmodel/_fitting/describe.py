@@ -7,6 +7,7 @@ import math
 import textwrap
 
 from .._text import brief, format_table, wrap
+from .._units import work_name
 from .member_errors import power_exponents
 
 _UNDETERMINED = "is not identifiable"
@@ -41,9 +42,7 @@ def time_basis(fit) -> str:
     times with a fixed per-GPU batch (the step divided by N). A serial time of 4.85 ms
     "per step" was N × 4.85 ms in a step at N GPUs."""
     if fit.target == "throughput":
-        name = (fit.data.unit or "work/s").split("/")[0]
-        name = "unit of work" if name == "work" else name.removesuffix("s")
-        return f"per {name}"
+        return f"per {work_name(fit.data.unit)}"
     return "per GPU batch" if fit.data.per_gpu else "per step"
 
 
