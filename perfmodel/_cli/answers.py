@@ -16,6 +16,7 @@ from .._errors import FitError, InputError
 from .._levels import level_text, METHODS
 from .._questions import (
     evaluator,
+    GPU_BATCH,
     MAX_GPUS,
     measured_peak,
     one_gpu_gap,
@@ -24,6 +25,7 @@ from .._questions import (
     recommend,
     Recommendation,
     speedup_cap,
+    step_seconds,
 )
 from .._saved import SavedFit
 from .._text import wrap
@@ -347,7 +349,10 @@ def optimal_document(
         "amdahl_bound": answer.amdahl_bound,
         "recommendation": answer.to_dict(),
     }
-    if answer.unit != "step":
+    document["unit"] = answer.unit  # what time_s and the costs are per
+    if answer.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it
+        document["step_time_s"] = step_seconds(answer.unit, best.time_s, best.gpus)
+    elif answer.unit != "step":
         document["throughput"] = 1.0 / best.time_s
     if interval is not None:
         document["interval"] = {"level": interval, "kind": "confidence", "method": method}

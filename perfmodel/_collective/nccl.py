@@ -249,7 +249,7 @@ def parse_nccl_tests(
         isinstance(n_ranks, bool) or not isinstance(n_ranks, int) or n_ranks < 1
     ):
         raise InputError(f"n_ranks must be an integer ≥ 1, got {n_ranks!r}")
-    current, max_rank, rank_line = collective, -1, 0
+    current, max_rank, rank_line, data_since_ranks = collective, -1, 0, False
     header: tuple[int, int, bool | None] = (4, 2, None)  # block, blocks, root?
     records = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -257,7 +257,9 @@ def parse_nccl_tests(
         where = f"{name} line {lineno}"
         if not line or _NCCL_LOG_RE.search(line):
             continue
-        stems = {m.group(1) for m in _BINARY_RE.finditer(line)}
+        rank = _RANK_RE.match(line)
+        # A `#  Rank` line names the host, which may hold "_perf" (node_perf-3): no binary.
+        stems = set() if rank else {m.group(1) for m in _BINARY_RE.finditer(line)}
         if len(stems) == 1:  # a line naming several binaries is ambiguous: skip
             stem = stems.pop()
             found = _BINARIES.get(stem, f"{stem}_perf")
@@ -268,14 +270,20 @@ def parse_nccl_tests(
             current = found
         if line.startswith(("# nThread", "# Using devices")):
             max_rank = -1
-        if m := _RANK_RE.match(line):
-            max_rank, rank_line = max(max_rank, int(m.group(1))), lineno
+        if rank:
+            # Rank 0 again, or Rank lines after data rows: the next run of a pasted log
+            # (with no "# nThread" header between), whose ranks are its own.
+            if int(rank.group(1)) == 0 or data_since_ranks:
+                max_rank = -1
+            max_rank, rank_line = max(max_rank, int(rank.group(1))), lineno
+            data_since_ranks = False
         if line.startswith("#") and "algbw" in line and "busbw" in line:
             words = line.split()  # column header
             n_blocks = min(words.count("busbw"), 2)
             header = (8 if "i_min" in words else 4, n_blocks, "root" in words)
         if line.startswith("#") or not _DATA_START_RE.match(line):
             continue
+        data_since_ranks = True
         tokens = _TIMESTAMP_RE.sub("", line).split()
         size, blocks = _parse_row(tokens, header, where)
         if current is None:

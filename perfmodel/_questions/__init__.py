@@ -25,7 +25,9 @@ from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommend import speedup_cap as speedup_cap
 from .recommendation import Alternative as Alternative
+from .recommendation import GPU_BATCH as GPU_BATCH
 from .recommendation import Recommendation as Recommendation
+from .recommendation import step_seconds as step_seconds
 from .recommendation import term_phrase as term_phrase
 
 _LAZY = {

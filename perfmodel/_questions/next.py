@@ -27,6 +27,7 @@ from jax.flatten_util import ravel_pytree
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _closed
 from .._config import Config
 from .._errors import InputError
 from .._fitting import fit_auto, FitResult
@@ -331,11 +332,27 @@ def next_measurements(
         rows = np.asarray(_jacobian(params, static, fit.config(counts), fit.loss_kind, fit.target))
         before, after, sigma2 = _variances(fit, params, static, g, rows)
     band = _Band.of(fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws)
-    note = "; ".join(filter(None, [refitted, note]))
+    note = "; ".join(filter(None, [refitted, note, _node_note(fit, counts)]))
     answer = _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
     if refitted:  # its value and interval are that family's, not what `optimal` says
         answer = dataclasses.replace(answer, description=f"{answer.description} of {fit.family}")
     return answer
+
+
+def _node_note(fit: FitResult, counts: np.ndarray) -> str:
+    """What the ranking cannot see when every measurement fits in one node and some
+    candidate crosses it: the network between nodes, which the model's curve guesses
+    (`_closed.unmeasured_node`); the first candidate past the node measures it."""
+    node = _closed.data_node(fit.data)
+    past = counts[counts > node] if node else counts[:0]
+    if not past.size:
+        return ""
+    first = int(past.min())
+    return (
+        f"every count measured fits in one node of {node:g} GPUs, so nothing measured says "
+        "what the network between nodes costs and this ranking takes the model's guess of "
+        f"it; measuring {first} GPUs shows it, whatever the ranking"
+    )
 
 
 def _variances(fit, params, static, g, rows):

@@ -34,7 +34,7 @@ from .query import (
     sampled_counts,
     step_gains,
 )
-from .recommendation import Alternative, CHECKED_AHEAD, Recommendation, term_phrase
+from .recommendation import Alternative, CHECKED_AHEAD, GPU_BATCH, Recommendation, term_phrase
 
 
 def _node_size(fit, overrides=None) -> int | None:
@@ -509,11 +509,6 @@ def _below_the_data(alternative: Alternative, lowest: int) -> Alternative:
         return alternative
     note = f" (extrapolated: no count below {lowest} GPUs was measured)"
     return dataclasses.replace(alternative, sentence=alternative.sentence + note)
-
-
-# The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
-# the work of a step at 1 GPU, which the fit's seconds are per (`Benchmarks.per_gpu`).
-GPU_BATCH = "GPU batch"
 
 
 def _work(fit) -> str:

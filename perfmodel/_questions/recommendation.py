@@ -8,6 +8,20 @@ from .._levels import level_text
 from .._text import brief, wrap
 from .query import DiminishingReturns, Optimum
 
+# The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
+# the work of a step at 1 GPU, which the fit's seconds are per (`Benchmarks.per_gpu`).
+GPU_BATCH = "GPU batch"
+
+
+def step_seconds(unit: str, time_s: float | None, gpus: int | None) -> float | None:
+    """Seconds per step as measured, for `time_s` per GPU batch on `gpus` GPUs (a step
+    there does `gpus` GPU batches); None for other units, whose seconds are per step or
+    per unit of work already."""
+    if unit != GPU_BATCH or time_s is None or gpus is None:
+        return None
+    return time_s * gpus
+
+
 # What each term's share of the step is called in a sentence (by term name).
 TERM_PHRASES = {
     "serial": "the serial part",
@@ -267,7 +281,7 @@ class Recommendation:
                 "gpus": None if self.gpus_interval is None else list(self.gpus_interval),
                 "speedup": None if self.speedup_interval is None else list(self.speedup_interval),
             }
-        return finite_or_null(
+        document = finite_or_null(
             {
                 "gpus": self.gpus,
                 "speedup": self.speedup,
@@ -302,3 +316,7 @@ class Recommendation:
                 ],
             }
         )
+        if self.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it
+            for entry in (document, *document["alternatives"]):
+                entry["step_time_s"] = step_seconds(self.unit, entry["time_s"], entry["gpus"])
+        return document

@@ -222,6 +222,11 @@ def read_tracker_csv(
                 f"{source} line {rows[k] + 2}, column {stamp!r}: time {clock[k]:g} s is not "
                 f"after {clock[k - 1]:g} s at line {rows[k - 1] + 2}; expected increasing "
                 "wall-clock times"
+                + (
+                    f" (if {stamp!r} holds each step's duration, pass {{arg:time_column}} {stamp})"
+                    if timestamp_column is None and np.all(clock > 0)
+                    else ""
+                )
             )
         seconds, ends, lines = gaps / np.diff(steps), steps[1:], rows[1:]
     batch = _constant(

@@ -1,0 +1,99 @@
+"""What the ninth round of review (2026-12-05) found answered with a silent wrong number,
+a traceback or a line that does not say what to do; each now gets the answer it should."""
+
+import json
+
+from helpers import refused, run_cli
+import pytest
+
+
+def _fitted(tmp_path, text: str, *options) -> str:
+    """The fit file of a CSV of `text`, fitted with `options`."""
+    csv, fit = tmp_path / "data.csv", tmp_path / "fit.json"
+    csv.write_text(text)
+    code, _, err = run_cli("fit", csv, *options, "-o", fit)
+    assert code == 0, err
+    return fit
+
+
+def test_a_time_column_of_durations_read_as_a_clock_says_how_to_read_it(tmp_path):
+    # A column named "time" is a wall clock by default; per-step durations in it failed
+    # with "expected increasing wall-clock times" and no way out.
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for gpus, step in ((1, 0.4), (2, 0.21)):
+        rows = "".join(f"{k},{step + 0.01 * (k % 2)},{gpus},256\n" for k in range(1, 9))
+        (runs / f"g{gpus}.csv").write_text("step,time,gpus,global_batch\n" + rows)
+    code, _, err = run_cli("fit", runs, "--format", "lightning", "--model", "amdahl")
+    refused(code, err, "column 'time'", "expected increasing", "pass --time-column time")
+    code, out, err = run_cli(
+        "fit", runs, "--format", "lightning", "--model", "amdahl", "--time-column", "time"
+    )
+    assert code == 0, err
+
+
+def test_optimal_json_gives_the_step_time_predict_gives_for_a_fixed_per_gpu_batch(tmp_path):
+    # time_s of optimal --json was per GPU batch (step/N), predict's per step: 0.0012 s
+    # against 4.93 s at 4096 GPUs, with nothing saying which.
+    fit = _fitted(tmp_path, "gpus,time_s\n1,0.50\n2,0.52\n4,0.55\n8,0.58\n", "--weak-scaling")
+    code, out, err = run_cli("optimal", fit, "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["unit"] == "GPU batch"
+    recommended = document["recommendation"]
+    counts = [document["gpus"], recommended["gpus"]]
+    code, out, err = run_cli("predict", fit, "--gpus", ",".join(map(str, counts)), "--json")
+    steps = [row["time_s"] for row in json.loads(out)]
+    assert document["step_time_s"] == pytest.approx(steps[0], rel=1e-9)
+    assert recommended["step_time_s"] == pytest.approx(steps[1], rel=1e-9)
+    assert document["time_s"] == pytest.approx(steps[0] / counts[0], rel=1e-9)
+    for alternative in recommended["alternatives"]:
+        assert alternative["step_time_s"] == pytest.approx(
+            alternative["time_s"] * alternative["gpus"]
+        )
+    # A step-time fit of a fixed global batch: per step already, no second key.
+    fit = _fitted(tmp_path, "gpus,time_s\n1,1.0\n2,0.52\n4,0.28\n8,0.16\n", "--model", "amdahl")
+    document = json.loads(run_cli("optimal", fit, "--json")[1])
+    assert document["unit"] == "step" and "step_time_s" not in document
+
+
+def test_next_says_the_network_between_nodes_is_unmeasured(tmp_path):
+    # `next` ranked 64 GPUs first from within one node of 8 without a word that nothing
+    # measured shows the network its ranking leans on.
+    fit = _fitted(tmp_path, "gpus,time_s\n1,1.0\n2,0.52\n4,0.28\n8,0.16\n", "--gpus-per-node", "8")
+    code, out, err = run_cli("next", fit, "--candidates", "4,16,32", "--json")
+    assert code == 0, err
+    note = json.loads(out)["note"]
+    assert "one node of 8 GPUs" in note and "measuring 16 GPUs shows it" in note
+    # Inside the node, or without a node size, nothing to say.
+    code, out, err = run_cli("next", fit, "--candidates", "3,6", "--json")
+    assert "node" not in json.loads(out)["note"]
+
+
+def _nccl_run(ranks: int, host: str) -> str:
+    """Rank lines and two all_reduce rows of `ranks` ranks, busbw = algbw·2(n−1)/n."""
+    lines = [f"#  Rank {r} Group 0 Pid 1 on {host} device {r} [0x01] A100" for r in range(ranks)]
+    header = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
+    lines.append(header)
+    factor = 2 * (ranks - 1) / ranks
+    for size, us in ((1048576, 50.0), (16777216, 400.0)):
+        alg = size / us / 1e3
+        bus = alg * factor
+        row = f"{alg:.2f} {bus:.2f} 0"
+        lines.append(f"{size} {size // 4} float sum -1 {us:.1f} {row} {us:.1f} {row}")
+    return "\n".join(lines) + "\n"
+
+
+def test_nccl_logs_pasted_runs_keep_their_ranks_and_hosts_named_perf_are_no_binary():
+    from perfmodel import parse_nccl_tests
+
+    # Two runs pasted one after the other with no "# nThread" header between: the second
+    # (4 ranks) was read with the first's 8, and its busbw refused as inconsistent.
+    text = "# ./all_reduce_perf -b 1M -e 16M\n" + _nccl_run(8, "a") + _nccl_run(4, "b")
+    frame = parse_nccl_tests(text)
+    assert sorted(set(frame["n_ranks"])) == [4, 8]
+    assert list(frame.groupby("n_ranks").size()) == [4, 4]
+    # A host named node_perf-1 was read as a binary "node_perf", overriding the collective.
+    text = "# ./all_reduce_perf\n" + _nccl_run(2, "node_perf-1")
+    assert set(parse_nccl_tests(text)["collective"]) == {"all_reduce"}
+    assert set(parse_nccl_tests(text, collective="all_reduce")["n_ranks"]) == {2}
