@@ -512,18 +512,20 @@ def data_parallel_time(params, grad_bytes, t, d, hw):
     return np.where(d > 1.0, intra + inter, 0.0)
 
 
-def zero3_time(params, t, d, m, recompute, hw):
+def zero3_time(params, t, d, m, recompute, hw, layers=1.0):
     """Seconds of ZeRO-3 parameter all-gathers per iteration (before any overlap).
 
     Each micro-batch all-gathers the 2-byte weights for the forward, again for the
     backward (and for the recomputed forward with full recomputation), and
     reduce-scatters the gradients: ``m·(2 + r_full)`` all-gathers + m reduce-scatters
     of params·2 bytes over d [Rajbhandari et al. 2020 §5; FSDP reshard-after-forward].
-    The data-parallel all-reduce is then not needed.
+    The data-parallel all-reduce is then not needed. Each goes layer by layer over the
+    device's `layers` (L/p), paying its latency that many times.
     """
     rd, _ = recompute_passes(recompute)
     one = data_parallel_time(params, 2.0, t, d, hw) / 2.0  # one AG (or RS) ≈ half an AR
-    return _f(m) * (3.0 + rd) * one
+    latency = data_parallel_time(params, 0.0, t, d, hw) / 2.0
+    return _f(m) * (3.0 + rd) * (one + (_f(layers) - 1.0) * latency)
 
 
 def zero2_time(params, grad_bytes, t, d, hw):
@@ -671,7 +673,7 @@ def iteration_time(
       ``dp_overlap``, then what exceeds the last micro-batch's backward on the device);
       ZeRO-2 by m reduce-scatters, each exposed beyond a micro-batch's backward, and a
       weight all-gather (`zero2_time`); ZeRO-3 by `zero3_time`, overlapped with each
-      micro-batch's compute.
+      micro-batch's compute (prefetched) when ``dp_overlap``.
     * ``embedding_sync``: `embedding_sync_time`; ``optimizer``: `optimizer_time`.
     """
     m = _f(B) / (_f(d) * _f(b))
@@ -689,10 +691,12 @@ def iteration_time(
     z = _f(zero)
     allreduce = data_parallel_time(device_params, stack["grad_bytes"], t, d, hw)
     window = np.where(_f(stack["dp_overlap"]) > 0, _f(L) / _f(p) * layer_bwd, 0.0)
-    zero3 = zero3_time(device_params, t, d, m, recompute, hw)
+    zero3 = zero3_time(device_params, t, d, m, recompute, hw, _f(L) / _f(p))
     scatter, gather = zero2_time(device_params, stack["grad_bytes"], t, d, hw)
     dp_exposed = np.where(
-        z >= 3.0, np.maximum(0.0, zero3 - pipeline), np.maximum(0.0, allreduce - window)
+        z >= 3.0,
+        np.maximum(0.0, zero3 - np.where(_f(stack["dp_overlap"]) > 0, pipeline, 0.0)),
+        np.maximum(0.0, allreduce - window),
     )
     dp_exposed = np.where(
         (z >= 2.0) & (z < 3.0), m * np.maximum(0.0, scatter - window) + gather, dp_exposed

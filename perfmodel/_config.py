@@ -1,5 +1,6 @@
 """One point of a design space: the quantities a step's cost depends on."""
 
+from collections.abc import Mapping
 import dataclasses
 import inspect
 
@@ -8,6 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
+from ._errors import InputError
 from ._keywords import unknown_keywords
 
 
@@ -275,6 +277,12 @@ LAYOUT_FIELDS: tuple[str, ...] = (
 """The fields of a parallel layout, in the order they are shown: the axes a layout search
 chooses (the rest of a space is the job and the hardware)."""
 
+RECIPE_FIELDS: tuple[str, ...] = (
+    *LAYOUT_FIELDS,
+    *(f for f in FLAG_FIELDS if f not in (*LAYOUT_FIELDS, "gated_mlp", "untied_embeddings")),
+)
+"""How a run was run rather than what it trains: its layout and software switches."""
+
 WORKLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "hybrid": ("layers", "hidden", "heads", "seq_len", "vocab", "global_batch"),
     "hybrid_basic": (
@@ -288,6 +296,26 @@ WORKLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 }
 """The fields describing the model being trained, per family: left at their defaults,
 a result describes a toy model (`sweep` warns)."""
+
+
+def with_defaults(defaults: Mapping, given: Mapping) -> dict:
+    """`defaults` (a fit's run) overridden by `given`; a micro-batch count given without
+    a size drops the default size, which `Config` prefers when > 0: `--microbatches 3`
+    on a fit of runs with `microbatch_size` 1 was read as size 1, whatever the count."""
+    if "microbatches" in given and "microbatch_size" not in given:
+        defaults = {k: v for k, v in defaults.items() if k != "microbatch_size"}
+    return {**defaults, **given}
+
+
+def check_one_microbatch_field(names, where: str) -> None:
+    """Refuse a layout giving both `microbatches` and `microbatch_size`: the size wins
+    (`Config.num_microbatches`), so the count was ignored (size 2 with 1000 micro-batches
+    of a 16-sample replica batch answered "ok")."""
+    if "microbatches" in names and "microbatch_size" in names:
+        raise InputError(
+            f"{where}: give microbatches or microbatch_size, not both: the size decides the "
+            "count (global_batch/(dp·size)), and the count given would be ignored"
+        )
 
 
 def _checked_init(init):

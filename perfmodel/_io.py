@@ -24,7 +24,7 @@ from ._jsontext import _finite_or_none, _numbers, strict_loads, StrictJSONError
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
 from ._presets import build, FAMILIES, hybrid_kind
-from ._schema import check_document, FORMAT, LARGEST_VARIANCE, SCHEMA_VERSION
+from ._schema import check_document, data_digest, FORMAT, LARGEST_VARIANCE, SCHEMA_VERSION
 
 
 def _stored_covariance(covariance) -> list | None:
@@ -125,6 +125,8 @@ def fit_json(fit: FitResult, extra: dict | None = None) -> str:
     """The fit file's text: `fit_to_dict` plus `extra` top-level keys, checked against the
     schema so that what is written can be read back."""
     document = {**fit_to_dict(fit), **(extra or {})}
+    # The digest of the data as they will be read back (numbers as JSON writes them).
+    document["data_sha256"] = data_digest(json.loads(to_json(document["data"])))
     text = to_json(document)
     check_document(json.loads(text), fit.data.source)
     return text

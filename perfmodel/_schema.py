@@ -27,6 +27,7 @@ Non-finite numbers are never written (strict JSON); ``null`` stands for them:
 """
 
 import inspect
+import json
 import math
 import types
 import typing
@@ -80,6 +81,36 @@ REQUIRED = (
     "data",
     "precision",
 )
+
+
+# The parts of ``data`` the parameters were fitted to (not its file name or line numbers).
+MEASUREMENTS = ("gpus", "time_s", "config", "unit", "scaling", "per_gpu")
+
+
+def data_digest(data: dict) -> str:
+    """SHA-256 of the measurements of a fit file's ``data`` (`MEASUREMENTS`, keys sorted):
+    written beside it as ``data_sha256`` so that an edit of what the parameters were
+    fitted to is seen (answers read it: the one-GPU time, the measured peak, the node)."""
+    import hashlib
+
+    measured = {key: data.get(key) for key in MEASUREMENTS}
+    text = json.dumps(measured, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _check_data_digest(c: "_Checker", document: dict) -> None:
+    """``data`` as it was written, where the file has a ``data_sha256`` (files of
+    perfmodel 2026-12-05 and later)."""
+    if "data_sha256" not in document:
+        return
+    stored = c.string(document["data_sha256"], "data_sha256")
+    found = data_digest(document["data"])  # the data checks above passed: plain JSON
+    if found != stored:
+        raise InputError(
+            f"{c.source}: data: edited after the fit (data_sha256 no longer matches), so the "
+            "parameters were fitted to other measurements; refit with `perfmodel fit`, or "
+            "delete data_sha256 to read the file as it is"
+        )
 
 
 def show(value) -> str:
@@ -318,6 +349,9 @@ def check_document(document, source: str):
     for key in REQUIRED:
         if key not in document:
             raise InputError(f"{source}: not a perfmodel fit file (missing key {key!r})")
+    for key in ("perfmodel_version", "created"):
+        if key in document:
+            c.string(document[key], key)
     spec = c.known(c.mapping(document["model"], "model"), "model", MODEL_FIELDS)
     family = c.string(spec.get("family"), "model.family", tuple(FAMILIES))
     if family == "blend":  # no default stands in for what the fit found
@@ -386,6 +420,7 @@ def check_document(document, source: str):
             f"the largest measured count, {max(gpus):g} (data.gpus)",
             spec["options"]["largest"],
         )
+    _check_data_digest(c, document)  # last: an edit the checks above name, they name
     return model
 
 

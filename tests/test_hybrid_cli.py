@@ -201,8 +201,14 @@ def test_a_measured_run_with_an_invalid_layout_is_refused_with_its_line(two_runs
     )
     assert main(["fit", str(typo), "--model", "hybrid"]) == 2
     err = capsys.readouterr().err
-    assert "column 'micro_batch_size' is not a field perfmodel reads: ignored (did you mean" in err
+    assert "typo.csv: column 'micro_batch_size' is not a field perfmodel reads (did you" in err
     assert "'microbatch_size'?)" in err and "Traceback" not in err
+    # So is one that leaves every layout valid (seq_paralel: the SP runs fitted as non-SP,
+    # exit 0, the warning last); a column unlike any field is still only named.
+    runs = pd.read_csv(two_runs)
+    runs.rename(columns={"seq_parallel": "seq_paralel"}).to_csv(typo, index=False)
+    assert main(["fit", str(typo), "--model", "hybrid"]) == 2
+    assert "(did you mean 'seq_parallel'?)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -319,3 +325,81 @@ def test_predict_leaves_speedup_blank_for_rows_of_another_workload(fitted, tmp_p
     assert rows[1]["time_s"] > 0
     assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 0
     assert "note: 1 row(s) of another model or global batch" in capsys.readouterr().out
+
+
+def _rows(capsys, *argv):
+    assert main(["predict", *map(str, argv), "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)["rows"]
+
+
+def test_a_micro_batch_count_is_read_and_contradictions_refused(fitted, capsys):
+    # The fit's runs give microbatch_size 1, which `Config` prefers: --microbatches 3 and
+    # 1000 were answered "ok" at the size-1 time (review round 9).
+    layout = ["--gpus", "64", "--tp", "8", "--pp", "8", "--interleave", "1"]
+    by_count = _rows(capsys, fitted, *layout, "--microbatches", "32")[0]
+    by_size = _rows(capsys, fitted, *layout, "--microbatch-size", "2")[0]
+    assert by_count["time_s"] == pytest.approx(by_size["time_s"], rel=1e-12)
+    assert by_count["time_s"] != pytest.approx(_rows(capsys, fitted, *layout)[0]["time_s"])
+    odd = _rows(capsys, fitted, *layout, "--microbatches", "3")[0]
+    assert odd["status"] == pm.REASONS[4] and odd["time_s"] is None
+    assert (
+        main(["predict", str(fitted), *layout, "--microbatches", "8", "--microbatch-size", "2"])
+        == 2
+    )
+    assert "give microbatches or microbatch_size, not both" in capsys.readouterr().err
+    fit = pm.load_fit(fitted)
+    found = fit.predict([64], tp=8, pp=8, interleave=1, microbatches=32)
+    assert found["time_s"][0] == pytest.approx(by_count["time_s"], rel=1e-12)
+    # A sweep of the fit reads the count too (every count had the size-1 time).
+    swept = pm.sweep(
+        fit, {"gpus": [64], "microbatches": [16, 32]}, fixed=dict(tp=8, pp=8, interleave=1)
+    )
+    times = swept.top.sort_values("microbatches")["step_time_s"].to_numpy()
+    assert times[1] == pytest.approx(by_count["time_s"], rel=1e-5) and times[0] != times[1]
+
+
+def test_predict_holds_layouts_to_the_memory_optimal_does(fitted, tmp_path, capsys):
+    # Runs that do not give gpu_memory_bytes: `predict` answered "ok" for any memory while
+    # `optimal` held layouts to 90% of the fit's GPU.
+    document = json.loads(fitted.read_text())
+    del document["config_defaults"]["gpu_memory_bytes"]
+    edited = tmp_path / "no_budget.json"
+    edited.write_text(json.dumps(document))
+    layout = ["--gpus", "64", "--tp", "8", "--pp", "8", "--interleave", "1"]
+    heavy = [*layout, "--microbatch-size", "8", "--recompute", "none"]
+    assert _rows(capsys, edited, *heavy)[0]["status"] == "out of memory"
+    assert _rows(capsys, edited, *layout)[0]["status"] == "ok"
+    budget = pm._fitting.memory_budget(pm.load_fit(edited))["gpu_memory_bytes"]
+    assert budget == pytest.approx(0.9 * 80 * 2**30)
+
+
+def test_a_new_workload_names_the_recipe_it_takes_from_the_fit(fitted, tmp_path, capsys):
+    # Llama-style 70B rows at seq 4096 took the 2022 runs' flash_attention = 0 and were
+    # all out of memory, with "no layout given is valid" and no word of why.
+    layouts = tmp_path / "llama.csv"
+    shape = "80,8192,64,8,28672,1,1,4096,32000,1024,8"
+    header = "gpus,tp,pp,microbatch_size,interleave,recompute,seq_parallel,zero,layers,hidden,"
+    header += "heads,query_groups,ffn_hidden,gated_mlp,untied_embeddings,seq_len,vocab,"
+    header += "global_batch,gpus_per_node"
+    layouts.write_text(f"{header}\n512,4,4,1,5,0,1,1,{shape}\n")
+    assert main(["predict", str(fitted), "--layouts", str(layouts)]) == 2
+    err = capsys.readouterr().err
+    assert "run as that run was: " in err and "flash_attention = 0" in err
+    layouts.write_text(f"{header},flash_attention\n512,4,4,1,5,0,1,1,{shape},1\n")
+    assert main(["predict", str(fitted), "--layouts", str(layouts), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and "dp_overlap = " in notes[0] and "flash_attention" not in notes[0]
+
+
+def test_a_fitted_link_stays_within_what_the_gpu_has():
+    # Four made-up H100 runs fitted NVLink at 3.3 TB/s (7× the hardware), used silently.
+    from perfmodel._cli.layout import at_link_bounds, link_bounds
+
+    bounds = link_bounds("H100-80GB")
+    assert bounds["tensor.bandwidth"] == (36e9, 540e9)
+    assert bounds["compute.hbm_bandwidth"][1] == pytest.approx(3.35e12)
+    model = pm.hybrid(gpu="H100-80GB").with_parameters({"tensor.bandwidth": 540e9})
+    free = ("tensor.bandwidth",)
+    (note,) = at_link_bounds(model, free, bounds, "H100-80GB")
+    assert "tensor.bandwidth stopped at the upper end of what the H100-80GB's link" in note
+    assert not at_link_bounds(model, free, {"tensor.bandwidth": (1e9, 1e13)}, "H100-80GB")

@@ -267,7 +267,7 @@ def test_tensor_parallel_collectives_by_hand():
     assert float(model.breakdown(piped)["p2p"]) == pytest.approx(2 * (4 + 1) * message, 1e-12)
 
 
-def test_zero2_reduce_scatters_after_every_micro_batch_by_hand():
+def test_zero2_and_zero3_collectives_by_hand():
     # 4 replicas of one GPU each in one node, no overlap: ZeRO-1 pays one all-reduce of
     # the gradients; ZeRO-2 a reduce-scatter of them per micro-batch (m = 8) and one
     # all-gather of the 2-byte weights.
@@ -280,6 +280,14 @@ def test_zero2_reduce_scatters_after_every_micro_batch_by_hand():
     assert one == pytest.approx(2 * ring(params * 4), rel=1e-9)
     two = float(model.breakdown(pm.Config(**cfg, zero=2.0))["allreduce"])
     assert two == pytest.approx(8 * ring(params * 4) + ring(params * 2), rel=1e-9)
+    # ZeRO-3: per micro-batch two weight all-gathers and a gradient reduce-scatter of the
+    # 2-byte weights, layer by layer (4 layers: the bytes once, the latency 4 times); all
+    # exposed without dp_overlap (they were hidden under the pipeline whatever it said),
+    # prefetched under the layers' compute with it.
+    three = float(model.breakdown(pm.Config(**cfg, zero=3.0))["allreduce"])
+    assert three == pytest.approx(8 * 3 * (ring(params * 2) + 3 * ring(0.0)), rel=1e-9)
+    cfg["dp_overlap"] = 1
+    assert float(model.breakdown(pm.Config(**cfg, zero=3.0))["allreduce"]) == 0.0
 
 
 def test_pipeline_bubble_splits_out_of_the_slot_terms():

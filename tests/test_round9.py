@@ -97,3 +97,95 @@ def test_nccl_logs_pasted_runs_keep_their_ranks_and_hosts_named_perf_are_no_bina
     text = "# ./all_reduce_perf\n" + _nccl_run(2, "node_perf-1")
     assert set(parse_nccl_tests(text)["collective"]) == {"all_reduce"}
     assert set(parse_nccl_tests(text, collective="all_reduce")["n_ranks"]) == {2}
+
+
+def test_a_fit_files_edited_measurements_are_refused_and_its_parameters_may_be_edited(tmp_path):
+    # An edited time or GPU count in `data` was read silently: the answers use the
+    # measurements (the one-GPU time, the peak, the node) beside parameters fitted to others.
+    fit = _fitted(tmp_path, "gpus,time_s\n1,1.0\n2,0.53\n4,0.29\n8,0.171\n", "--model", "amdahl")
+    document = json.loads(fit.read_text())
+    assert len(document["data_sha256"]) == 64
+    edited = dict(document, data=dict(document["data"], time_s=[1.0, 0.53, 0.29, 0.2]))
+    fit.write_text(json.dumps(edited))
+    refused(*run_cli("predict", fit, "--gpus", "16")[::2], "data: edited after the fit")
+    # A value a field check names is named by it, not by the digest.
+    edited["data"]["time_s"][3] = -1
+    fit.write_text(json.dumps(edited))
+    refused(*run_cli("predict", fit, "--gpus", "16")[::2], "data.time_s[3]")
+    # Parameters may be edited (docs/your-own-csv.md), and without the digest the file is
+    # read as it is (older files have none).
+    document["parameters"]["compute.time"]["value"] *= 1.1
+    fit.write_text(json.dumps(document, indent=2))
+    assert run_cli("predict", fit, "--gpus", "16")[0] == 0
+    del edited["data_sha256"]
+    edited["data"]["time_s"][3] = 0.2
+    fit.write_text(json.dumps(edited))
+    assert run_cli("predict", fit, "--gpus", "16")[0] == 0
+    edited["created"] = 5
+    fit.write_text(json.dumps(edited))
+    refused(*run_cli("predict", fit, "--gpus", "16")[::2], "created: expected a string")
+
+
+def test_a_sweep_refuses_values_below_any_training_run(tmp_path):
+    # A serial time of 1e-320 s answered a step of 0 s and an empty samples/s column.
+    space = tmp_path / "space.toml"
+    text = '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = {serial}\n'
+    text += '[axes]\ngpus = [8, 16]\n"compute.time" = [{compute}, 1.0]\n'
+    space.write_text(text.format(serial="1e-320", compute="0.5"))
+    code, _, err = run_cli("sweep", space)
+    refused(code, err, "fixed value 'serial.time'", "expected at least 1e-18", "1e-320")
+    space.write_text(text.format(serial="0.1", compute="1e-30"))
+    refused(*run_cli("sweep", space)[::2], "axis 'compute.time'", "at least 1e-18")
+    space.write_text(text.format(serial="0.1", compute="0.5"))
+    assert run_cli("sweep", space)[0] == 0
+
+
+SPACE = """[model]
+family = "hybrid"
+options = {{ gpu = "{gpu}" }}
+[fixed]
+layers = 40
+hidden = 5120
+heads = 40
+query_groups = {groups}
+seq_len = 4096
+vocab = 32000
+global_batch = 1024
+gpus_per_node = 8
+gpu_memory_bytes = 77.3e9
+[axes]
+gpus = [{gpus}]
+tp = [1, 2, 4, 8]
+"""
+
+
+def test_a_layout_sweep_says_why_nothing_is_valid_or_fits(tmp_path):
+    space = tmp_path / "space.toml"
+    # Six key/value groups for 40 heads: every layout was "valid" (review round 9).
+    space.write_text(SPACE.format(gpu="A100-80GB", groups=6, gpus="64, 128"))
+    code, out, err = run_cli("sweep", space, "--json")
+    assert code == 0 and json.loads(out)["valid"] == 0
+    assert json.loads(out)["invalid_reasons"] == [
+        "heads do not divide hidden, or query groups do not divide heads (all)"
+    ]
+    assert "no layout is valid" in err and "calibrated on A100" not in err
+    # Too big for 8 GPUs: the line says what the smallest layout needs.
+    space.write_text(SPACE.format(gpu="H100-80GB", groups=8, gpus="8"))
+    code, out, err = run_cli("sweep", space)
+    assert code == 0 and "8: needs ≥ " in out and "GB per GPU" in out
+    # An H100 space runs on the A100's GEMM efficiency: said, once.
+    assert err.count("calibrated on A100 runs only; on H100-80GB it is a guess") == 1
+
+
+def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
+    # A CSV and --recompute take "full"; a space refused it ("expected a number").
+    space = tmp_path / "space.toml"
+    base = SPACE.format(gpu="A100-80GB", groups=8, gpus="64")
+    space.write_text(base + 'recompute = ["none", "full"]\n')
+    code, out, err = run_cli("sweep", space, "--json")
+    assert code == 0, err
+    assert json.loads(out)["axes"]["recompute"] == [0.0, 2.0]
+    space.write_text(base + 'recompute = ["fulll"]\n')
+    refused(*run_cli("sweep", space)[::2], "recompute: expected one of none (0)", "'fulll'")
+    space.write_text(base + "zero = [0, 1, 4]\n")
+    refused(*run_cli("sweep", space)[::2], "axis 'zero': expected one of 0, 1, 2, 3, got 4")

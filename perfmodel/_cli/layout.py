@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from .._config import (
+    check_one_microbatch_field,
     CODED_FIELDS,
     CONFIG_FIELDS,
     FIELD_NAMES,
@@ -36,14 +37,16 @@ from .._fitting import (
     evaluate_layouts,
     fit,
     FitResult,
+    memory_budget,
     reference_seconds,
     reference_time,
     reference_with_workload,
     row_workloads,
 )
 from .._presets import build, hybrid_kind
-from .._sweep import layout_alternatives, sweep
-from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS, USABLE_MEMORY
+from .._sweep import inherited_recipe, layout_alternatives, sweep
+from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
+from .._text import wrap
 
 # `predict` options for layout fields, in the order they are shown.
 LAYOUT_OPTIONS: dict[str, str] = {f: "--" + f.replace("_", "-") for f in LAYOUT_FIELDS}
@@ -67,6 +70,45 @@ MIN_ELASTICITY = 0.02
 # condition stays moderate. Links have nccl-tests numbers: fitted only when clear.
 MAX_CONDITION = {"compute.e_max": 100.0, "compute.d0": 100.0}
 MAX_LINK_CONDITION = 30.0
+
+
+def link_bounds(gpu: str) -> dict[str, tuple[float, float]]:
+    """Ranges a fit may give the links of `gpu` (`GPUS`): a tenth to 1.5× its nccl-tests
+    bus bandwidth on NVLink (1.5× is past the spec sheet's per-direction bandwidth, 300
+    GB/s on A100, 450 on H100), to 2× on the network (in-network reduction, SHARP), to
+    the spec sheet's HBM bandwidth. Four made-up H100 runs fitted NVLink at 3.3 TB/s,
+    7× the hardware, and the layout search used it."""
+    spec = GPUS[gpu]
+    return {
+        "tensor.bandwidth": (spec["nvlink_bandwidth"] / 10, spec["nvlink_bandwidth"] * 1.5),
+        "allreduce.bandwidth_inter": (
+            spec["network_bandwidth"] / 10,
+            spec["network_bandwidth"] * 2,
+        ),
+        "compute.hbm_bandwidth": (spec["hbm_bandwidth"] / 10, spec["hbm_bandwidth"] / 0.9),
+    }
+
+
+def at_link_bounds(model, free: tuple, bounds: dict, gpu: str) -> list[str]:
+    """A note per `free` link of a fitted `model` that stopped at the end of its
+    `link_bounds` range: the runs ask for a link the GPU does not have, so some other
+    part of them is off."""
+    values = model.parameters()
+    notes = []
+    for name, (lo, hi) in bounds.items():
+        if name not in link_bounds(gpu) or name not in free:
+            continue
+        value = float(values[name])
+        if value >= hi * 0.99 or value <= lo * 1.01:
+            end = "upper" if value >= hi * 0.99 else "lower"
+            faster = "a faster" if end == "upper" else "a slower"
+            notes.append(
+                f"{name} stopped at the {end} end of what the {gpu}'s link can do "
+                f"({lo:.3g}–{hi:.3g} B/s): the runs ask for {faster} link than the hardware "
+                "has, so something else in them is off (a time, a layout column); check "
+                f"the runs, or --fix {name}=VALUE from nccl-tests"
+            )
+    return notes
 
 
 def add_fit_options(p) -> None:
@@ -187,13 +229,25 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
                     f"{data.source}: model 'hybrid' needs {field!r} in the data (a CSV "
                     f"column): its {term.name} term depends on it"
                 )
-    ignored = [_ignored(column) for column in ignored_columns(data)]
+    columns = ignored_columns(data)
+    for column in columns:  # a near miss of a field is a typo: the runs would be read at
+        if _did_you_mean(column):  # its default (seq_paralel fitted the SP runs as non-SP)
+            raise InputError(
+                f"{data.source}: column {column!r} is not a field perfmodel reads"
+                f"{_did_you_mean(column)}; every run would be read at that field's default: "
+                "rename the column, or drop it"
+            )
+    ignored = [_ignored(column) for column in columns]
     _check_measured_layouts(data, ignored)
     free, fixed, notes = parameter_plan(model.with_parameters(fix), data, fix)
     notes += ignored
-    bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **options.pop("bounds", {})}
+    physical = {**DEFAULT_BOUNDS, **link_bounds(gpu)}
+    given = options.pop("bounds", {})
+    bounds = {**{k: v for k, v in physical.items() if k in free}, **given}
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
+    physical = {k: v for k, v in bounds.items() if k not in given}
+    notes += at_link_bounds(result.model, result.free, physical, gpu)
     missing = [n for n in ("heads", "vocab") if n not in data.config]
     if missing:
         notes.append(
@@ -305,6 +359,7 @@ def _read_layouts(path: str) -> dict[str, np.ndarray]:
         )
     if "gpus" not in columns:
         raise InputError(f"{where}: missing column 'gpus'")
+    check_one_microbatch_field(columns, where)
     out = {c: [] for c in columns}
     for i, (line, cells) in enumerate(rows, start=1):
         if len(cells) > len(header):
@@ -358,6 +413,7 @@ def layouts_from_args(args) -> dict[str, np.ndarray] | None:
         raise InputError("--gpus: give GPU counts (or --layouts CSV for a hybrid fit)")
     if not given:
         return None
+    check_one_microbatch_field(given, "--microbatches, --microbatch-size")
     lists = {"gpus": [_value(t, "gpus", "--gpus") for t in args.gpus.split(",")]}
     for field, text in given.items():
         flag = LAYOUT_OPTIONS[field]
@@ -483,10 +539,8 @@ def optimal_layout(
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
     if price_per_gpu_hour is not None:
         fixed["price_per_gpu_hour"] = price_per_gpu_hour
-    if "gpu_memory_bytes" not in fixed:  # Megatron-Core's share, as in benchmarks/megatron.py
-        gpu = dict(result.model.options).get("gpu", "A100-80GB")
-        share = USABLE_MEMORY["megatron-core"]
-        fixed["gpu_memory_bytes"] = share * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
+    if "gpu_memory_bytes" not in axes:  # the budget `predict` holds layouts to as well
+        fixed |= memory_budget(result)
     found = sweep(result.model, axes, fixed=fixed, per=["gpus"], pareto=False, progress=False)
     curve = found.per_axis["gpus"]
     curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)
@@ -585,9 +639,13 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     layouts = layouts_from_args(args)
     if layouts is None:
         layouts = {"gpus": np.asarray([_value(t, "gpus", "--gpus") for t in args.gpus.split(",")])}
-    rows, reference = layout_rows(result, layouts, args.interval, args.method)
+    inherited = inherited_recipe(result, layouts, {})
+    try:
+        rows, reference = layout_rows(result, layouts, args.interval, args.method)
+    except InputError as error:  # nothing valid: the fields taken from the fit may be why
+        raise InputError("; ".join([str(error), *inherited])) from None
     if args.json:
-        print_json({"reference": reference, "rows": rows})
+        print_json({"reference": reference, "rows": rows, "notes": list(inherited)})
         return True
     print(
         f"{result.label} fit of {result.data.source} (time_s in s per step; speedup and "
@@ -607,6 +665,8 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
             f"note: {other} row(s) of another model or global batch than the reference's have "
             "no speedup or efficiency; predict each workload apart to compare its layouts"
         )
+    for line in inherited:  # a new model run with the fit's recipe, said
+        print(wrap(f"note: {line}"))
     return True
 
 

@@ -34,6 +34,7 @@ from .._io import to_json
 from .._presets import is_hybrid
 from .._sweep import (
     DEFAULT_MAX_CONFIGS,
+    invalid_reasons,
     layout_alternatives,
     load_space,
     OBJECTIVES,
@@ -197,6 +198,9 @@ def _unranked_summary(name: str, frame) -> str:
         rows = frame[frame["reason"].astype(str).str.startswith(kind)]
         if len(rows):
             values = [f"{v:g}" for v in rows[name]]
+            if kind == "out of memory":  # and what the smallest valid layout needs
+                needs = rows["reason"].astype(str).str.partition("needs ")[2]
+                values = [f"{v}: needs {n}" if n else v for v, n in zip(values, needs)]
             shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
             lines.append(f"{len(values)} with {kind} ({shown})")
     return f"not ranked, {name}: " + "; ".join(lines)
@@ -349,6 +353,15 @@ def _run_sweep(args) -> int:
             precision=result.precision,
         )
     document = result_document(result, space, alternatives)
+    if result.valid == 0:  # "0 valid layouts" alone left the user guessing which check
+        reasons = invalid_reasons(space.model, space.axes, space.fixed)
+        document["invalid_reasons"] = reasons
+        if reasons:
+            print(
+                f"warning: {space.source}: no layout is valid; of a sample of the "
+                f"configurations: {'; '.join(reasons)}",
+                file=sys.stderr,
+            )
     if args.output is not None:
         csv = args.output.lower().endswith(".csv")
         text = ranked_csv(result, space) if csv else to_json(document)

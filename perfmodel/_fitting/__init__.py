@@ -28,6 +28,7 @@ from .exact import fit_at as fit_at
 from .groups import reduce_batch as reduce_batch
 from .layout_reference import describe_layout as describe_layout
 from .layout_reference import evaluate_layouts as evaluate_layouts
+from .layout_reference import memory_budget as memory_budget
 from .layout_reference import reference_seconds as reference_seconds
 from .layout_reference import reference_time as reference_time
 from .layout_reference import reference_with_workload as reference_with_workload

@@ -12,10 +12,10 @@ import math
 import jax
 import numpy as np
 
-from .._config import Config, LAYOUT_FIELDS, WORKLOAD_FIELDS
+from .._config import Config, LAYOUT_FIELDS, with_defaults, WORKLOAD_FIELDS
 from .._errors import InputError
 from .._presets import hybrid_kind
-from .._terms import layout_status, REASONS
+from .._terms import GPUS, layout_status, REASONS, USABLE_MEMORY
 
 
 def workload(values: dict, kind: str) -> tuple:
@@ -29,7 +29,7 @@ def reference_layout(result, layouts: dict | None = None) -> dict[str, float] | 
     no run measured that workload."""
     kind = hybrid_kind(result.model)
     first = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in (layouts or {}).items()}
-    wanted = workload({**result.config_defaults, **first}, kind)
+    wanted = workload(with_defaults(result.config_defaults, first), kind)
     runs = []
     for i in np.argsort(result.data.gpus, kind="stable"):
         values = {k: float(v[i]) for k, v in result.data.config.items()}
@@ -61,7 +61,9 @@ def reference_with_workload(result, layouts: dict | None = None) -> tuple[dict, 
                 f"with (the first: {why})"
             )
         i = int(ok[np.argmin(np.asarray(layouts["gpus"])[ok])])
-        reference = {**result.config_defaults, **{k: float(v[i]) for k, v in layouts.items()}}
+        reference = with_defaults(
+            result.config_defaults, {k: float(v[i]) for k, v in layouts.items()}
+        )
         what = "the valid layout on the fewest GPUs (no measured run of this workload)"
     if reference is None:
         raise InputError("no measured run of this workload to compare with")
@@ -80,7 +82,7 @@ def row_workloads(result, layouts: dict) -> list[tuple]:
     n = len(np.asarray(layouts["gpus"]).reshape(-1))
     columns = {k: np.broadcast_to(np.ravel(np.asarray(v, float)), (n,)) for k, v in layouts.items()}
     return [
-        workload({**result.config_defaults, **{k: v[i] for k, v in columns.items()}}, kind)
+        workload(with_defaults(result.config_defaults, {k: v[i] for k, v in columns.items()}), kind)
         for i in range(n)
     ]
 
@@ -98,11 +100,26 @@ def describe_layout(values: dict, fields=("gpus", *LAYOUT_FIELDS)) -> str:
     return " ".join(f"{k}={float(values[k]):g}" for k in fields if k in values)
 
 
+def memory_budget(result) -> dict[str, float]:
+    """``{"gpu_memory_bytes": B}`` for a hybrid fit whose runs did not give it: the share
+    Megatron-Core leaves (`USABLE_MEMORY`) of the memory of the fit's GPU (its ``gpu``
+    option), the budget every command holds its layouts to; {} when the runs gave it.
+    (`predict` answered "ok" for 108 GB per GPU on an H100-80GB fit that `optimal`
+    refused.)"""
+    if "gpu_memory_bytes" in result.config_defaults or not hybrid_kind(result.model):
+        return {}
+    gpu = dict(getattr(result.model, "options", {})).get("gpu", "A100-80GB")
+    share = USABLE_MEMORY["megatron-core"]
+    return {"gpu_memory_bytes": share * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]}
+
+
 def evaluate_layouts(result, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``time_s`` (s per step) and ``code`` (`layout_status`) of the fit at `layouts`."""
+    """``time_s`` (s per step) and ``code`` (`layout_status`, memory against
+    `memory_budget`) of the fit at `layouts`."""
     kind = hybrid_kind(result.model)
+    defaults = {**memory_budget(result), **result.config_defaults}
     with jax.enable_x64(True):
-        config = Config(**{**result.config_defaults, **layouts})
+        config = Config(**with_defaults(defaults, layouts))
         time_s = np.asarray(result.model(config), dtype=np.float64)
         code = np.asarray(layout_status(config, kind))
     return {"time_s": np.broadcast_to(time_s, code.shape), "code": code}

@@ -6,7 +6,7 @@ import math
 import jax
 import numpy as np
 
-from .._config import Config
+from .._config import Config, with_defaults
 from .._data import Benchmarks
 from .._levels import check_gpu_counts
 from .._model import AbstractScalingModel, ScalingModel
@@ -137,7 +137,7 @@ class FitResult:
 
     def config(self, gpus, **overrides) -> Config:
         """A `Config` at `gpus` (counts ≥ 1) with the fitted data's other config values."""
-        return Config(gpus=check_gpu_counts(gpus), **{**self.config_defaults, **overrides})
+        return Config(gpus=check_gpu_counts(gpus), **with_defaults(self.config_defaults, overrides))
 
     def predict(self, gpus, **overrides) -> dict[str, np.ndarray]:
         """Predicted ``time_s`` (and ``throughput``), ``speedup`` and ``efficiency``.

@@ -59,20 +59,23 @@ def _pick(frame: pd.DataFrame, given: str | None, candidates, what: str, source:
 
 def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarray:
     """The column's values at `rows` (frame positions) as floats; each must be a number
-    (> 0 when `positive`)."""
-    values = []
-    for position in rows:
-        cell = frame[column].iloc[position].strip()
-        where = f"{source} line {position + 2}, column {column!r}"
+    (> 0 when `positive`). Parsed at once (10⁶ rows took minutes cell by cell); a cell
+    that pandas does not read as a number is read again as Python's `float` would, so
+    that the first one that is no number is named."""
+    cells = frame[column].to_numpy()[np.asarray(rows, dtype=np.int64)]
+    values = pd.to_numeric(pd.Series(cells).str.strip(), errors="coerce").to_numpy(float)
+    for k in np.flatnonzero(~np.isfinite(values) | (positive & (values <= 0))):
+        cell = str(cells[k]).strip()
         try:
             value = float(cell)
         except ValueError:
             value = math.nan
         if not math.isfinite(value) or (positive and value <= 0):
             kind = "a positive number" if positive else "a finite number"
+            where = f"{source} line {rows[k] + 2}, column {column!r}"
             raise InputError(f"{where}: expected {kind}, got {cell!r}")
-        values.append(value)
-    return np.asarray(values, float)
+        values[k] = value
+    return values
 
 
 def _constant(frame, column, rows, source, given, name) -> float | None:
@@ -190,18 +193,17 @@ def read_tracker_csv(
             + f", or {{arg:timestamp_column}}); columns found: {found}"
         )
     timed = duration or stamp
-    rows = [i for i, cell in enumerate(frame[timed]) if cell.strip() != ""]
+    rows = np.flatnonzero(frame[timed].str.strip().to_numpy() != "").tolist()
     if len(rows) < (1 if duration else 2):
         need = "a row" if duration else "two rows"
         raise InputError(f"{source}: column {timed!r}: expected {need} with a value")
     steps = _cells(frame, step, rows, source, positive=False)
-    for k in range(1, len(rows)):
-        if steps[k] <= steps[k - 1]:
-            raise InputError(
-                f"{source} line {rows[k] + 2}, column {step!r}: step {steps[k]:g} after step "
-                f"{steps[k - 1]:g} at line {rows[k - 1] + 2}; expected increasing steps (a "
-                "restarted or second run: give each as its own file)"
-            )
+    for k in np.flatnonzero(np.diff(steps) <= 0)[:1] + 1:
+        raise InputError(
+            f"{source} line {rows[k] + 2}, column {step!r}: step {steps[k]:g} after step "
+            f"{steps[k - 1]:g} at line {rows[k - 1] + 2}; expected increasing steps (a "
+            "restarted or second run: give each as its own file)"
+        )
     if duration:
         unit = time_unit_of(duration, time_unit, source)[0]  # --time-column step_time_ms
         seconds = _cells(frame, duration, rows, source) * UNITS[unit]

@@ -3,6 +3,8 @@ streams (best per GPU count, top-k, Pareto front)."""
 
 from .._config import LAYOUT_FIELDS as LAYOUT_FIELDS
 from .alternatives import layout_alternatives as layout_alternatives
+from .invalid import invalid_reasons as invalid_reasons
+from .run import inherited_recipe as inherited_recipe
 from .run import OBJECTIVES as OBJECTIVES
 from .run import PRECISIONS as PRECISIONS
 from .run import sweep as sweep

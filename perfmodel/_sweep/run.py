@@ -19,16 +19,19 @@ import numpy as np
 import pandas as pd
 
 from .._config import (
+    check_one_microbatch_field,
     CODED_FIELDS,
     Config,
     CONFIG_FIELDS,
     LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
+    RECIPE_FIELDS,
     WHOLE_FIELDS,
+    with_defaults,
     WORKLOAD_FIELDS,
 )
 from .._errors import InputError
-from .._fitting import FitResult
+from .._fitting import FitResult, memory_budget
 from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
 from .._reads import unread, unread_line
@@ -177,6 +180,9 @@ class _Request:
 # Counts and sizes stay exact in float64 (2⁵³).
 LARGEST = LARGEST_VALUE
 WHOLE_LARGEST = float(2**53)
+# The smallest positive value: 1/LARGEST (float32 holds its square; a serial time of
+# 1e-18 s is far below any measured).
+SMALLEST = 1.0 / LARGEST
 
 
 def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
@@ -197,7 +203,8 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     elif name in CODED_FIELDS:
         if not np.isin(array, CODED_FIELDS[name]).all():
             codes = ", ".join(f"{c:g}" for c in CODED_FIELDS[name])
-            raise InputError(f"{where} {name!r}: expected one of {codes}, got {values!r}")
+            bad = array[~np.isin(array, CODED_FIELDS[name])][0]
+            raise InputError(f"{where} {name!r}: expected one of {codes}, got {bad:g}")
     elif name in NONNEGATIVE_FIELDS:
         if (array < 0).any():
             raise InputError(
@@ -206,6 +213,14 @@ def _check_values(name: str, values, where: str, spec=None) -> np.ndarray:
     elif (array <= 0).any():
         raise InputError(
             f"{where} {name!r}: expected positive values, got {array[array <= 0][0]:g}"
+        )
+    tiny = (array > 0) & (array < SMALLEST)
+    if tiny.any():  # 1e-320 s of serial time answered a step of 0 s and infinite samples/s
+        raise InputError(
+            f"{where} {name!r}: expected {'0 or ' if name in NONNEGATIVE_FIELDS else ''}at "
+            f"least {SMALLEST:g}, got {float(array[tiny][0])!r} (no "
+            "time, size or rate of a training run is that small, and float32 sweeps would "
+            "underflow to 0)"
         )
     largest = WHOLE_LARGEST if name in WHOLE_FIELDS else LARGEST
     huge = np.isfinite(array) & (np.abs(array) > largest)
@@ -408,6 +423,7 @@ def _request(
         raise InputError(f"chunk_size: expected a whole number ≥ 1, got {chunk_size!r}")
     samples_to_target = _check_convergence(objective, samples_to_target, fit, axes, fixed)
     axes, fixed = _split(model, axes, fixed)
+    check_one_microbatch_field([*axes, *fixed], "axes and fixed values")
     specs = model.parameter_specs()
     model = model.with_parameters({n: v for n, v in fixed.items() if n in specs})
     per_step = fit is None or fit.target == "time"
@@ -417,7 +433,11 @@ def _request(
         for n in left
     )
     defaults = {k: v for k, v in (fit.config_defaults if fit else {}).items() if k not in axes}
-    fixed = {**defaults, **{n: v for n, v in fixed.items() if n not in specs}}
+    given = {n: v for n, v in fixed.items() if n not in specs}
+    if fit is not None and "gpu_memory_bytes" not in axes:  # as `predict` and `optimal`
+        defaults = {**memory_budget(fit), **defaults}
+    fixed = with_defaults(defaults, {**given, **dict.fromkeys(axes)})  # axes: (in `given`)
+    fixed = {k: v for k, v in fixed.items() if k not in axes}
     if "gpus" not in axes and "gpus" not in fixed:
         raise InputError("gpus: give it as an axis or a fixed value")
     per = list(per) if per is not None else (["gpus"] if "gpus" in axes else [])
@@ -459,6 +479,7 @@ def _request(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
     warnings = notes + default_warnings(model, set(axes) | set(fixed))
+    warnings += inherited_recipe(fit, axes, given)
     return _Request(
         model=model,
         axes=axes,
@@ -506,6 +527,29 @@ def _check_convergence(objective, pair, fit, axes, fixed) -> tuple[float, float]
                 "or a fixed value"
             )
     return samples_min, noise_batch
+
+
+def inherited_recipe(fit, axes: dict, given: dict) -> tuple[str, ...]:
+    """One line naming the recipe fields (`RECIPE_FIELDS`) a sweep of a hybrid `fit`
+    takes from the fit's run because the space gives them nowhere, when the space trains
+    another workload than that run: the 175B run's interleave = 3 left a 70B space with
+    pp = 1 "0 valid layouts", and its flash_attention = 0 every seq 4096 layout out of
+    memory, with no word of where they came from."""
+    if fit is None or hybrid_kind(fit.model) != "hybrid":
+        return ()
+    defaults = fit.config_defaults
+    workload = WORKLOAD_FIELDS["hybrid"]
+    other = any(k in given and given[k] != defaults.get(k) for k in workload) or any(
+        k in axes and np.any(np.asarray(axes[k], dtype=float) != defaults.get(k)) for k in workload
+    )
+    taken = [k for k in RECIPE_FIELDS if k in defaults and k not in axes and k not in given]
+    if not other or not taken:
+        return ()
+    shown = ", ".join(f"{k} = {float(defaults[k]):g}" for k in taken)
+    return (
+        f"another workload than the fit's run, run as that run was: {shown} (given nowhere); "
+        "give them to change them",
+    )
 
 
 def default_warnings(model: AbstractScalingModel, given: set[str]) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 
+from .._config import FIELD_NAMES
 from .._errors import InputError
 from .._files import read_bytes
 from .._fitting import FitResult
@@ -34,6 +35,7 @@ from .._levels import LARGEST_COUNT
 from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._reads import unread, unread_line
 from .._schema import check_options
+from .._terms import gpu_named
 from .run import WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -91,6 +93,18 @@ def _number(value, where: str) -> float:
     if not math.isfinite(value):
         raise InputError(f"{where}: expected a finite number, got {value!r}")
     return float(value)
+
+
+def _coded(name: str, value):
+    """A field's code for a name it may be given by (`FIELD_NAMES`: ``recompute =
+    "full"``, as a CSV and ``--recompute`` take it), else `value` as it is."""
+    names = FIELD_NAMES.get(name, {})
+    if not isinstance(value, str) or not names:
+        return value
+    if value.strip().lower() not in names:
+        codes = ", ".join(f"{n} ({c})" for n, c in names.items())
+        raise InputError(f"{name}: expected one of {codes}, got {value!r}")
+    return names[value.strip().lower()]
 
 
 def _range_spec(spec: dict, where: str) -> tuple[float, float, float | None, int | None]:
@@ -189,7 +203,7 @@ def _axis_values(name: str, spec) -> list[float]:
     elif isinstance(spec, list):
         if not spec:
             raise InputError(f"{where}: empty list; give at least one value")
-        values = [_number(v, f"{where}[{i}]") for i, v in enumerate(spec)]
+        values = [_number(_coded(name, v), f"{where}[{i}]") for i, v in enumerate(spec)]
     else:
         raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
     if name in WHOLE_FIELDS:
@@ -260,6 +274,11 @@ def _check_read(model, axes: dict, fixed: dict) -> None:
             raise InputError(f"{table}.{left[0]}: {unread_line(model.family, left[0], read)}")
 
 
+def _gpu(options: dict) -> str:
+    """The GPU a hybrid preset's options name (`gpu_named`; A100-80GB by default)."""
+    return gpu_named(options.get("gpu", "A100-80GB"))
+
+
 def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
     spec = _table(document, "model", source)
     notes = []
@@ -280,6 +299,15 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         if not isinstance(family, str):
             raise InputError(f"model.family: expected a family name, got {family!r}")
         model = check_options(family, spec.get("options", {}))
+        options = spec.get("options", {})
+        calibrated = "e_max" in options or "d0" in options
+        if hybrid_kind(model) == "hybrid" and not calibrated and _gpu(options) != "A100-80GB":
+            notes.append(
+                f"the hybrid model's GEMM efficiency (e_max, d0) was calibrated on A100 runs "
+                f"only; on {_gpu(options)} it is a guess (answers may be optimistic): fit it "
+                "on your runs (perfmodel fit runs.csv --model hybrid) and sweep with fit = "
+                '"fit.json", or give options e_max and d0'
+            )
         if family == "hybrid" and hybrid_kind(model) == "hybrid_basic":
             basic = sorted(BASIC_ONLY_OPTIONS & set(spec.get("options", {})))
             notes.append(
@@ -288,7 +316,7 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
                 'Megatron-LM hybrid, or write family = "hybrid_basic"'
             )
     fixed = {
-        name: _number(value, f"fixed.{name}")
+        name: _number(_coded(name, value), f"fixed.{name}")
         for name, value in _table(document, "fixed", source).items()
     }
     axes_spec = _table(document, "axes", source)

@@ -15,7 +15,7 @@ REASONS: tuple[str, ...] = (
     "pp does not divide layers",
     "global_batch does not split into whole micro-batches per replica",
     "tp does not divide heads (or query groups)",
-    "heads do not divide hidden",
+    "heads do not divide hidden, or query groups do not divide heads",
     "pp·interleave does not divide layers",
     "interleaving needs pp > 2 and micro-batches a multiple of pp",
     "ZeRO-2/3 with pp > 1 (DeepSpeed refuses it)",
@@ -58,7 +58,11 @@ def layout_checks(config: Config, kind: str = "hybrid") -> tuple[Bool[ArrayLike,
         _whole(config.samples_per_microbatch) & _whole(m),
         ((config.heads <= 0.0) | _whole(config.heads / config.tp))
         & ((config.query_groups <= 0.0) | _whole(config.query_groups / config.tp)),
-        (config.heads <= 0.0) | _whole(config.hidden / jnp.maximum(config.heads, 1.0)),
+        ((config.heads <= 0.0) | _whole(config.hidden / jnp.maximum(config.heads, 1.0)))
+        & (
+            (config.query_groups <= 0.0)
+            | _whole(config.head_count / jnp.maximum(config.query_groups, 1.0))
+        ),
         _whole(config.layers / (p * v)),
         interleaved,
         (config.zero < 2.0) | (p <= 1.0),

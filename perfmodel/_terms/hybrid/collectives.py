@@ -156,11 +156,15 @@ def zero3_time(
     Every micro-batch all-gathers the 2-byte weights for the forward, again for the
     backward (and for the recomputed forward with full recomputation), and
     reduce-scatters the gradients: ``m·(3 + r_full)`` collectives of params·2 bytes over
-    dp, each half a hierarchical all-reduce [Rajbhandari et al. 2020 §5; FSDP].
+    dp, each half a hierarchical all-reduce [Rajbhandari et al. 2020 §5; FSDP]. They go
+    layer by layer (FSDP's unit, ZeRO-3's prefetch), so each pays its latency L/p
+    times: the all-reduce of the bytes plus L/p − 1 more of nothing (its latency).
     """
     rd, _ = recompute_passes(config.recompute)
     count = config.num_microbatches * (3.0 + rd) / 2.0
-    return data_parallel_time(config, params * 2.0, nvlink, network) * count
+    size = data_parallel_time(config, params * 2.0, nvlink, network)
+    latency = data_parallel_time(config, jnp.zeros_like(params), nvlink, network)
+    return (size + (config.layers / config.pp - 1.0) * latency) * count
 
 
 def embedding_sync_time(config: Config, network: Link) -> Float[Array, "..."]:

@@ -226,7 +226,8 @@ class DataParallelTerm(AbstractCostTerm):
     reduce-scatter after every micro-batch, each exposed beyond that micro-batch's
     backward (as above), and the weight all-gather after the step (`zero2_time`). With
     ZeRO-3 the weight all-gathers and gradient reduce-scatters (`zero3_time`), exposed
-    beyond the pipeline they overlap. Plus the tied-embedding all-reduce
+    beyond the pipeline they overlap (prefetched), all of it without `Config.dp_overlap`.
+    Plus the tied-embedding all-reduce
     (`embedding_sync_time`). Owns the network link (per GPU).
 
     Fields:
@@ -276,7 +277,8 @@ class DataParallelTerm(AbstractCostTerm):
         scatter, gather = zero2_time(config, allreduce, params, nvlink, network)
         zero2 = config.num_microbatches * jnp.maximum(0.0, scatter - window) + gather
         zero3_on = config.zero >= 3.0
-        hidden = jnp.where(zero3_on, pipeline, window)
+        overlap = config.dp_overlap > 0.0
+        hidden = jnp.where(zero3_on, jnp.where(overlap, pipeline, 0.0), window)
         dp = jnp.maximum(0.0, jnp.where(zero3_on, zero3, allreduce) - hidden)
         dp = jnp.where((config.zero >= 2.0) & ~zero3_on, zero2, dp)
         return dp + embedding_sync_time(config, network)
