@@ -403,3 +403,14 @@ def test_a_fitted_link_stays_within_what_the_gpu_has():
     (note,) = at_link_bounds(model, free, bounds, "H100-80GB")
     assert "tensor.bandwidth stopped at the upper end of what the H100-80GB's link" in note
     assert not at_link_bounds(model, free, {"tensor.bandwidth": (1e9, 1e13)}, "H100-80GB")
+
+
+def test_optimal_keeps_a_searched_field_set_with_set(fitted, capsys):
+    # --set zero=2 (or tp=3, or zero=9 refused elsewhere) was overwritten by the search and
+    # the answer printed as if nothing were set (fuzz round 9).
+    argv = ["optimal", str(fitted), "--max-gpus", "64", "--json"]
+    assert main([*argv, "--set", "zero=1", "--set", "tp=4"]) == 0
+    best = json.loads(capsys.readouterr().out)["layout"]
+    assert best["zero"] == 1 and best["tp"] == 4
+    assert main([*argv, "--set", "tp=3"]) == 2
+    assert "tp does not divide gpus_per_node (all)" in capsys.readouterr().err

@@ -189,3 +189,46 @@ def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
     refused(*run_cli("sweep", space)[::2], "recompute: expected one of none (0)", "'fulll'")
     space.write_text(base + "zero = [0, 1, 4]\n")
     refused(*run_cli("sweep", space)[::2], "axis 'zero': expected one of 0, 1, 2, 3, got 4")
+
+
+def test_repeats_far_apart_and_node_sizes_that_disagree_are_named(tmp_path):
+    # A time typed in ms among seconds (1000× apart) and a row on nodes of 3 among rows on
+    # nodes of 8 were fitted without a word (fuzz round 9).
+    csv = tmp_path / "rep.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.55\n2,550\n4,0.31\n8,0.19\n")
+    for model in ("auto", "amdahl"):
+        code, _, err = run_cli("fit", csv, "--model", model)
+        assert code == 0 and "rep.csv lines 3 and 4: the same 2 GPUs measured 1e+03× apart" in err
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.55\n2,0.6\n4,0.31\n8,0.19\n")  # noise: no word
+    assert "apart" not in run_cli("fit", csv, "--model", "amdahl")[2]
+    csv.write_text("gpus,time_s,gpus_per_node\n1,1.0,8\n2,0.55,8\n4,0.31,8\n16,0.19,3\n")
+    code, _, err = run_cli("fit", csv)
+    assert code == 0 and "the rows give different node sizes (3, 8; line 2 says 8)" in err
+    # Two benchmark CSVs were read as logs: "cannot tell the log format".
+    other = tmp_path / "other.csv"
+    other.write_text("gpus,time_s\n1,1.0\n2,0.6\n")
+    refused(*run_cli("fit", csv, other)[::2], "rep.csv: a benchmark CSV", "one benchmark CSV at")
+
+
+def test_extreme_changes_answer_in_words_not_tracebacks(tmp_path):
+    fit = _fitted(
+        tmp_path, "gpus,time_s\n1,1.0\n2,0.55\n4,0.31\n8,0.19\n16,0.13\n", "--model", "amdahl"
+    )
+    # The model's 1-GPU time 1e-17 of the measured one: ZeroDivisionError in the caveat.
+    code, out, err = run_cli(
+        "optimal", fit, "--set", "serial.time=1e-17", "--set", "compute.time=1e-17"
+    )
+    assert code == 0 and "shorter than the one measured by more than 10¹⁶×" in out, err
+    code, out, _ = run_cli("predict", fit, "--gpus", "8", "--set", "compute.time=1e160")
+    assert "whose time is 1e+160× the one measured" in " ".join(out.split())
+    # A parameter of 1e306 s: matplotlib's ticks overflowed with a traceback.
+    document = json.loads(fit.read_text())
+    document["parameters"]["compute.time"]["value"] = 1e306
+    fit.write_text(json.dumps(document))
+    code, _, err = run_cli("plot", fit, "-o", tmp_path / "big.png")
+    refused(code, err, "fit.json: the figure's values overflow")
+    assert not (tmp_path / "big.png").exists()
+    # 0.9996 s printed as "1e+03 ms".
+    from perfmodel._questions.elasticity import format_seconds
+
+    assert format_seconds(0.9996) == "1 s" and format_seconds(0.0012345) == "1.23 ms"

@@ -169,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     common.TABLE_WIDTH = None if args.wide else common.WIDTH
     # NumPy's overflow warnings name perfmodel's source lines, not the input: an extreme
     # --set printed three of them over a table; what the answer lost is said in it.
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"(perfmodel|numpy)")
+    warnings.filterwarnings(
+        "ignore", category=RuntimeWarning, module=r"(perfmodel|numpy|matplotlib)"
+    )
     try:
         if key is None:
             status = int(args.run(args) or 0)

@@ -549,7 +549,8 @@ def _run_optimal(args) -> int:
     _refuse_unread(args, _TRAIN_ONLY, f"--objective {args.objective} (time-to-train fits read it)")
     result = load_with_changes(args.fit, args.set)
     if is_hybrid(result.model):  # a layout search (`optimal_layout`)
-        document = optimal_layout(result, **optimal_options(args))
+        pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
+        document = optimal_layout(result, **optimal_options(args), pinned=pinned)
         print_json(document) if args.json else print_optimal_layout(document)
         return 0
     return answer_optimal(args, result)

@@ -44,7 +44,7 @@ from .._fitting import (
     row_workloads,
 )
 from .._presets import build, hybrid_kind
-from .._sweep import inherited_recipe, layout_alternatives, sweep
+from .._sweep import inherited_recipe, invalid_reasons, layout_alternatives, sweep
 from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
 from .._text import wrap
 
@@ -530,13 +530,25 @@ def optimal_layout(
     multiple_of: int = 1,
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
+    pinned: tuple[str, ...] = (),
     **_,
 ) -> dict:
-    """``optimal`` of a hybrid fit: the best GPU count and layout, by a layout search."""
+    """``optimal`` of a hybrid fit: the best GPU count and layout, by a layout search.
+
+    `pinned`: fields the search keeps at the fit's value (``--set zero=1`` searches only
+    ZeRO-1; a searched field set otherwise was overwritten by the search, silently)."""
     if max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
     axes = search_axes(result, max_gpus, multiple_of)
+    for name in pinned:
+        if name == "microbatches":  # a count instead of a size (`with_defaults`)
+            axes.pop("microbatch_size", None)
+            axes[name] = []
+        if name in axes:
+            axes[name] = [float(result.config_defaults[name])]
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
+    if "microbatches" in axes:
+        fixed.pop("microbatch_size", None)
     if price_per_gpu_hour is not None:
         fixed["price_per_gpu_hour"] = price_per_gpu_hour
     if "gpu_memory_bytes" not in axes:  # the budget `predict` holds layouts to as well
@@ -545,7 +557,9 @@ def optimal_layout(
     curve = found.per_axis["gpus"]
     curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)
     if not len(curve):
-        raise InputError("no valid layout fits in memory at any GPU count searched")
+        reasons = invalid_reasons(result, axes, fixed) if not found.valid else []
+        why = f": {'; '.join(reasons)}" if reasons else ""
+        raise InputError(f"no valid layout fits in memory at any GPU count searched{why}")
     layouts = {k: np.asarray(curve[k], float) for k in axes}
     reference = reference_time(result, layouts)
     ref_time = reference["time_s"]

@@ -1,5 +1,6 @@
 """`perfmodel plot` and `perfmodel report`: a fit file as a figure or a page to share."""
 
+import contextlib
 import os
 
 from .._errors import InputError
@@ -112,9 +113,20 @@ def _run_plot(args) -> int:
     else:
         c = curves(result, **figure_options(args))
         drawn = figure(c, relative_breakdown=args.breakdown == "share")
-    save_figure(drawn, args.output, dpi=args.dpi)
+    with _named(args.fit):
+        save_figure(drawn, args.output, dpi=args.dpi)
     message(f"wrote {args.output}")
     return 0
+
+
+@contextlib.contextmanager
+def _named(path: str):
+    """An InputError raised while drawing, with the fit file it drew named first."""
+    try:
+        yield
+    except InputError as error:
+        text = str(error)
+        raise InputError(text if text.startswith(f"{path}:") else f"{path}: {text}") from None
 
 
 def stored_selection(path: str):
@@ -135,7 +147,7 @@ def _run_report(args) -> int:
     refuse_layout_fit(result, "report")
     # A time-to-train fit file: its step fit, and what it answers about training.
     training = load_time_to_train(args.fit) if training_file else None
-    with all_or_nothing():  # a Markdown report and its figure, or neither
+    with all_or_nothing(), _named(args.fit):  # a Markdown report and its figure, or neither
         written = write_report(
             result,
             args.output,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._data import Benchmarks
 from .._model import AbstractScalingModel
-from .canonical import mixed_workloads
+from .canonical import mixed_workloads, nodes_disagree, repeats_apart
 from .covariance import fit_quality, laplace_covariance
 from .groups import Groups, reduce
 from .problem import (
@@ -152,7 +152,8 @@ def data_notes(
     if len(np.unique(data.gpus)) > 1 and np.ptp(measured) <= 1e-12 * np.abs(measured).max():
         notes.append("the measured quantity is the same at every GPU count: no scaling")
     mixed = mixed_workloads(data, model)
-    return notes + [mixed] if mixed else notes
+    notes += [mixed] if mixed else []
+    return notes + [note for note in (repeats_apart(data), nodes_disagree(data)) if note]
 
 
 def assemble(

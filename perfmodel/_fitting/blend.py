@@ -41,7 +41,7 @@ from .._blend import anchor_names, Blend, member_names
 from .._data import Benchmarks
 from .._errors import InputError
 from .._presets import blend, straddles_nodes
-from .canonical import mixed_workloads
+from .canonical import mixed_workloads, nodes_disagree, repeats_apart
 from .exact import fit_at
 from .linear import _ridged, nnls
 from .member_errors import _sandwich, ALPHA, FAMILY_ALPHA
@@ -344,6 +344,8 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
         warnings = (note, *warnings) if note else warnings
         mixed = mixed_workloads(data, model)
         warnings = (mixed, *warnings) if mixed else warnings
+        for note in (repeats_apart(data), nodes_disagree(data)):
+            warnings = (note, *warnings) if note else warnings
     return dataclasses.replace(
         result,
         converged=True,

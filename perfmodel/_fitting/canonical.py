@@ -139,3 +139,54 @@ def mixed_workloads(data: Benchmarks, model: AbstractScalingModel | None = None)
             f"{remedy}, or keep one {column} per GPU count"
         )
     return ""
+
+
+# Repeats of one configuration further apart than this are a typo, not noise (the widest
+# spread of repeated runs in the shipped MLPerf time-to-train logs is under 1.5×).
+REPEAT_SPREAD = 3.0
+
+
+def repeats_apart(data: Benchmarks) -> str:
+    """One line when two rows of one configuration (GPU count and every config column)
+    are more than `REPEAT_SPREAD` apart, naming the file, their lines and the ratio (a
+    time typed in ms among seconds was fitted as scatter, the answer moved from 5 to 16
+    GPUs, without a word); else ``""``."""
+    keys = np.column_stack([data.gpus, *(np.asarray(v, float) for v in data.config.values())])
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    measured = np.asarray(data.measured, dtype=np.float64)
+    for g in np.unique(group.reshape(-1)):
+        rows = np.flatnonzero(group.reshape(-1) == g)
+        if len(rows) < 2:
+            continue
+        low, high = rows[np.argmin(measured[rows])], rows[np.argmax(measured[rows])]
+        ratio = measured[high] / measured[low]
+        if ratio > REPEAT_SPREAD:
+            at = [i + 1 if data.lines is None else int(data.lines[i]) for i in sorted((low, high))]
+            where = f"{'rows' if data.lines is None else 'lines'} {at[0]} and {at[1]}"
+            gpus = counted(int(data.gpus[low]), "GPU")
+            return (
+                f"{data.source} {where}: the same {gpus} measured {ratio:.3g}× apart "
+                f"({measured[low]:.4g} and {measured[high]:.4g}): a unit typed wrong, or "
+                "another run? The fit takes it for scatter; fix or drop one"
+            )
+    return ""
+
+
+def nodes_disagree(data: Benchmarks) -> str:
+    """One line when the rows give different node sizes (``gpus_per_node``), naming the
+    file, the sizes and the one the answers use (the largest run's, `_closed.node_size`):
+    three rows of 8 and one of 3 answered "2 nodes of 3" without a word; else ``""``."""
+    if "gpus_per_node" not in data.config:
+        return ""
+    sizes = np.broadcast_to(np.asarray(data.config["gpus_per_node"], float), data.gpus.shape)
+    if np.all(sizes == sizes[0]):
+        return ""
+    used = sizes[int(np.argmax(data.gpus))]
+    odd = int(np.flatnonzero(sizes != used)[0])
+    where = f"row {odd + 1}" if data.lines is None else f"line {int(data.lines[odd])}"
+    shown = ", ".join(f"{v:g}" for v in np.unique(sizes))
+    return (
+        f"{data.source}: the rows give different node sizes ({shown}; {where} says "
+        f"{sizes[odd]:g}): the answers use {used:g}, the largest run's; were these runs on "
+        "one machine?"
+    )

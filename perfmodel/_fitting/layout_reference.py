@@ -96,8 +96,11 @@ def reference_seconds(reference: dict) -> str:
 
 
 def describe_layout(values: dict, fields=("gpus", *LAYOUT_FIELDS)) -> str:
-    """``gpus=… tp=… …`` of the layout fields in `values`."""
-    return " ".join(f"{k}={float(values[k]):g}" for k in fields if k in values)
+    """``gpus=… tp=… …`` of the layout fields in `values`; a micro-batch count only where
+    no size is given (the size decides the count: `Config.num_microbatches`)."""
+    sized = float(values.get("microbatch_size", 0.0)) > 0.0
+    shown = [k for k in fields if k in values and not (k == "microbatches" and sized)]
+    return " ".join(f"{k}={float(values[k]):g}" for k in shown)
 
 
 def memory_budget(result) -> dict[str, float]:

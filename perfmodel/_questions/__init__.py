@@ -20,12 +20,12 @@ from .query import Optimum as Optimum
 from .query import refuse_layout_fit as refuse_layout_fit
 from .recommend import measured_peak as measured_peak
 from .recommend import one_gpu_gap as one_gpu_gap
-from .recommend import one_gpu_words as one_gpu_words
 from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommend import speedup_cap as speedup_cap
 from .recommendation import Alternative as Alternative
 from .recommendation import GPU_BATCH as GPU_BATCH
+from .recommendation import one_gpu_words as one_gpu_words
 from .recommendation import Recommendation as Recommendation
 from .recommendation import step_seconds as step_seconds
 from .recommendation import term_phrase as term_phrase

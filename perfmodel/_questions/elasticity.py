@@ -47,6 +47,7 @@ def format_seconds(t: float) -> str:
     """``0.42 s``, ``3.1 ms``, ``17 µs`` or ``5 ns`` (3 significant digits)."""
     if not math.isfinite(t):
         return f"{t} s"
+    t = float(f"{t:.3g}")  # rounded first: 0.9996 s is "1 s", not "1e+03 ms"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if abs(t) >= scale:
             return f"{t / scale:.3g} {unit}"

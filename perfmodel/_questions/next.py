@@ -32,7 +32,7 @@ from .._config import Config
 from .._errors import InputError
 from .._fitting import fit_auto, FitResult
 from .._levels import level_text
-from .._text import brief
+from .._text import brief, counted
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
@@ -248,7 +248,7 @@ def _describe(quantity: str, at_gpus) -> str:
     return {
         "optimum": "the optimal GPU count",
         "knee": "the point of diminishing returns",
-        "time": f"the step time at {at_gpus} GPUs",
+        "time": f"the step time at {counted(at_gpus, 'GPU')}" if at_gpus else "",
     }[quantity]
 
 

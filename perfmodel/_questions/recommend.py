@@ -34,7 +34,13 @@ from .query import (
     sampled_counts,
     step_gains,
 )
-from .recommendation import Alternative, CHECKED_AHEAD, GPU_BATCH, Recommendation, term_phrase
+from .recommendation import (
+    Alternative,
+    CHECKED_AHEAD,
+    GPU_BATCH,
+    Recommendation,
+    term_phrase,
+)
 
 
 def _node_size(fit, overrides=None) -> int | None:
@@ -429,11 +435,6 @@ def speedup_cap(fit, counts, centre) -> np.ndarray:
     best = float(np.max((speed / measured) / (speed[0] / measured[0])))
     own = np.asarray(centre, dtype=np.float64) / counts
     return counts * np.maximum(max(1.0, best), own)
-
-
-def one_gpu_words(gap: float) -> str:
-    """``"11.9% longer than the one measured"``."""
-    return f"{abs(gap):.1%} {'longer' if gap > 0 else 'shorter'} than the one measured"
 
 
 def measured_speeds(fit) -> tuple[np.ndarray, np.ndarray]:

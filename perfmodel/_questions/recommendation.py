@@ -13,6 +13,30 @@ from .query import DiminishingReturns, Optimum
 GPU_BATCH = "GPU batch"
 
 
+def one_gpu_words(gap: float) -> str:
+    """How the model's 1-GPU time compares with the one measured, whose relative
+    difference is `gap`: ``"11.9% longer than the one measured"``, or as a ratio past a
+    factor 2 (``"3.2e+04× the one measured"``; a percentage of 200 digits said nothing)."""
+    ratio = 1.0 + gap
+    if 0.5 <= ratio <= 2.0:
+        return f"{abs(gap):.1%} {'longer' if gap > 0 else 'shorter'} than the one measured"
+    if ratio <= 0.0:  # below float64's resolution of the measured time
+        return "shorter than the one measured by more than 10¹⁶×"
+    return f"{ratio:.3g}× the one measured"
+
+
+def _against_measured(gap: float) -> str:
+    """What the speedups are against the measured 1-GPU time: ``"11% lower"``, or a
+    factor (``"3.2e+04× higher"``; the ratio 1/(1+gap) is infinite for a model 1-GPU
+    time that rounds to 0 against the measured one)."""
+    ratio = 1.0 + gap
+    if 0.5 <= ratio <= 2.0:
+        return f"{abs(1.0 / ratio - 1.0):.0%} {'lower' if gap > 0 else 'higher'}"
+    if ratio > 2.0:
+        return f"{ratio:.3g}× lower"
+    return f"{1.0 / ratio:.3g}× higher" if ratio > 0.0 else "higher by more than 10¹⁶×"
+
+
 def step_seconds(unit: str, time_s: float | None, gpus: int | None) -> float | None:
     """Seconds per step as measured, for `time_s` per GPU batch on `gpus` GPUs (a step
     there does `gpus` GPU batches); None for other units, whose seconds are per step or
@@ -227,10 +251,8 @@ class Recommendation:
         if self.one_gpu_gap is not None:
             gap = self.one_gpu_gap
             out.append(
-                f"the speedups are against the model's 1-GPU time, {abs(gap):.1%} "
-                f"{'longer' if gap > 0 else 'shorter'} than the one measured: against the "
-                f"measurement they are {abs(1.0 / (1.0 + gap) - 1.0):.0%} "
-                f"{'lower' if gap > 0 else 'higher'}"
+                f"the speedups are against the model's 1-GPU time, {one_gpu_words(gap)}: "
+                f"against the measurement they are {_against_measured(gap)}"
             )
         if self.superlinear is not None:
             n, efficiency = self.superlinear

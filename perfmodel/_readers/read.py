@@ -70,6 +70,12 @@ def _detect_text(text: str, source: str) -> str:
             return "lightning"
         if any(c in columns for c in STEP_COLUMNS):
             return "csv"
+        if "gpus" in columns:  # a benchmark CSV among logs: `fit` reads one at a time
+            raise InputError(
+                f"{source}: a benchmark CSV (a gpus column, no step column), not a training "
+                "log: fit one benchmark CSV at a time, or put the rows in one CSV with a "
+                "series column to fit each series"
+            )
     raise InputError(
         f"{source}: cannot tell the log format: no ':::MLLOG' line, no Megatron-LM "
         "'iteration N/M | ... elapsed time per iteration (ms): ...' line and no CSV header "

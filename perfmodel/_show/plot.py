@@ -479,7 +479,13 @@ def figure_bytes(fig, fmt: str = "png", *, dpi: int = 100, colors: int = 256) ->
         raise InputError(f"unknown image format {fmt!r}; use one of {', '.join(FIGURE_FORMATS)}")
     buffer = io.BytesIO()
     metadata = {"png": None, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-    fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    try:
+        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    except OverflowError:  # matplotlib's tick arithmetic on values near float64's limit
+        raise InputError(
+            "the figure's values overflow matplotlib's axes (times or speedups near 1e308: "
+            "parameters far from any measured run?); predict and optimal still answer"
+        ) from None
     if fmt != "png":
         return buffer.getvalue()
     from PIL import Image
