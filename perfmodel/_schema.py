@@ -26,6 +26,7 @@ Non-finite numbers are never written (strict JSON); ``null`` stands for them:
 - ``bounds``: ``null`` leaves that side of the bound open.
 """
 
+import hashlib
 import inspect
 import json
 import math
@@ -91,11 +92,21 @@ def data_digest(data: dict) -> str:
     """SHA-256 of the measurements of a fit file's ``data`` (`MEASUREMENTS`, keys sorted):
     written beside it as ``data_sha256`` so that an edit of what the parameters were
     fitted to is seen (answers read it: the one-GPU time, the measured peak, the node)."""
-    import hashlib
-
-    measured = {key: data.get(key) for key in MEASUREMENTS}
+    measured = _as_floats({key: data.get(key) for key in MEASUREMENTS})
     text = json.dumps(measured, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _as_floats(value):
+    """`value` with every number a float: the digest is of values, not of how a tool
+    wrote them (``8`` and ``8.0``; jq and JavaScript drop the ``.0``)."""
+    if isinstance(value, dict):
+        return {k: _as_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_floats(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def _check_data_digest(c: "_Checker", document: dict) -> None:

@@ -401,7 +401,7 @@ def test_a_fitted_link_stays_within_what_the_gpu_has():
     model = pm.hybrid(gpu="H100-80GB").with_parameters({"tensor.bandwidth": 540e9})
     free = ("tensor.bandwidth",)
     (note,) = at_link_bounds(model, free, bounds, "H100-80GB")
-    assert "tensor.bandwidth stopped at the upper end of what the H100-80GB's link" in note
+    assert "tensor.bandwidth stopped at the upper end of what the H100-80GB can do" in note
     assert not at_link_bounds(model, free, {"tensor.bandwidth": (1e9, 1e13)}, "H100-80GB")
 
 
@@ -414,3 +414,18 @@ def test_optimal_keeps_a_searched_field_set_with_set(fitted, capsys):
     assert best["zero"] == 1 and best["tp"] == 4
     assert main([*argv, "--set", "tp=3"]) == 2
     assert "tp does not divide gpus_per_node (all)" in capsys.readouterr().err
+    assert main([*argv, "--set", "microbatches=32", "--set", "microbatch_size=2"]) == 2
+    assert "--set: give microbatches or microbatch_size, not both" in capsys.readouterr().err
+
+
+def test_optimal_searches_sizes_for_runs_that_give_micro_batch_counts(two_runs, tmp_path, capsys):
+    # Runs with a microbatches column: the search of sizes met the fit's counts and was
+    # refused ("give microbatches or microbatch_size, not both").
+    runs = pd.read_csv(two_runs)
+    counted = tmp_path / "counted.csv"
+    runs.assign(microbatches=[1, 64]).drop(columns="microbatch_size").to_csv(counted, index=False)
+    out = tmp_path / "counted.json"
+    assert main(["fit", str(counted), "--model", "hybrid", "--starts", "4", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["optimal", str(out), "--max-gpus", "64", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"]["microbatch_size"] >= 1

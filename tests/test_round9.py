@@ -47,6 +47,10 @@ def test_optimal_json_gives_the_step_time_predict_gives_for_a_fixed_per_gpu_batc
     assert document["step_time_s"] == pytest.approx(steps[0], rel=1e-9)
     assert recommended["step_time_s"] == pytest.approx(steps[1], rel=1e-9)
     assert document["time_s"] == pytest.approx(steps[0] / counts[0], rel=1e-9)
+    # GPU-seconds of a step on N GPUs: N times the step (they were per GPU batch).
+    gpu_seconds = document["gpu_seconds_per_step"]
+    assert gpu_seconds == pytest.approx(steps[0] * counts[0], rel=1e-9)
+    assert document["throughput"] == pytest.approx(1.0 / document["time_s"])
     for alternative in recommended["alternatives"]:
         assert alternative["step_time_s"] == pytest.approx(
             alternative["time_s"] * alternative["gpus"]
@@ -120,6 +124,11 @@ def test_a_fit_files_edited_measurements_are_refused_and_its_parameters_may_be_e
     del edited["data_sha256"]
     edited["data"]["time_s"][3] = 0.2
     fit.write_text(json.dumps(edited))
+    assert run_cli("predict", fit, "--gpus", "16")[0] == 0
+    # The digest is of values: 8 written for 8.0 (jq, JavaScript) is no edit.
+    document = json.loads(fit.read_text())
+    document["data"]["gpus"] = [int(n) for n in document["data"]["gpus"]]
+    fit.write_text(json.dumps(document))
     assert run_cli("predict", fit, "--gpus", "16")[0] == 0
     edited["created"] = 5
     fit.write_text(json.dumps(edited))
@@ -232,3 +241,29 @@ def test_extreme_changes_answer_in_words_not_tracebacks(tmp_path):
     from perfmodel._questions.elasticity import format_seconds
 
     assert format_seconds(0.9996) == "1 s" and format_seconds(0.0012345) == "1.23 ms"
+
+
+def test_tracker_cells_python_reads_are_read_as_before(tmp_path):
+    # "1_000" is a number to Python's float, not to pandas: the vectorised reader wrote
+    # into pandas' read-only array (a traceback where the cell-by-cell reader read 1000).
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for gpus in (1, 2):
+        rows = "".join(f"{k},0.4{k},{gpus},256\n" for k in range(1, 8))
+        (runs / f"g{gpus}.csv").write_text(
+            "step,step_time,gpus,global_batch\n" + rows + f"1_000,0.48,{gpus},256\n"
+        )
+    code, _, err = run_cli("fit", runs, "--format", "lightning", "--model", "amdahl")
+    assert code == 0, err
+
+
+def test_a_near_miss_column_is_a_typo_only_when_its_field_is_missing():
+    from types import SimpleNamespace
+
+    from perfmodel._cli.layout import _near_miss
+
+    runs = SimpleNamespace(config={"hidden": 1.0, "gpus": 1.0})
+    assert _near_miss("seq_paralel", runs)
+    # A gpu column names the GPU (benchmarks/megatron.py reads it); hidden is given.
+    assert not _near_miss("gpu", runs) and not _near_miss("hidden_size", runs)
+    assert not _near_miss("notes", runs)

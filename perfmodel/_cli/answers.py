@@ -349,11 +349,15 @@ def optimal_document(
         "amdahl_bound": answer.amdahl_bound,
         "recommendation": answer.to_dict(),
     }
-    document["unit"] = answer.unit  # what time_s and the costs are per
-    if answer.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it
-        document["step_time_s"] = step_seconds(answer.unit, best.time_s, best.gpus)
-    elif answer.unit != "step":
+    document["unit"] = answer.unit  # what time_s and cost are per
+    if answer.unit != "step":
         document["throughput"] = 1.0 / best.time_s
+    if answer.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it: a
+        # step on N GPUs does N GPU batches (its GPU-seconds and cost were per GPU batch)
+        document["step_time_s"] = step_seconds(answer.unit, best.time_s, best.gpus)
+        document["gpu_seconds_per_step"] = best.gpu_seconds * best.gpus
+        if best.cost is not None:
+            document["cost_per_step"] = best.cost * best.gpus
     if interval is not None:
         document["interval"] = {"level": interval, "kind": "confidence", "method": method}
         document["gpus_interval"] = list(best.gpus_interval or (None, None))

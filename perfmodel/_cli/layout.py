@@ -93,18 +93,18 @@ def at_link_bounds(model, free: tuple, bounds: dict, gpu: str) -> list[str]:
     """A note per `free` link of a fitted `model` that stopped at the end of its
     `link_bounds` range: the runs ask for a link the GPU does not have, so some other
     part of them is off."""
-    values = model.parameters()
+    values, links = model.parameters(), link_bounds(gpu)
     notes = []
     for name, (lo, hi) in bounds.items():
-        if name not in link_bounds(gpu) or name not in free:
+        if name not in links or name not in free:
             continue
         value = float(values[name])
         if value >= hi * 0.99 or value <= lo * 1.01:
             end = "upper" if value >= hi * 0.99 else "lower"
             faster = "a faster" if end == "upper" else "a slower"
             notes.append(
-                f"{name} stopped at the {end} end of what the {gpu}'s link can do "
-                f"({lo:.3g}–{hi:.3g} B/s): the runs ask for {faster} link than the hardware "
+                f"{name} stopped at the {end} end of what the {gpu} can do ({lo:.3g}–"
+                f"{hi:.3g} B/s): the runs ask for {faster} link (or memory) than the hardware "
                 "has, so something else in them is off (a time, a layout column); check "
                 f"the runs, or --fix {name}=VALUE from nccl-tests"
             )
@@ -231,7 +231,7 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
                 )
     columns = ignored_columns(data)
     for column in columns:  # a near miss of a field is a typo: the runs would be read at
-        if _did_you_mean(column):  # its default (seq_paralel fitted the SP runs as non-SP)
+        if _near_miss(column, data):  # its default (seq_paralel fitted SP runs as non-SP)
             raise InputError(
                 f"{data.source}: column {column!r} is not a field perfmodel reads"
                 f"{_did_you_mean(column)}; every run would be read at that field's default: "
@@ -274,6 +274,14 @@ def _did_you_mean(column: str) -> str:
     """`` (did you mean 'microbatch_size'?)`` for a column close to a `Config` field."""
     close = difflib.get_close_matches(column, CONFIG_FIELDS, n=1, cutoff=0.7)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _near_miss(column: str, data) -> bool:
+    """Whether `column` looks like a misspelt field that the runs do not give otherwise
+    (``seq_paralel`` without ``seq_parallel``); a ``gpu`` column (the GPU's name, which
+    `benchmarks/megatron.py` reads and ``--gpu`` gives here) is not one."""
+    close = difflib.get_close_matches(column, CONFIG_FIELDS, n=1, cutoff=0.7)
+    return bool(close) and column != "gpu" and close[0] not in data.config
 
 
 def _ignored(column: str) -> str:
@@ -539,6 +547,7 @@ def optimal_layout(
     ZeRO-1; a searched field set otherwise was overwritten by the search, silently)."""
     if max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
+    check_one_microbatch_field(pinned, "--set")
     axes = search_axes(result, max_gpus, multiple_of)
     for name in pinned:
         if name == "microbatches":  # a count instead of a size (`with_defaults`)
@@ -547,8 +556,8 @@ def optimal_layout(
         if name in axes:
             axes[name] = [float(result.config_defaults[name])]
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
-    if "microbatches" in axes:
-        fixed.pop("microbatch_size", None)
+    # The search gives one of the two; the fit's runs may have given the other.
+    fixed.pop("microbatch_size" if "microbatches" in axes else "microbatches", None)
     if price_per_gpu_hour is not None:
         fixed["price_per_gpu_hour"] = price_per_gpu_hour
     if "gpu_memory_bytes" not in axes:  # the budget `predict` holds layouts to as well

@@ -153,22 +153,24 @@ def repeats_apart(data: Benchmarks) -> str:
     GPUs, without a word); else ``""``."""
     keys = np.column_stack([data.gpus, *(np.asarray(v, float) for v in data.config.values())])
     _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.reshape(-1)
     measured = np.asarray(data.measured, dtype=np.float64)
-    for g in np.unique(group.reshape(-1)):
-        rows = np.flatnonzero(group.reshape(-1) == g)
-        if len(rows) < 2:
-            continue
-        low, high = rows[np.argmin(measured[rows])], rows[np.argmax(measured[rows])]
-        ratio = measured[high] / measured[low]
-        if ratio > REPEAT_SPREAD:
-            at = [i + 1 if data.lines is None else int(data.lines[i]) for i in sorted((low, high))]
-            where = f"{'rows' if data.lines is None else 'lines'} {at[0]} and {at[1]}"
-            gpus = counted(int(data.gpus[low]), "GPU")
-            return (
-                f"{data.source} {where}: the same {gpus} measured {ratio:.3g}× apart "
-                f"({measured[low]:.4g} and {measured[high]:.4g}): a unit typed wrong, or "
-                "another run? The fit takes it for scatter; fix or drop one"
-            )
+    order = np.lexsort((measured, group))  # by group, then by value: ends are min and max
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    ends = np.r_[starts[1:], len(order)] - 1
+    low, high = order[starts], order[ends]
+    ratio = measured[high] / measured[low]
+    for k in np.flatnonzero(ratio > REPEAT_SPREAD)[:1]:
+        low_row, high_row = int(low[k]), int(high[k])
+        rows = sorted((low_row, high_row))
+        at = [i + 1 if data.lines is None else int(data.lines[i]) for i in rows]
+        where = f"{'rows' if data.lines is None else 'lines'} {at[0]} and {at[1]}"
+        gpus = counted(int(data.gpus[low_row]), "GPU")
+        return (
+            f"{data.source} {where}: the same {gpus} measured {ratio[k]:.3g}× apart "
+            f"({measured[low_row]:.4g} and {measured[high_row]:.4g}): a unit typed wrong, or "
+            "another run? The fit takes it for scatter; fix or drop one"
+        )
     return ""
 
 

@@ -63,7 +63,8 @@ def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarra
     that pandas does not read as a number is read again as Python's `float` would, so
     that the first one that is no number is named."""
     cells = frame[column].to_numpy()[np.asarray(rows, dtype=np.int64)]
-    values = pd.to_numeric(pd.Series(cells).str.strip(), errors="coerce").to_numpy(float)
+    parsed = pd.to_numeric(pd.Series(cells).str.strip(), errors="coerce")
+    values = np.array(parsed, dtype=np.float64)  # a copy: pandas' may be read-only
     for k in np.flatnonzero(~np.isfinite(values) | (positive & (values <= 0))):
         cell = str(cells[k]).strip()
         try:

@@ -23,6 +23,7 @@ from .._config import (
     CODED_FIELDS,
     Config,
     CONFIG_FIELDS,
+    FIELD_NAMES,
     LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
     RECIPE_FIELDS,
@@ -529,6 +530,12 @@ def _check_convergence(objective, pair, fit, axes, fixed) -> tuple[float, float]
     return samples_min, noise_batch
 
 
+def _code_name(field: str, value: float) -> str:
+    """A field's value as its name where it has one (``recompute = full``), else ``g``."""
+    names = {code: name for name, code in FIELD_NAMES.get(field, {}).items()}
+    return names.get(int(value), f"{float(value):g}") if float(value).is_integer() else f"{value:g}"
+
+
 def inherited_recipe(fit, axes: dict, given: dict) -> tuple[str, ...]:
     """One line naming the recipe fields (`RECIPE_FIELDS`) a sweep of a hybrid `fit`
     takes from the fit's run because the space gives them nowhere, when the space trains
@@ -542,10 +549,13 @@ def inherited_recipe(fit, axes: dict, given: dict) -> tuple[str, ...]:
     other = any(k in given and given[k] != defaults.get(k) for k in workload) or any(
         k in axes and np.any(np.asarray(axes[k], dtype=float) != defaults.get(k)) for k in workload
     )
-    taken = [k for k in RECIPE_FIELDS if k in defaults and k not in axes and k not in given]
+    named = {*axes, *given}
+    if named & {"microbatches", "microbatch_size"}:  # either one gives the micro-batches
+        named |= {"microbatches", "microbatch_size"}
+    taken = [k for k in RECIPE_FIELDS if k in defaults and k not in named]
     if not other or not taken:
         return ()
-    shown = ", ".join(f"{k} = {float(defaults[k]):g}" for k in taken)
+    shown = ", ".join(f"{k} = {_code_name(k, defaults[k])}" for k in taken)
     return (
         f"another workload than the fit's run, run as that run was: {shown} (given nowhere); "
         "give them to change them",
