@@ -32,6 +32,7 @@ def test_a_time_column_of_durations_read_as_a_clock_says_how_to_read_it(tmp_path
     assert code == 0, err
 
 
+@pytest.mark.slow  # two fits and two answers: 10 s
 def test_optimal_json_gives_the_step_time_predict_gives_for_a_fixed_per_gpu_batch(tmp_path):
     # time_s of optimal --json was per GPU batch (step/N), predict's per step: 0.0012 s
     # against 4.93 s at 4096 GPUs, with nothing saying which.
