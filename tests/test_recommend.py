@@ -314,6 +314,7 @@ def test_a_count_interval_of_one_count_reads_as_one(amdahl):
     assert "confidence interval 6 to 9 GPUs" in line
 
 
+@pytest.mark.slow  # fits and searches at several batches: 12 s
 def test_a_fixed_global_batch_bounds_the_search(tmp_path, capsys):
     """Step times of one global batch of 256: no count past 256 gives each GPU a sample,
     so the searches stop there and say why (they went on to 4096, 1/16 sample per GPU)."""

@@ -169,6 +169,7 @@ tp = [1, 2, 4, 8]
 """
 
 
+@pytest.mark.slow  # a layout sweep or search (seconds of compilation)
 def test_a_layout_sweep_says_why_nothing_is_valid_or_fits(tmp_path):
     space = tmp_path / "space.toml"
     # Six key/value groups for 40 heads: every layout was "valid" (review round 9).
@@ -187,6 +188,7 @@ def test_a_layout_sweep_says_why_nothing_is_valid_or_fits(tmp_path):
     assert err.count("calibrated on A100 runs only; on H100-80GB it is a guess") == 1
 
 
+@pytest.mark.slow  # a layout sweep or search (seconds of compilation)
 def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
     # A CSV and --recompute take "full"; a space refused it ("expected a number").
     space = tmp_path / "space.toml"
