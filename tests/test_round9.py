@@ -270,3 +270,22 @@ def test_a_near_miss_column_is_a_typo_only_when_its_field_is_missing():
     # A gpu column names the GPU (benchmarks/megatron.py reads it); hidden is given.
     assert not _near_miss("gpu", runs) and not _near_miss("hidden_size", runs)
     assert not _near_miss("notes", runs)
+
+
+def test_a_time_to_train_files_edited_run_time_is_refused(tmp_path):
+    # Each run's time to train is its steps times its step time; a tripled one changed the
+    # intervals silently (review of round 9).
+    from pathlib import Path
+
+    logs = Path(__file__).resolve().parent / "data" / "logs" / "mllog_ssd"
+    fit = tmp_path / "ttt.json"
+    code, _, err = run_cli("fit", logs, "-o", fit)
+    assert code == 0, err
+    question = ("optimal", fit, "--objective", "time-to-train")
+    assert run_cli(*question)[0] == 0
+    document = json.loads(fit.read_text())
+    runs = document["time_to_train"]["runs"]
+    runs["time_to_train_s"] = [3 * t for t in runs["time_to_train_s"]]
+    fit.write_text(json.dumps(document))
+    code, _, err = run_cli(*question)
+    refused(code, err, "ttt.json: time_to_train.runs.time_to_train_s[0]:", "edited")

@@ -54,6 +54,20 @@ _RUN_KEYS = {"source", "time_to_train_s", "work"}
 LEVEL = 0.9
 
 
+def _check_seconds(seconds: np.ndarray, steps: np.ndarray, step, source: str) -> None:
+    """Each run's time to train is its steps (work in samples / global batch) times the
+    step time the step fit was fitted to (``data.time_s``, `family` module docstring):
+    an edited time (tripled, say) changed every interval without a word."""
+    expected = steps * np.asarray(step.data.time_s, dtype=np.float64)
+    bad = ~np.isclose(seconds, expected, rtol=1e-6, atol=0.0)
+    for i in np.flatnonzero(bad)[:1]:
+        raise InputError(
+            f"{source}: {SECTION}.runs.time_to_train_s[{i}]: {seconds[i]:.6g} is not its "
+            f"steps times its step time in data.time_s ({expected[i]:.6g}); the file was "
+            "edited or its runs changed: refit"
+        )
+
+
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -240,6 +254,7 @@ def load_time_to_train(path: str | os.PathLike) -> TimeToTrainFit:
     work = _positive_list(_get(runs_doc, "work", where, list, source), n, f"{where}.work", source)
     if "global_batch" not in step.data.config:
         raise InputError(f"{source}: data.config: no global_batch, which time to train needs")
+    _check_seconds(seconds, work * per_unit / step.data.config["global_batch"], step, source)
     for key, kind in (("bound", str), ("message", str), ("noise", float)):
         _get(doc, key, SECTION, kind, source)
     interval = _get(doc, "noise_batch_interval", SECTION, dict, source)
