@@ -354,7 +354,7 @@ def optimal_document(
         document["throughput"] = 1.0 / best.time_s
     if answer.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it: a
         # step on N GPUs does N GPU batches (its GPU-seconds and cost were per GPU batch)
-        document["step_time_s"] = step_seconds(answer.unit, best.time_s, best.gpus)
+        document["step_time_s"] = step_seconds(best.time_s, best.gpus)
         document["gpu_seconds_per_step"] = best.gpu_seconds * best.gpus
         if best.cost is not None:
             document["cost_per_step"] = best.cost * best.gpus

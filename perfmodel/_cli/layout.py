@@ -89,15 +89,13 @@ def link_bounds(gpu: str) -> dict[str, tuple[float, float]]:
     }
 
 
-def at_link_bounds(model, free: tuple, bounds: dict, gpu: str) -> list[str]:
-    """A note per `free` link of a fitted `model` that stopped at the end of its
-    `link_bounds` range: the runs ask for a link the GPU does not have, so some other
-    part of them is off."""
-    values, links = model.parameters(), link_bounds(gpu)
+def at_link_bounds(model, bounds: dict, gpu: str) -> list[str]:
+    """A note per link of a fitted `model` that stopped at an end of its range in
+    `bounds` (the `link_bounds` the fit held it to): the runs ask for a link the GPU does
+    not have, so some other part of them is off."""
+    values = model.parameters()
     notes = []
     for name, (lo, hi) in bounds.items():
-        if name not in links or name not in free:
-            continue
         value = float(values[name])
         if value >= hi * 0.99 or value <= lo * 1.01:
             end = "upper" if value >= hi * 0.99 else "lower"
@@ -241,13 +239,12 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
     _check_measured_layouts(data, ignored)
     free, fixed, notes = parameter_plan(model.with_parameters(fix), data, fix)
     notes += ignored
-    physical = {**DEFAULT_BOUNDS, **link_bounds(gpu)}
     given = options.pop("bounds", {})
-    bounds = {**{k: v for k, v in physical.items() if k in free}, **given}
+    links = {k: v for k, v in link_bounds(gpu).items() if k in free and k not in given}
+    bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **links, **given}
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
-    physical = {k: v for k, v in bounds.items() if k not in given}
-    notes += at_link_bounds(result.model, result.free, physical, gpu)
+    notes += at_link_bounds(result.model, links, gpu)
     missing = [n for n in ("heads", "vocab") if n not in data.config]
     if missing:
         notes.append(
@@ -552,8 +549,7 @@ def optimal_layout(
     for name in pinned:
         if name == "microbatches":  # a count instead of a size (`with_defaults`)
             axes.pop("microbatch_size", None)
-            axes[name] = []
-        if name in axes:
+        if name in axes or name == "microbatches":
             axes[name] = [float(result.config_defaults[name])]
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
     # The search gives one of the two; the fit's runs may have given the other.

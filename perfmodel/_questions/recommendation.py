@@ -37,13 +37,10 @@ def _against_measured(gap: float) -> str:
     return f"{1.0 / ratio:.3g}× higher" if ratio > 0.0 else "higher by more than 10¹⁶×"
 
 
-def step_seconds(unit: str, time_s: float | None, gpus: int | None) -> float | None:
+def step_seconds(time_s: float | None, gpus: int | None) -> float | None:
     """Seconds per step as measured, for `time_s` per GPU batch on `gpus` GPUs (a step
-    there does `gpus` GPU batches); None for other units, whose seconds are per step or
-    per unit of work already."""
-    if unit != GPU_BATCH or time_s is None or gpus is None:
-        return None
-    return time_s * gpus
+    there does `gpus` GPU batches); None where either is unknown."""
+    return None if time_s is None or gpus is None else time_s * gpus
 
 
 # What each term's share of the step is called in a sentence (by term name).
@@ -340,5 +337,5 @@ class Recommendation:
         )
         if self.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it
             for entry in (document, *document["alternatives"]):
-                entry["step_time_s"] = step_seconds(self.unit, entry["time_s"], entry["gpus"])
+                entry["step_time_s"] = step_seconds(entry["time_s"], entry["gpus"])
         return document
