@@ -116,6 +116,37 @@ def test_predict_at_layouts_against_the_measured_reference(fitted, capsys):
     assert rows[2]["status"] == "pp does not divide layers" and rows[2]["time_s"] is None
 
 
+def test_predict_bounds_the_speedup_against_the_reference_layout(fitted, capsys):
+    # `--interval` gave time_s_lo/_hi but no speedup interval, and took no --kind.
+    argv = ["predict", str(fitted), "--gpus", "64,128,512,80", "--pp", "8,8,8,5", "--json"]
+    bands = {}
+    for kind in ("prediction", "confidence"):
+        assert main([*argv, "--interval", "0.9", "--kind", kind]) == 0
+        bands[kind] = json.loads(capsys.readouterr().out)["rows"]
+    rows = bands["prediction"]
+    assert rows[0]["speedup_lo"] == pytest.approx(1.0) == rows[0]["speedup_hi"]  # itself
+    for row in rows[1:3]:
+        assert row["speedup_lo"] < row["speedup"] < row["speedup_hi"]
+        assert row["speedup_interval"] == "90% confidence (of the curve)"
+        # Drawn with the reference, so tighter than the times' ratio at their ends.
+        assert row["speedup_hi"] < rows[0]["time_s_hi"] / row["time_s_lo"]
+    assert (
+        rows[2]["speedup_hi"] - rows[2]["speedup_lo"]
+        > rows[1]["speedup_hi"] - rows[1]["speedup_lo"]
+    )
+    assert "speedup_lo" not in rows[3] and "interval" not in rows[3]  # pp 5: not valid
+    # The curve's interval leaves the noise out: narrower where it is measured (past it,
+    # the drift of the same draws dominates both), and said.
+    narrow, wide = bands["confidence"][0], rows[0]
+    assert wide["time_s_lo"] < narrow["time_s_lo"] < narrow["time_s_hi"] < wide["time_s_hi"]
+    for narrow, wide in zip(bands["confidence"][:3], rows[:3]):
+        assert narrow["interval"] == "90% confidence" and wide["interval"] == "90% prediction"
+        assert narrow["speedup_lo"] == wide["speedup_lo"]
+    assert main(argv[:-1] + ["--interval", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "speedup_lo/_hi: 90% confidence interval of the speedup" in out
+
+
 def test_predict_reads_a_csv_of_layouts(fitted, tmp_path, capsys):
     layouts = tmp_path / "layouts.csv"
     layouts.write_text(

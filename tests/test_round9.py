@@ -175,7 +175,9 @@ def test_a_layout_sweep_says_why_nothing_is_valid_or_fits(tmp_path):
     # Six key/value groups for 40 heads: every layout was "valid" (review round 9).
     space.write_text(SPACE.format(gpu="A100-80GB", groups=6, gpus="64, 128"))
     code, out, err = run_cli("sweep", space, "--json")
-    assert code == 0 and json.loads(out)["valid"] == 0
+    # The answer is still printed, and the status says there is none (as grep's 1).
+    assert code == 1 and json.loads(out)["valid"] == 0
+    assert err.strip().endswith("space.toml: no configuration is valid")
     assert json.loads(out)["invalid_reasons"] == [
         "heads do not divide hidden, or query groups do not divide heads (all)"
     ]
@@ -183,7 +185,8 @@ def test_a_layout_sweep_says_why_nothing_is_valid_or_fits(tmp_path):
     # Too big for 8 GPUs: the line says what the smallest layout needs.
     space.write_text(SPACE.format(gpu="H100-80GB", groups=8, gpus="8"))
     code, out, err = run_cli("sweep", space)
-    assert code == 0 and "8: needs ≥ " in out and "GB per GPU" in out
+    assert code == 1 and "8: needs ≥ " in out and "GB per GPU" in out
+    assert "no configuration is valid and within memory" in err
     # An H100 space runs on the A100's GEMM efficiency: said, once.
     assert err.count("calibrated on A100 runs only; on H100-80GB it is a guess") == 1
 

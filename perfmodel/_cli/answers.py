@@ -31,7 +31,16 @@ from .._saved import SavedFit
 from .._text import wrap
 from .._units import work_name
 from . import common
-from .common import format_table, LEVEL, number, parse_list, POSITIVE, print_json, whole
+from .common import (
+    finite_or_none,
+    format_table,
+    LEVEL,
+    number,
+    parse_list,
+    POSITIVE,
+    print_json,
+    whole,
+)
 
 TRAIN_OBJECTIVES = ("time-to-train", "cost-to-train")  # time-to-train fits (`train`)
 
@@ -103,11 +112,6 @@ def add_interval_options(p, what: str) -> None:
     )
 
 
-def _bound(value) -> float | None:
-    # JSON has no inf: an unbounded end (parameters the data leave open) is null.
-    return float(value) if math.isfinite(value) else None
-
-
 def _band(result, gpus, interval: float, method: str | None, kind: str) -> dict:
     """`predict_interval` on the fit's shared draws (NumPy's conformal band for a
     `SavedFit`)."""
@@ -169,16 +173,16 @@ def prediction_rows(
     for i, n in enumerate(gpus):
         row = {"gpus": int(n), "time_s": float(predicted["time_s"][i])}
         if band is not None:
-            row["time_s_lo"] = _bound(band["time_s_lo"][i])
-            row["time_s_hi"] = _bound(band["time_s_hi"][i])
+            row["time_s_lo"] = finite_or_none(band["time_s_lo"][i])
+            row["time_s_hi"] = finite_or_none(band["time_s_hi"][i])
         if "throughput" in predicted:
             row["throughput"] = float(predicted["throughput"][i])
             if band is not None:
-                row["throughput_lo"] = _bound(band["throughput_lo"][i])
-                row["throughput_hi"] = _bound(band["throughput_hi"][i])
+                row["throughput_lo"] = finite_or_none(band["throughput_lo"][i])
+                row["throughput_hi"] = finite_or_none(band["throughput_hi"][i])
         row["speedup"] = float(predicted["speedup"][i])
         if speedups is not None:
-            row["speedup_lo"], row["speedup_hi"] = (_bound(v[i]) for v in speedups)
+            row["speedup_lo"], row["speedup_hi"] = (finite_or_none(v[i]) for v in speedups)
             row["speedup_interval"] = f"{level_text(interval)} confidence (of the curve)"
         row["efficiency"] = float(predicted["efficiency"][i])
         if band is not None:

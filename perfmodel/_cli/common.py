@@ -185,3 +185,9 @@ def input_paths(*paths) -> list[str]:
         elif path is not None and os.path.exists(os.fspath(path)):
             out.append(os.fspath(path))
     return out
+
+
+def finite_or_none(value) -> float | None:
+    """`value` as a float, or None where it is not finite: JSON has no inf, and an
+    unbounded end of an interval (parameters the data leave open) is null."""
+    return float(value) if math.isfinite(value) else None

@@ -40,14 +40,23 @@ from .._fitting import (
     memory_budget,
     reference_seconds,
     reference_time,
+    reference_values,
     reference_with_workload,
     row_workloads,
 )
+from .._levels import level_text
 from .._presets import build, hybrid_kind
 from .._sweep import inherited_recipe, invalid_reasons, layout_alternatives, sweep
 from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
 from .._text import wrap
+from .common import finite_or_none
+from .draws import draws_or_none
 
+# What `predict --interval` bounds, by `--kind`.
+INTERVAL_WORDS = {
+    "prediction": "prediction interval (a new measurement: parameters, noise, model-form drift)",
+    "confidence": "confidence interval of the curve (parameters and model-form drift)",
+}
 # `predict` options for layout fields, in the order they are shown.
 LAYOUT_OPTIONS: dict[str, str] = {f: "--" + f.replace("_", "-") for f in LAYOUT_FIELDS}
 MEASURED_COLUMNS = frozenset(("time_s", "time_ms", "time_us", "throughput", "series"))
@@ -431,25 +440,23 @@ def layouts_from_args(args) -> dict[str, np.ndarray] | None:
     return {k: np.resize(np.asarray(v), n) for k, v in lists.items()}
 
 
-def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
+def layout_rows(result: FitResult, layouts, interval=None, method="laplace", kind="prediction"):
     """Rows of ``predict`` at `layouts`, and the reference layout they compare with.
 
     Speedup is the reference layout's time over each row's; efficiency is speedup ×
     reference GPUs / GPUs; rows of another workload (model shape or global batch) than
     the reference's have neither. Invalid layouts get no time; out-of-memory ones are
-    marked.
+    marked. With `interval`, ``time_s_lo/_hi`` bound a new measurement (`kind`
+    ``"prediction"``) or the curve (``"confidence"``), and ``speedup_lo/_hi`` the curve's
+    speedup.
     """
     reference, wanted = reference_with_workload(result, layouts)
     workloads = row_workloads(result, layouts)
     ref_time = reference["time_s"]
     found = evaluate_layouts(result, layouts)
-    band = None
+    band = speedups = None
     if interval is not None:
-        gpus = layouts["gpus"]
-        others = {k: v for k, v in layouts.items() if k != "gpus"}
-        from .._uncertainty import predict_interval
-
-        band = predict_interval(result, gpus, interval, method, **others)
+        band, speedups = _layout_bands(result, layouts, interval, method, kind)
     shown = [f for f in ("gpus", *LAYOUT_OPTIONS) if f in layouts]
     rows = []
     for i in range(len(layouts["gpus"])):
@@ -463,10 +470,40 @@ def layout_rows(result: FitResult, layouts, interval=None, method="laplace"):
             row["time_s_hi"] = float(band["time_s_hi"][i])
         comparable = valid and workloads[i] == wanted
         row["speedup"] = ref_time / time_s if comparable else None
+        if speedups is not None and comparable:
+            row["speedup_lo"], row["speedup_hi"] = (finite_or_none(v[i]) for v in speedups)
+            row["speedup_interval"] = f"{level_text(interval)} confidence (of the curve)"
         row["efficiency"] = row["speedup"] * reference["gpus"] / row["gpus"] if comparable else None
+        if band is not None and valid:
+            row["interval"] = f"{level_text(interval)} {kind}"
         row["status"] = "ok" if code == 0 else REASONS[code]
         rows.append(row)
     return rows, reference
+
+
+def _layout_bands(result: FitResult, layouts, level: float, method: str | None, kind: str):
+    """`predict_interval` of each layout's time, and the `level` confidence interval of
+    its speedup against the reference layout: each draw's reference time over its own
+    time at the row (the same draws at both, so the uncertainty they share cancels);
+    None for the speedups when no draws can be made."""
+    from .._uncertainty import log_time_draws, predict_interval
+
+    draws = draws_or_none(result, method)
+    gpus = layouts["gpus"]
+    others = {k: v for k, v in layouts.items() if k != "gpus"}
+    band = predict_interval(result, gpus, level, method, kind=kind, ensemble=draws, **others)
+    if draws is None:
+        return band, None
+    values, _ = reference_values(result, layouts)
+    values.pop("measured_s", None)
+    at_reference = {k: np.asarray([v]) for k, v in values.items() if k != "gpus"}
+    log_reference = log_time_draws(result, draws, [values["gpus"]], **at_reference)
+    ratios = np.exp(log_reference - log_time_draws(result, draws, gpus, **others))
+    tail = (1.0 - level) / 2.0
+    lo, hi = (np.quantile(ratios, q, axis=0) for q in (tail, 1.0 - tail))
+    # Where the data leave a parameter the time depends on open, so is the speedup.
+    open_ = (np.asarray(band["time_s_lo"]) <= 0.0) | ~np.isfinite(band["time_s_hi"])
+    return band, (np.where(open_, 0.0, lo), np.where(open_, math.inf, hi))
 
 
 # Optimal ----------------------------------------------------------------------------------
@@ -623,7 +660,7 @@ def optimal_layout(
         "diminishing_returns": {
             "gpus": None if knee is None else int(gpus[knee]),
             "criterion": criterion,
-            "marginal_speedup": None if knee is None else _finite(marginal[knee]),
+            "marginal_speedup": None if knee is None else finite_or_none(marginal[knee]),
             "efficiency": None if knee is None else float(efficiency[knee]),
             "speedup": None if knee is None else float(speedup[knee]),
         },
@@ -637,10 +674,6 @@ def optimal_layout(
         "family": result.family,
         "precision": found.precision,
     }
-
-
-def _finite(x) -> float | None:
-    return float(x) if math.isfinite(x) else None
 
 
 def run_predict(args, result: FitResult, print_json, format_table) -> bool:
@@ -660,7 +693,9 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         layouts = {"gpus": np.asarray([_value(t, "gpus", "--gpus") for t in args.gpus.split(",")])}
     inherited = inherited_recipe(result, layouts, {})
     try:
-        rows, reference = layout_rows(result, layouts, args.interval, args.method)
+        rows, reference = layout_rows(
+            result, layouts, args.interval, args.method, getattr(args, "kind", "prediction")
+        )
     except InputError as error:  # nothing valid: the fields taken from the fit may be why
         raise InputError("; ".join([str(error), *inherited])) from None
     if args.json:
@@ -671,10 +706,23 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         f"efficiency against the reference layout {describe_layout(reference)}, "
         f"{reference_seconds(reference)}: {reference['reference']})"
     )
+    if args.interval is not None:
+        method = args.method or result.intervals
+        print(
+            wrap(
+                f"time_s_lo/_hi: {level_text(args.interval)} {INTERVAL_WORDS[args.kind]}; "
+                f"speedup_lo/_hi: {level_text(args.interval)} confidence interval of the "
+                f"speedup (the same {method} draws at the row and the reference layout); "
+                "empty: unbounded"
+            )
+        )
+        labels = ("interval", "speedup_interval")
+        rows = [{k: v for k, v in row.items() if k not in labels} for row in rows]
     if any(row["status"] != "ok" for row in rows):  # why a row has no time, in view
-        first = ("speedup", "efficiency")
+        first = ("speedup", "speedup_lo", "speedup_hi", "efficiency")
         rows = [
-            {k: v for k, v in row.items() if k not in first} | {k: row[k] for k in first}
+            {k: v for k, v in row.items() if k not in first}
+            | {k: row[k] for k in first if k in row}
             for row in rows
         ]
     print(format_table(rows))

@@ -373,4 +373,14 @@ def _run_sweep(args) -> int:
         _print(result, space, alternatives)
         if args.output:
             message(f"wrote {args.output}")
+    return _status(result, space)
+
+
+def _status(result: SweepResult, space: Space) -> int:
+    """1 where no configuration is valid and fits in memory (the result is still printed
+    and written, with its reasons), as ``grep`` finds nothing; else 0."""
+    if result.feasible == 0 or (result.feasible is None and not len(result.top)):
+        what = "valid" if result.valid == 0 else "valid and within memory"
+        print(f"perfmodel: {space.source}: no configuration is {what}", file=sys.stderr)
+        return 1
     return 0

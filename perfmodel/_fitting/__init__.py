@@ -31,6 +31,7 @@ from .layout_reference import evaluate_layouts as evaluate_layouts
 from .layout_reference import memory_budget as memory_budget
 from .layout_reference import reference_seconds as reference_seconds
 from .layout_reference import reference_time as reference_time
+from .layout_reference import reference_values as reference_values
 from .layout_reference import reference_with_workload as reference_with_workload
 from .layout_reference import row_workloads as row_workloads
 from .loss import huber as huber

@@ -50,6 +50,19 @@ def reference_with_workload(result, layouts: dict | None = None) -> tuple[dict, 
     """`reference_time` and the reference's workload (`workload`): speedups compare
     layouts of that workload only."""
     kind = hybrid_kind(result.model)
+    reference, what = reference_values(result, layouts)
+    measured = reference.pop("measured_s", None)
+    one = {k: np.asarray([v]) for k, v in reference.items()}
+    shown = {k: reference[k] for k in ("gpus", *LAYOUT_FIELDS) if k in reference}
+    time_s = float(evaluate_layouts(result, one)["time_s"][0])
+    found = {**shown, "time_s": time_s, "measured_s": measured, "reference": what}
+    return found, workload(reference, kind)
+
+
+def reference_values(result, layouts: dict | None = None) -> tuple[dict[str, float], str]:
+    """Every `Config` value of the reference layout (``measured_s`` too when measured)
+    and what it is: `reference_layout`, else the valid row of `layouts` on the fewest
+    GPUs."""
     reference, what = reference_layout(result, layouts), "the fit's measured run on the fewest GPUs"
     if reference is None and layouts is not None:
         found = evaluate_layouts(result, layouts)
@@ -67,12 +80,7 @@ def reference_with_workload(result, layouts: dict | None = None) -> tuple[dict, 
         what = "the valid layout on the fewest GPUs (no measured run of this workload)"
     if reference is None:
         raise InputError("no measured run of this workload to compare with")
-    measured = reference.pop("measured_s", None)
-    one = {k: np.asarray([v]) for k, v in reference.items()}
-    shown = {k: reference[k] for k in ("gpus", *LAYOUT_FIELDS) if k in reference}
-    time_s = float(evaluate_layouts(result, one)["time_s"][0])
-    found = {**shown, "time_s": time_s, "measured_s": measured, "reference": what}
-    return found, workload(reference, kind)
+    return reference, what
 
 
 def row_workloads(result, layouts: dict) -> list[tuple]:
