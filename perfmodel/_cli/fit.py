@@ -409,9 +409,10 @@ def _run_fit(args) -> int:
     args.csv = shipped_or_path(args.csv)
     if train.is_time_to_train(args):
         return train.run_fit(args, fit_options(args))
-    inputs = input_paths(args.csv, args.with_collective, args.collective_fit)
+    inputs = input_paths(train.input_files(args), args.with_collective, args.collective_fit)
     reports = {} if args.report is None else report_outputs(args.report, "--report")
     check_outputs({"-o": args.output, **reports}, inputs)
+    train.check_outside_log_folders({"-o": args.output, **reports}, args)
     if args.report is not None:
         check_report_path(args.report)
         if args.model == "hybrid":

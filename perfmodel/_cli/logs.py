@@ -11,9 +11,12 @@ from .._readers import (
     AUTO_RULE,
     detect_format,
     FORMATS,
+    header_columns,
     log_files,
+    LOG_SUFFIXES,
     read_log_runs,
     read_training_runs,
+    STEP_COLUMNS,
     WORK_UNITS,
 )
 from .common import POSITIVE, whole
@@ -73,6 +76,32 @@ def _paths(args) -> list[str]:
     return [args.csv, *getattr(args, "more", [])]
 
 
+def input_files(args) -> list[str]:
+    """Every file `perfmodel fit` reads: the paths given and the log files of the folders
+    among them (an output naming one of those would replace a run)."""
+    paths = [p for p in _paths(args) if p is not None and os.path.exists(p)]
+    try:
+        return [*paths, *log_files(paths)]
+    except InputError:  # the reader says what is wrong, in its own words, later
+        return paths
+
+
+def check_outside_log_folders(outputs: dict[str, str | None], args) -> None:
+    """Refuse a new output named like a log (``.csv``, ``.txt``, …) inside a folder of
+    logs given: the next fit of that folder would read it as one of its runs."""
+    folders = [p for p in _paths(args) if p is not None and os.path.isdir(p)]
+    for flag, path in outputs.items():
+        if path is None or os.path.splitext(path)[1] not in LOG_SUFFIXES:
+            continue
+        for folder in folders:
+            real, inside = os.path.realpath(path), os.path.realpath(folder)
+            if os.path.commonpath([real, inside]) == inside:
+                raise InputError(
+                    f"{path}: {flag} is inside the log folder {folder}, and the next fit "
+                    "of that folder would read it as a run; write it elsewhere"
+                )
+
+
 def _is_log(path: str, args) -> bool:
     if os.path.isdir(path):
         return True
@@ -85,8 +114,14 @@ def _is_log(path: str, args) -> bool:
     if kind in ("mllog", "megatron"):
         return True
     with open(path, encoding="latin-1") as stream:
-        header = [c.strip() for c in stream.readline().split(",")]
-    return (args.gpus_column or "gpus") not in header
+        header = header_columns(stream.readline())
+    if (args.gpus_column or "gpus") not in header:
+        return True
+    # A tracker export with a gpus column (W&B's history) is a log: a step column and no
+    # measured column of a benchmark CSV.
+    steps = (args.step_column,) if args.step_column else STEP_COLUMNS
+    measured = ("time_s", "time_ms", "time_us", "throughput")
+    return any(c in header for c in steps) and not any(c in header for c in measured)
 
 
 def reads_logs(args) -> bool:

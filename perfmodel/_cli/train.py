@@ -35,6 +35,8 @@ from . import common
 from .answers import TRAIN_OBJECTIVES
 from .common import format_table, number, parse_assignments, parse_list, print_json
 from .logs import add_log_options as add_log_options
+from .logs import check_outside_log_folders as check_outside_log_folders
+from .logs import input_files as input_files
 from .logs import is_time_to_train as is_time_to_train
 from .logs import read_data as read_data
 from .logs import reads_logs as reads_logs
@@ -82,7 +84,8 @@ def run_fit(args, fit_options: dict) -> int:
 
     report = getattr(args, "report", None)
     reports = {} if report is None else report_outputs(report, "--report", training=True)
-    check_outputs({"-o": args.output, **reports}, [args.csv])
+    check_outputs({"-o": args.output, **reports}, input_files(args))
+    check_outside_log_folders({"-o": args.output, **reports}, args)
     if report is not None:
         check_report_path(report)
     runs = training_runs(args)

@@ -166,11 +166,17 @@ def step_data(runs: TrainingRuns, samples_per_unit: float) -> Benchmarks:
     """The runs as seconds per step: ``time to train · B / (work · D)``."""
     data = runs.data
     batch = data.config["global_batch"]
-    return dataclasses.replace(
-        data,
-        source=f"{data.source} (seconds per step)",
-        time_s=data.time_s * batch / (runs.work * samples_per_unit),
-    )
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        seconds = data.time_s * batch / (runs.work * samples_per_unit)
+    bad = np.flatnonzero(~(np.isfinite(seconds) & (seconds > 0.0)))
+    if bad.size:  # work near zero overflowed the step time, and the fitter traced back
+        i = int(bad[0])
+        raise InputError(
+            f"{data.source}: the run on {data.gpus[i]:g} GPUs: {data.time_s[i]:.4g} s to "
+            f"train at batch {batch[i]:g} over {runs.work[i]:.4g} {runs.work_unit} gives "
+            f"{seconds[i]:.4g} s per step, outside float64; check its work and time"
+        )
+    return dataclasses.replace(data, source=f"{data.source} (seconds per step)", time_s=seconds)
 
 
 def _runs(data, work, work_unit, samples_per_unit) -> TrainingRuns:

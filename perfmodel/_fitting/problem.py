@@ -212,7 +212,13 @@ def check_names(model: AbstractScalingModel, options: FitOptions) -> list[str]:
             raise InputError(
                 f"no parameter {name!r} in model {model.family!r}; valid: " + ", ".join(specs)
             )
-    for name, (lo, hi) in options.bounds.items():
+    for name, pair in options.bounds.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InputError(
+                f"{{arg:bounds}} {name}: expected a pair (lo, hi), either None for no "
+                f"bound, got {pair!r}"
+            )
+        lo, hi = pair
         for side in (lo, hi):
             if side is not None and not _physical(specs[name], side):
                 raise InputError(f"{{arg:bounds}} {name}: {_expected(specs[name])}, got {side!r}")

@@ -351,7 +351,7 @@ def diminishing_returns(
     if interval is not None:
         interval = check_level(interval)
     if not (isinstance(threshold, (int, float)) and 0 < threshold < math.inf):
-        raise InputError(f"{{arg:threshold}}: expected a positive finite number, got {threshold}")
+        raise InputError(f"{{arg:threshold}}: expected a positive finite number, got {threshold!r}")
     if efficiency_floor is not None and not (
         isinstance(efficiency_floor, (int, float)) and 0 < efficiency_floor <= 1
     ):

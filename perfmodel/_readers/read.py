@@ -1,9 +1,13 @@
 """The entry points: which format a log is in, and logs (files or folders) to runs and to
 `Benchmarks`."""
 
+import csv
 import hashlib
+import math
 import os
 from pathlib import Path
+
+import numpy as np
 
 from .._csvtext import unix_newlines
 from .._data import Benchmarks
@@ -55,6 +59,18 @@ def _read_text(path: str) -> str:
         raise InputError(f"{path}: cannot read the file ({error.strerror})")
 
 
+def header_columns(text: str) -> list[str]:
+    """The column names of a CSV's first line, as the CSV readers see them: a byte-order
+    mark dropped (also read as latin-1, ``ï»¿``) and quotes removed."""
+    first = unix_newlines(text[:65536]).split("\n", 1)[0]
+    for mark in ("\ufeff", "\u00ef\u00bb\u00bf"):
+        first = first.removeprefix(mark)
+    try:
+        return [c.strip() for c in next(csv.reader([first]), [])]
+    except csv.Error:
+        return [c.strip() for c in first.split(",")]
+
+
 def _detect_text(text: str, source: str) -> str:
     head = text[:_SCAN_BYTES]
     if TOKEN in head:
@@ -63,9 +79,8 @@ def _detect_text(text: str, source: str) -> str:
         return "megatron"
     if MEGATRON_ARGUMENTS in head or head.lstrip().startswith("using world size:"):
         return "megatron"  # a job that stopped before its first logged iteration
-    first = unix_newlines(head).lstrip("\ufeff").split("\n", 1)[0].strip()
-    if "," in first:
-        columns = [c.strip() for c in first.split(",")]
+    columns = header_columns(head)
+    if len(columns) > 1:
         if "step" in columns and "epoch" in columns:
             return "lightning"
         if any(c in columns for c in STEP_COLUMNS):
@@ -95,6 +110,18 @@ def detect_format(path: str | os.PathLike) -> str:
     return _detect_text(_read_text(source), source)
 
 
+def _refuse_broken_links(folder: Path) -> None:
+    """A link among a folder's logs whose target is gone was skipped without a word: a
+    run lost (fuzz round 10)."""
+    for p in folder.rglob("*"):
+        hidden = any(part.startswith(".") for part in p.relative_to(folder).parts)
+        if p.suffix in LOG_SUFFIXES and not hidden and p.is_symlink() and not p.exists():
+            raise InputError(
+                f"{p}: a link to {os.readlink(p)}, which does not exist: its run cannot "
+                "be read; restore the target or remove the link"
+            )
+
+
 def log_files(paths) -> list[str]:
     """The files `paths` name: files as given, folders as their ``*.txt``, ``*.log``,
     ``*.out`` and ``*.csv`` files (recursively, sorted; hidden ones left out).
@@ -104,9 +131,14 @@ def log_files(paths) -> list[str]:
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    if not isinstance(paths, (list, tuple)) or not all(
+        isinstance(p, (str, os.PathLike)) for p in paths
+    ):
+        raise InputError(f"paths: expected a path or a list of paths, got {paths!r}")
     files = []
     for path in map(Path, paths):
         if path.is_dir():
+            _refuse_broken_links(path)
             found = sorted(
                 p
                 for p in path.rglob("*")
@@ -153,6 +185,7 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
+    _check_options(options)
     runs, formats, seen = [], {}, {}
     for path in log_files(paths):
         text = _read_text(path)
@@ -181,6 +214,29 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
         else:
             runs.append(read_tracker_csv(text, path, format=kind, **options))
     return runs
+
+
+# Options a reader takes as counts (whole, ≥ 1) and as a positive number; the command
+# line checks its flags, Python callers met ZeroDivisionError, truncation (2.5 GPUs read
+# as 2) and a global batch of -1 fitted without a word (fuzz round 10).
+_COUNT_OPTIONS = ("gpus", "gpus_per_node")
+_POSITIVE_OPTIONS = ("global_batch",)
+
+
+def _check_options(options: dict) -> None:
+    for name in (*_COUNT_OPTIONS, *_POSITIVE_OPTIONS):
+        value = options.get(name)
+        if value is None:
+            continue
+        number = not isinstance(value, bool) and isinstance(value, (int, float, np.number))
+        ok = number and math.isfinite(value) and value > 0
+        if name in _COUNT_OPTIONS:
+            ok = ok and value >= 1 and float(value).is_integer()
+            expected = "a whole number ≥ 1"
+        else:
+            expected = "a finite number > 0"
+        if not ok:
+            raise InputError(f"{name}: expected {expected}, got {value!r}")
 
 
 def _one_benchmark(runs: list[RunSummary]) -> None:

@@ -1,0 +1,111 @@
+"""What the tenth round of review (2026-12-05: a newcomer with a data-parallel benchmark,
+and fuzzing of logs, the Python API and outputs) found answered with a traceback, a lost
+input or a silent wrong number; each now gets the answer it should."""
+
+import os
+from pathlib import Path
+import shutil
+
+from helpers import refused, run_cli
+import pytest
+
+import perfmodel as pm
+
+ROOT = Path(__file__).resolve().parent.parent
+SSD = ROOT / "datasets" / "logs" / "mllog_ssd"
+MEGATRON_LOG = ROOT / "tests" / "data" / "logs" / "megatron" / "gpt_8gpu.log"
+WANDB = ROOT / "tests" / "data" / "logs" / "wandb_history_32gpu.csv"
+
+
+def test_fit_never_writes_over_a_log_it_reads(tmp_path):
+    # `-o` naming a result file inside the folder read, or one of the extra paths,
+    # replaced an MLPerf log with the fit (exit 0).
+    logs = tmp_path / "ssd"
+    shutil.copytree(SSD, logs)
+    before = {p.name: p.read_bytes() for p in logs.iterdir()}
+    first, second = sorted(logs.iterdir())[:2]
+    for argv in (
+        [logs, "-o", logs / second.name],
+        [first, second, "-o", second],
+        [first, second, "--time-to-train", "-o", second],
+    ):
+        refused(*run_cli("fit", *argv)[::2], "-o names an input of this command")
+    # A new file named like a log inside the folder would be read as a run next time.
+    refused(*run_cli("fit", logs, "-o", logs / "fit.csv")[::2], "inside the log folder")
+    assert {p.name: p.read_bytes() for p in logs.iterdir()} == before
+    # A JSON fit beside the logs is not a log: written.
+    assert run_cli("fit", logs, "-o", logs / "fit.json")[0] == 0
+
+
+def test_a_broken_link_among_logs_is_named(tmp_path):
+    logs = tmp_path / "ssd"
+    shutil.copytree(SSD, logs)
+    os.symlink("gone.txt", logs / "run_4.txt")  # a run that can no longer be read
+    refused(*run_cli("fit", logs)[::2], "run_4.txt: a link to gone.txt, which does not exist")
+
+
+def test_work_near_zero_is_refused_before_the_fitter(tmp_path):
+    # 1e-303 samples made the step time inf, and the fitter's NNLS traced back.
+    csv = tmp_path / "ttt.csv"
+    csv.write_text(
+        "gpus,global_batch,samples,time_s\n8,912,1e-303,612.84\n"
+        "16,1024,5900000,340.0\n64,1536,6400000,134.8\n"
+    )
+    code, _, err = run_cli("fit", "--time-to-train", csv, "-o", tmp_path / "fit.json")
+    assert code == 2 and "Traceback" not in err, err
+    assert "the run on 8 GPUs: 612.8 s to train at batch 912 over 1e-303 samples" in err
+    assert not (tmp_path / "fit.json").exists()
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"gpus": 0}, "gpus: expected a whole number ≥ 1, got 0"),  # ZeroDivisionError
+        ({"gpus": 2.5}, "gpus: expected a whole number ≥ 1, got 2.5"),  # read as 2
+        ({"gpus": "8"}, "gpus: expected a whole number ≥ 1, got '8'"),  # TypeError
+        ({"gpus": float("nan")}, "gpus: expected a whole number ≥ 1, got nan"),
+        ({"global_batch": -1.0}, "global_batch: expected a finite number > 0, got -1.0"),
+    ],
+)
+def test_python_log_options_are_checked_as_the_flags_are(options, words):
+    with pytest.raises(pm.InputError, match=words):
+        pm.read_log(MEGATRON_LOG, **options)
+
+
+@pytest.mark.parametrize("paths", [None, 5, [MEGATRON_LOG, 3]])
+def test_log_paths_of_the_wrong_type_are_named(paths):
+    with pytest.raises(pm.InputError, match="paths: expected a path or a list of paths"):
+        pm.read_log(paths)
+
+
+def test_a_tracker_export_with_a_gpus_column_is_read_as_a_log(tmp_path):
+    # W&B's history has a gpus column: it was read as a benchmark CSV and refused for
+    # having no time column, with no hint of --format.
+    code, _, err = run_cli("fit", WANDB)
+    assert "read 1 run(s) from 1 CSV log(s)" in err and "time or throughput" not in err
+    # A byte-order mark, or quoted header cells, hid the step column from the detection.
+    rows = "0,0.000,1024,{g}\n100,{a},1024,{g}\n200,{b},1024,{g}\n300,{c},1024,{g}\n"
+    bom, quoted = tmp_path / "bom.csv", tmp_path / "quoted.csv"
+    bom.write_bytes(
+        b"\xef\xbb\xbf_step,_runtime,global_batch,gpus\n"
+        + rows.format(g=4, a=46.2, b=72.3, c=98.4).encode()
+    )
+    quoted.write_text(
+        '"_step","_runtime","global_batch","gpus"\n' + rows.format(g=8, a=26.2, b=39.3, c=52.4)
+    )
+    code, out, err = run_cli("fit", bom, quoted, "--model", "amdahl")
+    assert code == 0 and "read 2 run(s) from 2 CSV log(s)" in err, err
+    # A benchmark CSV with a step column and a measured column stays a benchmark CSV.
+    bench = tmp_path / "bench.csv"
+    bench.write_text("gpus,step,time_s\n1,1,1.0\n2,1,0.55\n4,1,0.31\n8,1,0.2\n")
+    assert "CSV log" not in run_cli("fit", bench, "--model", "amdahl")[2]
+
+
+def test_a_bound_that_is_not_a_pair_is_named():
+    # pm.fit(..., bounds={"serial.time": 0.5}) gave "cannot unpack non-iterable float"
+    # (the tests' type checks refuse it earlier, so the check is called directly).
+    from perfmodel._fitting.problem import check_names, FitOptions
+
+    options = FitOptions(bounds={"serial.time": 0.5})
+    with pytest.raises(pm.InputError, match=r"serial.time: expected a pair \(lo, hi\)"):
+        check_names(pm.amdahl(), options)
