@@ -76,6 +76,9 @@ ANCHORS = ("amdahl_flat", "weak_data_parallel_flat", "usl_flat", "power_law_flat
 ANCHOR_MISS_PERCENT = 2.0
 ANCHOR_MISS_RATIO = 2.0
 ANCHOR_SPAN = 1.0  # doublings below N_max over which the anchor hands over
+# Past N_max the curve's efficiency is held at most at its own there (`_log_u`); False
+# gives the default before 2026-12-05 (extrapolation_research/held_efficiency.py).
+HOLD_EFFICIENCY = True
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
@@ -279,12 +282,24 @@ class DefaultFit:
         w[self.anchor] = w.get(self.anchor, 0.0) + a
         return w
 
-    def _log_u(self, m, anchored: bool = True) -> np.ndarray:
+    def _mixed_log_u(self, m, anchored: bool = True) -> np.ndarray:
         m = np.asarray(m, float)
         logs = self.family_logs(m)
         if self.anchor:
             logs[self.anchor] = family_log_u(self.anchor, self.anchor_theta, m, self.gpus_per_node)
         return sum(w * logs[f] for f, w in self.weights(m, anchored).items())
+
+    def _log_u(self, m, anchored: bool = True) -> np.ndarray:
+        """The mixed log u, its efficiency held past the largest measured count: log u(N)
+        ≥ log u(largest) + log(largest/N) (the library's `_closed.held_efficiency`)."""
+        m = np.asarray(m, float)
+        log_u = self._mixed_log_u(m, anchored)
+        if not HOLD_EFFICIENCY:
+            return log_u
+        largest = float(self.max_gpus)
+        at_largest = self._mixed_log_u(np.array([largest]), anchored)[0]
+        floor = at_largest + np.log(largest) - np.log(m)
+        return np.where(m > largest, np.maximum(log_u, floor), log_u)
 
     def log_u(self, m) -> np.ndarray:
         """log u at `m` in the measured units (before mapping to the measured quantity)."""

@@ -16,6 +16,9 @@ measurements, and every extrapolation, is the blend's alone. `perfmodel._fitting
 anchors a blend whose members, weighted towards the largest counts, miss the smaller
 ones.
 
+Past the largest measured count the curve's efficiency does not rise above its own
+there (`_closed.held_efficiency`): ``û(N) ≥ û(largest)·largest/N``.
+
 Past an *unmeasured node* (the data state a node of G GPUs and every measured count fits
 in it: nothing measured shows the network between nodes) the weights move on to
 PAST_NODE, the straddling regime's FAR (the power law fitted in log-log), as
@@ -206,10 +209,20 @@ class Blend(AbstractScalingModel):
             or (self.node and self.names[i] in PAST_NODE)
         ]
 
-    def __call__(self, config: Config) -> Float[Array, "..."]:
-        """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``."""
+    def _mixed(self, config: Config) -> Float[Array, "..."]:
+        """``exp(Σ_f w_f(N)·log u_f(N))``."""
         log_u = sum(w * jnp.log(self.members[i](config)) for i, w in self._weight_list(config.gpus))
         return jnp.exp(log_u)
+
+    def __call__(self, config: Config) -> Float[Array, "..."]:
+        """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``, its
+        efficiency held past the largest measured count (`_closed.held_efficiency`)."""
+        largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
+        at_largest = eqx.tree_at(
+            lambda c: c.gpus, config, jnp.broadcast_to(largest, jnp.shape(config.gpus))
+        )
+        u_largest = self._mixed(at_largest)
+        return _closed.held_efficiency(jnp, config.gpus, self._mixed(config), u_largest, largest)
 
     @property
     def terms(self) -> tuple[AbstractCostTerm, ...]:

@@ -7,6 +7,8 @@ from pathlib import Path
 import shutil
 
 from helpers import refused, run_cli
+import jax
+import numpy as np
 import pytest
 
 import perfmodel as pm
@@ -109,3 +111,48 @@ def test_a_bound_that_is_not_a_pair_is_named():
     options = FitOptions(bounds={"serial.time": 0.5})
     with pytest.raises(pm.InputError, match=r"serial.time: expected a pair \(lo, hi\)"):
         check_names(pm.amdahl(), options)
+
+
+def test_a_forecast_is_never_more_efficient_than_the_curve_at_the_last_count(tmp_path):
+    # 3% of superlinearity inside one node read "cheapest per unit of work: 4096 GPUs,
+    # efficiency 110.1%" (review round 10): the members' exponents carried it across a
+    # network nothing measured.
+    csv, saved = tmp_path / "super.csv", tmp_path / "super.json"
+    csv.write_text("gpus,throughput\n1,1000\n2,2060\n4,4150\n8,8250\n")
+    code, out, err = run_cli("fit", csv, "--gpus-per-node", "8", "-o", saved)
+    assert code == 0, err
+    assert "cheapest per unit of work: 4096 GPUs" not in out
+    counts = [8, 9, 16, 64, 512, 4096]
+    fit = pm.fit_auto(pm.load_benchmarks(csv, gpus_per_node=8)).best
+    for answer in (fit, pm.load_fit(saved)):  # JAX, and the saved fit's NumPy twin
+        efficiency = answer.predict(counts)["efficiency"]
+        assert efficiency[0] > 0.99
+        assert efficiency[1:] == pytest.approx(efficiency[0], rel=1e-12)
+    # Up to the largest count, and where the curve loses efficiency past it, the blend is
+    # its members' mixture unchanged.
+    data = pm.load_dataset("usl_specsdm91")
+    blend = pm.fit_auto(data).best
+    with jax.enable_x64(True):
+        config = blend.config([1.0, 72.0, float(data.gpus.max()), 1024.0])
+        held, mixed = np.asarray(blend.model(config)), np.asarray(blend.model._mixed(config))
+    np.testing.assert_allclose(held, mixed, rtol=1e-12)
+
+
+def test_python_and_the_command_line_search_the_same_counts(tmp_path):
+    # pm.optimal_gpus searched every count (53 GPUs) where `perfmodel optimal` and
+    # pm.recommend searched whole nodes (56) on the same fit: the Python default is now
+    # the fit's node size too.
+    import json
+
+    csv, saved = tmp_path / "ddp.csv", tmp_path / "ddp.json"
+    csv.write_text(
+        "gpus,throughput,gpus_per_node\n1,1390,8\n2,2740,8\n4,5420,8\n8,10650,8\n16,19800,8\n"
+    )
+    assert run_cli("fit", csv, "--model", "usl", "--loss", "squared", "-o", saved)[0] == 0
+    code, out, _ = run_cli("optimal", saved, "--json")
+    document = json.loads(out)
+    fit = pm.load_fit(saved)
+    assert pm.optimal_gpus(fit).gpus == document["gpus"] == pm.recommend(fit).optimum.gpus
+    assert pm.diminishing_returns(fit).gpus == document["diminishing_returns"]["gpus"]
+    assert pm.optimal_gpus(fit).gpus % 8 == 0
+    assert pm.optimal_gpus(fit, multiple_of=1).gpus != document["gpus"]  # every count

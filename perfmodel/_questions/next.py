@@ -220,7 +220,7 @@ def _pick(fit, params, static, quantity, max_gpus, threshold):
     """(quantity, estimate, at_gpus, note) for the requested or automatic quantity."""
     notes = []
     if quantity in ("auto", "optimum"):
-        best = optimal_gpus(fit, max_gpus=max_gpus)
+        best = optimal_gpus(fit, max_gpus=max_gpus, multiple_of=1)
         if not best.at_limit and best.gpus > 1:
             n = _continuous(fit, params, static, "optimum", float(best.gpus), threshold)
             if n is not None:
@@ -230,7 +230,7 @@ def _pick(fit, params, static, quantity, max_gpus, threshold):
         if quantity == "optimum":
             raise InputError(f"cannot narrow the optimum: {notes[0]}; ask for knee or time")
     if quantity in ("auto", "knee"):
-        knee = diminishing_returns(fit, threshold=threshold, max_gpus=max_gpus)
+        knee = diminishing_returns(fit, threshold=threshold, max_gpus=max_gpus, multiple_of=1)
         if knee.gpus is not None and knee.gpus > 1:
             n = _continuous(fit, params, static, "knee", float(knee.gpus), threshold)
             if n is not None:
@@ -404,11 +404,18 @@ class _Band:
             band = predict_interval(fit, [at_gpus], level, kind="confidence", ensemble=draws)
             lo, hi = float(band["time_s_lo"][0]), float(band["time_s_hi"][0])
         elif picked == "optimum":
-            found = optimal_gpus(fit, max_gpus=max_gpus, interval=level, ensemble=draws)
+            found = optimal_gpus(
+                fit, max_gpus=max_gpus, multiple_of=1, interval=level, ensemble=draws
+            )
             lo, hi = found.gpus_interval
         else:
             found = diminishing_returns(
-                fit, threshold=threshold, max_gpus=max_gpus, interval=level, ensemble=draws
+                fit,
+                threshold=threshold,
+                max_gpus=max_gpus,
+                multiple_of=1,
+                interval=level,
+                ensemble=draws,
             )
             lo, hi = found.gpus_interval
         bounded = lo is not None and hi is not None and 0 < lo and math.isfinite(hi)

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import _closed
 from .._errors import InputError
 from .._levels import check_level, level_text
 from .._saved import SavedFit
@@ -143,6 +144,34 @@ def check_count(value, name: str, maximum: float = math.inf) -> int:
     return int(value)
 
 
+def node_size(fit, overrides=None) -> int | None:
+    """GPUs per node when the fit's data give them (at the largest count measured; the
+    rule of the intervals' node term, `_closed.node_size`), or as `overrides` set them
+    (`--set gpus_per_node=16` moved the curve but left the grid in nodes of 8)."""
+    given = (overrides or {}).get("gpus_per_node")
+    if given is None:  # a what-if's (`--set gpus_per_node=16` on the command line)
+        defaults = getattr(fit, "config_defaults", None) or {}
+        data = fit.data.config.get("gpus_per_node")
+        largest = None if data is None else float(np.asarray(data)[np.argmax(fit.data.gpus)])
+        changed = data is not None and defaults.get("gpus_per_node") not in (None, largest)
+        given = defaults.get("gpus_per_node") if changed else None
+    if given is not None:
+        value = float(np.max(np.asarray(given, dtype=np.float64)))
+        return int(value) if value >= 1 and value == int(value) else None
+    return _closed.node_size(fit.data.gpus, fit.data.config.get("gpus_per_node")) or None
+
+
+def default_step(fit, multiple_of, max_gpus, overrides=None) -> int | float:
+    """`multiple_of` as given, else the fit's node size (`node_size`, the step `recommend`
+    and the command line take), or 1 where that is unknown or larger than `max_gpus`:
+    `pm.optimal_gpus` searched every count while `pm.recommend` and ``perfmodel
+    optimal`` searched whole nodes, and the same fit had two optima (review round 10)."""
+    if multiple_of is not None:
+        return multiple_of
+    step = node_size(fit, overrides) or 1
+    return step if step <= check_count(max_gpus, "max_gpus", MAX_GPUS) else 1
+
+
 def _candidates(max_gpus, multiple_of) -> np.ndarray:
     max_gpus = check_count(max_gpus, "max_gpus", MAX_GPUS)
     multiple_of = check_count(multiple_of, "multiple_of")
@@ -227,7 +256,7 @@ def optimal_gpus(
     objective: str = "time",
     price_per_gpu_hour: float | None = None,
     deadline_s: float | None = None,
-    multiple_of: int | float = 1,
+    multiple_of: int | float | None = None,
     interval: float | None = None,
     method: str | None = None,
     ensemble=None,
@@ -242,7 +271,9 @@ def optimal_gpus(
             per step, times the price when given), among counts meeting `deadline_s`.
         price_per_gpu_hour: currency per GPU-hour, to report the cost of a step.
         deadline_s: with ``"cost"``, only counts whose step takes at most this long.
-        multiple_of: consider only 1 and multiples of this (e.g. whole nodes).
+        multiple_of: consider only 1 and multiples of this (e.g. whole nodes); default:
+            the GPUs per node where the fit's data give them (as `recommend` and
+            ``perfmodel optimal``), else 1.
         interval: a probability in (0, 1): also report `gpus_interval`, the central
             interval of the optimum over plausible models (parameters and model-form
             drift beyond the measured counts; see `perfmodel.ensemble`).
@@ -263,6 +294,7 @@ def optimal_gpus(
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
     refuse_layout_fit(fit, "optimal_gpus")
+    multiple_of = default_step(fit, multiple_of, max_gpus, overrides)
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, _ = curves.curve(counts, overrides)
@@ -328,7 +360,7 @@ def diminishing_returns(
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
     max_gpus: int | float = 4096,
-    multiple_of: int | float = 1,
+    multiple_of: int | float | None = None,
     interval: float | None = None,
     method: str | None = None,
     ensemble=None,
@@ -340,7 +372,8 @@ def diminishing_returns(
 
     The marginal speedup dS/dN comes from the model's derivative (autodiff), so it is
     exact for the model rather than a finite difference. With `multiple_of` m > 1 only
-    1, m, 2m, … are considered (whole nodes) and the marginal speedup of a count is
+    1, m, 2m, … are considered (whole nodes; by default the fit's node size where its
+    data give it, as `optimal_gpus`) and the marginal speedup of a count is
     that of the step to it from the count before, per GPU added:
     ``(S(N_k) − S(N_{k−1})) / (N_k − N_{k−1})``. With `efficiency_floor`, the count
     where speedup/N first falls below it counts too; the earlier one wins. With
@@ -358,8 +391,8 @@ def diminishing_returns(
         raise InputError(
             f"{{arg:efficiency_floor}}: expected a number in (0, 1], got {efficiency_floor}"
         )
-    multiple_of = check_count(multiple_of, "multiple_of")
     refuse_layout_fit(fit, "diminishing_returns")
+    multiple_of = check_count(default_step(fit, multiple_of, max_gpus, overrides), "multiple_of")
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, marginals = curves.curve(counts, overrides)

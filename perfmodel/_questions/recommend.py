@@ -28,6 +28,7 @@ from .query import (
     diminishing_returns,
     evaluator,
     MAX_GPUS,
+    node_size,
     optimal_gpus,
     Optimum,
     refuse_layout_fit,
@@ -41,23 +42,6 @@ from .recommendation import (
     Recommendation,
     term_phrase,
 )
-
-
-def _node_size(fit, overrides=None) -> int | None:
-    """GPUs per node when the fit's data give them (at the largest count measured; the
-    rule of the intervals' node term, `_closed.node_size`), or as `overrides` set them
-    (`--set gpus_per_node=16` moved the curve but left the grid in nodes of 8)."""
-    given = (overrides or {}).get("gpus_per_node")
-    if given is None:  # a what-if's (`--set gpus_per_node=16` on the command line)
-        defaults = getattr(fit, "config_defaults", None) or {}
-        data = fit.data.config.get("gpus_per_node")
-        largest = None if data is None else float(np.asarray(data)[np.argmax(fit.data.gpus)])
-        changed = data is not None and defaults.get("gpus_per_node") not in (None, largest)
-        given = defaults.get("gpus_per_node") if changed else None
-    if given is not None:
-        value = float(np.max(np.asarray(given, dtype=np.float64)))
-        return int(value) if value >= 1 and value == int(value) else None
-    return _closed.node_size(fit.data.gpus, fit.data.config.get("gpus_per_node")) or None
 
 
 def _limiting(fit, gpus: float, overrides) -> tuple[dict[str, float], float]:
@@ -246,7 +230,7 @@ def recommend(
     batch = batch_limit(fit, overrides)
     if batch is not None and max_gpus > batch:
         max_gpus = batch  # past it a GPU would get less than one sample of the batch
-    per_node = _node_size(fit, overrides)
+    per_node = node_size(fit, overrides)
     if multiple_of is not None and multiple_of > max_gpus:  # it was reset to 1, silently
         raise InputError(
             f"{{arg:multiple_of}} {multiple_of:g} exceeds {{arg:max_gpus}} {max_gpus:g}: no "

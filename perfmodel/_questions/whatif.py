@@ -22,11 +22,11 @@ from .query import (
     amdahl_bound,
     diminishing_returns,
     DiminishingReturns,
+    node_size,
     optimal_gpus,
     Optimum,
     refuse_layout_fit,
 )
-from .recommend import _node_size
 
 _CONFIG_DEFAULTS = {
     f.name: f.default for f in dataclasses.fields(Config) if f.default is not dataclasses.MISSING
@@ -264,7 +264,7 @@ def compare_fits(
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
     first, second = before.predict(counts), after.predict(counts)
     # Whole nodes when the data give their size, as `recommend` and `optimal` count.
-    node = _node_size(before)
+    node = node_size(before)
     step = node if node and node <= max_gpus else 1
     search = dict(max_gpus=max_gpus, multiple_of=step)
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)

@@ -231,10 +231,16 @@ class Blend:
             node=self.node,
         )
 
-    def seconds(self, n, config):
-        """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members."""
+    def _mixed(self, n, config):
         log_u = sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in self.weights(n))
         return xp.exp(log_u)
+
+    def seconds(self, n, config):
+        """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members, its efficiency held
+        past the largest measured count (`_closed.held_efficiency`, as `Blend`)."""
+        at_largest = xp.ones_like(n) * float(self.largest)  # a constant, whatever n carries
+        u_largest = self._mixed(at_largest, config)
+        return _closed.held_efficiency(xp, n, self._mixed(n, config), u_largest, self.largest)
 
     def spread(self, n, config):
         """D: max − min over every member of the regime (not an extra anchor) of its log u."""

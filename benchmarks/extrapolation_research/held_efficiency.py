@@ -1,0 +1,95 @@
+"""The default with and without its efficiency held past the largest measured count
+(`perfmodel._closed.held_efficiency`; `_reference_default.HOLD_EFFICIENCY`), on every
+set and protocol of README's accuracy table, in both presentations.
+
+    python benchmarks/extrapolation_research/held_efficiency.py > benchmarks/results/held_efficiency.md
+
+Per set: how many series the hold changes, the median / mean error (%) before and after,
+and the share of held-out measurements inside the 90% interval before and after; then
+each changed series. The splits, presentations and scoring are `accuracy.py`'s (its
+``proposed`` column is the "after" here); the baselines do not change and are not rerun.
+"""
+
+from pathlib import Path
+import sys
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import _reference_default as reference  # noqa: E402
+from _series import csv_series, shipped_series  # noqa: E402
+import accuracy  # noqa: E402
+
+# README's rows: the set, its series and the held-out counts.
+ROWS = (
+    ("shipped, two counts ahead", None, "largest2"),
+    ("shipped, one count ahead", None, "largest"),
+    ("external, one count ahead", "external", "largest"),
+    ("unseen, one count ahead", "unseen", "largest"),
+    ("blind, 1–16 → 32 GPUs", "blind", "largest"),
+    ("blind, one node → 2 and 4 nodes", "blind", "largest2"),
+    ("vendor, 1–4 → 8 GPUs", "vendor", "largest"),
+    ("held out, one count ahead", "heldout", "largest"),
+    ("fresh, one count ahead", "fresh", "largest"),
+)
+
+
+def scored(series, holdout: str, presentation: str, hold: bool) -> dict[str, tuple]:
+    """Per usable series: ``(error %, share inside the 90% interval)`` of the default."""
+    reference.HOLD_EFFICIENCY = hold
+    out = {}
+    for name, load in series:
+        data = accuracy.present(load(), presentation)
+        train, test = accuracy.holdout_split(data, holdout)
+        if len(np.unique(train.gpus)) < accuracy.MIN_TRAIN_COUNTS[holdout]:
+            continue
+        info = accuracy.baseline_info(data)
+        scaling = None if info["strong"] is None else ("strong" if info["strong"] else "weak")
+        fitted = reference.fit_default(
+            train.gpus,
+            train.measured,
+            train.target,
+            gpus_per_node=info["gpus_per_node"],
+            scaling=scaling,
+        )
+        lo, hi = fitted.interval(test.gpus, 0.9)
+        inside = (test.measured >= lo) & (test.measured <= hi)
+        out[name] = (accuracy.mape(fitted.predict(test.gpus), test.measured), inside)
+    return out
+
+
+def main() -> None:
+    for presentation in ("throughput", "time"):
+        print(f"## Presentation: {presentation}\n")
+        print("| set | series | changed | before: median / mean | after: median / mean |")
+        print("| --- | --- | --- | --- | --- |")
+        changes = []
+        coverage = []
+        for label, folder, holdout in ROWS:
+            series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+            before = scored(series, holdout, presentation, hold=False)
+            after = scored(series, holdout, presentation, hold=True)
+            b = np.array([v[0] for v in before.values()])
+            a = np.array([after[k][0] for k in before])
+            moved = [k for k in before if abs(after[k][0] - before[k][0]) > 1e-9]
+            print(
+                f"| {label} | {len(b)} | {len(moved)} | {np.median(b):.2f} / {np.mean(b):.2f} "
+                f"| {np.median(a):.2f} / {np.mean(a):.2f} |"
+            )
+            cover = [np.mean(np.concatenate([v[1] for v in d.values()])) for d in (before, after)]
+            coverage.append((label, *cover))
+            changes += [(label, k, before[k][0], after[k][0]) for k in moved]
+        print("\n| set | 90% coverage before | after |\n| --- | --- | --- |")
+        for label, b, a in coverage:
+            print(f"| {label} | {100 * b:.0f}% | {100 * a:.0f}% |")
+        print("\n| set | series | error % before | after |\n| --- | --- | --- | --- |")
+        for label, name, b, a in changes:
+            print(f"| {label} | {name} | {b:.2f} | {a:.2f} |")
+        print()
+    reference.HOLD_EFFICIENCY = True
+
+
+if __name__ == "__main__":
+    main()
