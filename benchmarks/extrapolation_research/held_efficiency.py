@@ -2,7 +2,8 @@
 (`perfmodel._closed.held_efficiency`; `_reference_default.HOLD_EFFICIENCY`), on every
 set and protocol of README's accuracy table, in both presentations.
 
-    python benchmarks/extrapolation_research/held_efficiency.py > benchmarks/results/held_efficiency.md
+    python benchmarks/extrapolation_research/held_efficiency.py \
+        > benchmarks/results/held_efficiency.md
 
 Per set: how many series the hold changes, the median / mean error (%) before and after,
 and the share of held-out measurements inside the 90% interval before and after; then
