@@ -144,6 +144,8 @@ class Sensitivity:
             all of them at once (`ParameterSensitivity.members`), which the sentences give
             in place of the members' one by one (each member's copy is not a change a
             user can make alone). The power laws' ``power.time`` is its own group.
+        weightless: for a blend, the members that weigh 0 at `gpus`: a change of their
+            parameters cannot move the time there, however large their terms elsewhere.
     """
 
     gpus: float
@@ -156,6 +158,7 @@ class Sensitivity:
     parameters: tuple[ParameterSensitivity, ...]
     notes: tuple[str, ...] = ()
     groups: tuple[ParameterSensitivity, ...] = ()
+    weightless: tuple[str, ...] = ()
 
     def ranked(self) -> list[ParameterSensitivity]:
         """The parameters as a user can change them, largest ``|elasticity|`` first and
@@ -176,12 +179,21 @@ class Sensitivity:
             for p in shown
             if not (idle_change(p) or p.undetermined)
         ]
+        unreached = [p for p in idle if self._unreached(p)]
+        idle = [p for p in idle if p not in unreached]
         if len(idle) == 1:
             lines.append(describe_change(idle[0], self.time_s, self.speedup, self.target))
         elif idle:
             names = ", ".join(f"{p.change.label} {p.name}" for p in idle)
             lines.append(
                 f"change nothing measurable at {counted(self.gpus, 'GPU')} (< 0.05%): {names}"
+            )
+        if unreached:  # "½ compute.time changes nothing" beside compute at 85% read as nonsense
+            names = ", ".join(f"{p.change.label} {p.name}" for p in unreached)
+            lines.append(
+                f"cannot move it at {counted(self.gpus, 'GPU')}, where the members that have "
+                f"them weigh 0 (the parts there are the others' terms): {names}; to follow "
+                "one law everywhere, refit that family (perfmodel fit CSV --model NAME)"
             )
         if open_:
             verb = "is" if len(open_) == 1 else "are"
@@ -191,6 +203,11 @@ class Sensitivity:
                 "with --set NAME=VALUE to ask)"
             )
         return lines
+
+    def _unreached(self, p: ParameterSensitivity) -> bool:
+        """Whether every blend member that has `p` weighs 0 at `gpus`."""
+        members = {name.split(".", 1)[0] for name in (p.members or (p.name,))}
+        return bool(self.weightless) and members <= set(self.weightless)
 
     def __repr__(self) -> str:
         limit = "" if self.limiting is None else f"largest other term {self.limiting}"
@@ -357,7 +374,15 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         parameters=tuple(map(per_step, entries)),
         notes=_notes(model, breakdown, config),
         groups=tuple(map(per_step, groups)),
+        weightless=_weightless(model, config),
     )
+
+
+def _weightless(model: AbstractScalingModel, config) -> tuple[str, ...]:
+    """`Sensitivity.weightless`: the blend's members that weigh 0 at `config`."""
+    if model.family != "blend":
+        return ()
+    return tuple(n for n, w in model.weights(config).items() if float(w) == 0.0)
 
 
 def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):
