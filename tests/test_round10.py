@@ -171,3 +171,34 @@ def test_explain_says_which_parameters_cannot_reach_a_count(tmp_path):
     line = next(x for x in out.splitlines() if "cannot move it at 64 GPUs" in x)
     assert "½ compute.time" in line and "members that have them weigh 0" in line
     assert not any("nothing measurable" in x and "compute.time" in x for x in out.splitlines())
+
+
+def test_a_deadline_answer_says_it_searched_whole_nodes(tmp_path):
+    # "cheapest within the deadline …: 8 GPUs", where 4 GPUs met it more cheaply: only
+    # 1 and whole nodes of 8 were searched, and the line did not say so.
+    csv, saved = tmp_path / "ddp.csv", tmp_path / "ddp.json"
+    csv.write_text(
+        "gpus,throughput,gpus_per_node\n1,1390,8\n2,2740,8\n4,5420,8\n8,10650,8\n16,19800,8\n"
+    )
+    assert run_cli("fit", csv, "-o", saved)[0] == 0
+    argv = ["optimal", saved, "--objective", "cost", "--deadline", "0.0002"]
+    out = " ".join(run_cli(*argv)[1].split())
+    assert "cheapest within the deadline of 0.0002 s per unit of work (of 1 GPU and whole " in out
+    out = " ".join(run_cli(*argv, "--multiple-of", "1")[1].split())
+    assert "whole nodes" not in out and "cheapest within the deadline of 0.0002 s" in out
+
+
+def test_a_python_optimum_says_what_its_time_is_per(tmp_path):
+    # optimal_gpus(...).time_s of a fixed per-GPU batch was 0.0002 s (per GPU batch)
+    # beside predict's 0.83 s per step, with no unit (the command line's JSON had one).
+    csv = tmp_path / "steps.csv"
+    csv.write_text(
+        "gpus,time_s,batch_per_gpu\n1,0.184,256\n2,0.187,256\n4,0.189,256\n8,0.192,256\n"
+    )
+    fit = pm.fit_auto(pm.load_benchmarks(csv)).best  # the default: per GPU batch
+    best = pm.optimal_gpus(fit, max_gpus=64)
+    assert best.unit == "GPU batch"
+    step = fit.predict([best.gpus])["time_s"][0]
+    assert step == pytest.approx(best.gpus * best.time_s, rel=1e-9)
+    throughput = pm.load_dataset("usl_specsdm91")
+    assert pm.optimal_gpus(pm.fit("amdahl", throughput), max_gpus=64).unit != "GPU batch"

@@ -14,6 +14,7 @@ from .query import count_interval_text as count_interval_text
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
 from .query import evaluator as evaluator
+from .query import GPU_BATCH as GPU_BATCH
 from .query import MAX_GPUS as MAX_GPUS
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
@@ -24,7 +25,6 @@ from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommend import speedup_cap as speedup_cap
 from .recommendation import Alternative as Alternative
-from .recommendation import GPU_BATCH as GPU_BATCH
 from .recommendation import one_gpu_words as one_gpu_words
 from .recommendation import Recommendation as Recommendation
 from .recommendation import step_seconds as step_seconds

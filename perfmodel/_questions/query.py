@@ -15,6 +15,7 @@ from .._errors import InputError
 from .._levels import check_level, level_text
 from .._saved import SavedFit
 from .._text import brief, counted
+from .._units import work_name
 
 OBJECTIVES = ("time", "cost")
 # The searches evaluate every GPU count up to `max_gpus` (the optimum and the knee must be
@@ -23,13 +24,26 @@ OBJECTIVES = ("time", "cost")
 MAX_GPUS = 1_000_000
 
 
+# The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
+# the work of a step at 1 GPU, which the fit's seconds are per (`Benchmarks.per_gpu`).
+GPU_BATCH = "GPU batch"
+
+
+def seconds_unit(fit) -> str:
+    """What a fit's ``time_s`` is per: ``"step"``, `GPU_BATCH` (steps of a fixed per-GPU
+    batch: a step at N GPUs takes N times it) or a throughput's unit of work."""
+    if fit.target == "time":
+        return GPU_BATCH if fit.data.per_gpu else "step"
+    return work_name(fit.data.unit)
+
+
 @dataclasses.dataclass(frozen=True)
 class Optimum:
     """The best GPU count found.
 
     Attributes:
         gpus: the GPU count chosen.
-        time_s: seconds per step (or per unit of work) there.
+        time_s: seconds per `unit` there.
         speedup, efficiency: relative to one GPU.
         gpu_seconds: GPU-seconds per step (N · T), the resource a step consumes.
         cost: price of one step in currency units when a price per GPU-hour was given.
@@ -40,6 +54,9 @@ class Optimum:
         gpus_interval: with `interval`, the central interval of the optimal count over
             plausible models (`perfmodel.ensemble`); its upper end is None when in more
             than the upper tail no count meets the deadline.
+        unit: what `time_s` is per (`seconds_unit`): ``"step"``, ``"GPU batch"`` (step
+            times of a fixed per-GPU batch: a step at `gpus` takes `gpus` × `time_s`) or
+            a throughput's unit of work (``"image"``).
     """
 
     gpus: int
@@ -53,6 +70,7 @@ class Optimum:
     at_limit: bool
     gpus_interval: tuple[int, int | None] | None = None
     level: float | None = None
+    unit: str = "step"
 
     def __repr__(self) -> str:
         return brief("Optimum", self.summary())
@@ -330,6 +348,7 @@ def optimal_gpus(
         at_limit=best == len(counts) - 1 and len(counts) > 1,
         gpus_interval=spread,
         level=interval,
+        unit=seconds_unit(fit),
     )
 
 

@@ -19,7 +19,6 @@ from .. import _closed
 from .._errors import InputError
 from .._levels import check_level
 from .._text import counted
-from .._units import work_name
 from .query import (
     _candidates,
     _count_interval,
@@ -33,12 +32,12 @@ from .query import (
     Optimum,
     refuse_layout_fit,
     sampled_counts,
+    seconds_unit,
     step_gains,
 )
 from .recommendation import (
     Alternative,
     CHECKED_AHEAD,
-    GPU_BATCH,
     Recommendation,
     term_phrase,
 )
@@ -289,7 +288,9 @@ def recommend(
     if objective == "cost":  # the cheapest, within the deadline when one is given
         label = f"cheapest per {unit}{price}"
         if deadline_s is not None:
-            label = f"cheapest within the deadline of {deadline_s:g} s per {unit}{price}"
+            label = (
+                f"cheapest within the deadline of {deadline_s:g} s per {unit}{price}{_among(step)}"
+            )
     kind = "fastest" if objective == "time" else objective
     bound = amdahl_bound(fit, **overrides)
     alternatives = [_alternative(kind, label, fastest, cost_unit, unit, per_gpu_s, bound, largest)]
@@ -497,16 +498,20 @@ def _below_the_data(alternative: Alternative, lowest: int) -> Alternative:
 
 
 def _work(fit) -> str:
-    """What the model's seconds are per: ``"step"`` for step times, `GPU_BATCH` for steps
-    of a fixed per-GPU batch, the unit of work of a throughput fit (``image`` for
-    ``images/s``)."""
-    if fit.target == "time":
-        return GPU_BATCH if fit.data.per_gpu else "step"
-    return work_name(fit.data.unit)
+    """What the model's seconds are per (`seconds_unit`)."""
+    return seconds_unit(fit)
+
+
+def _among(step: int) -> str:
+    """The counts a cost answer chose among, when not every count: 4 GPUs met a deadline
+    more cheaply than the 8 named, but only 1 and whole nodes were searched (review round
+    10)."""
+    return f" (of 1 GPU and whole nodes of {step})" if step > 1 else ""
 
 
 def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternative:
-    what = f"cheapest within the deadline of {deadline_s:g} s per {unit}"
+    among = _among(int(shared["multiple_of"]))
+    what = f"cheapest within the deadline of {deadline_s:g} s per {unit}{among}"
     try:
         best = optimal_gpus(fit, objective="cost", deadline_s=deadline_s, **shared)
     except InputError:

@@ -6,11 +6,7 @@ import math
 from .._jsontext import finite_or_null
 from .._levels import level_text
 from .._text import brief, wrap
-from .query import DiminishingReturns, Optimum
-
-# The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
-# the work of a step at 1 GPU, which the fit's seconds are per (`Benchmarks.per_gpu`).
-GPU_BATCH = "GPU batch"
+from .query import DiminishingReturns, GPU_BATCH, Optimum
 
 
 def one_gpu_words(gap: float) -> str:

@@ -141,7 +141,8 @@ def predict_interval(
     if method == "conformal" and kind != "prediction":
         raise InputError(
             "the default blend's intervals are conformal, for new measurements (--kind "
-            "prediction); for the curve's own uncertainty refit one family (perfmodel fit "
+            "prediction; the speedup CI comes from the same conformal curves, each against "
+            "its own one-GPU time); for the curve's time refit one family (perfmodel fit "
             "CSV --model NAME) and ask with --method laplace (kind='confidence', "
             "method='laplace' from Python)"
         )
