@@ -178,10 +178,11 @@ def straddles(n, gpus_per_node) -> bool:
 
 
 def regime(n, gpus_per_node, scaling) -> str:
-    """``straddling``, ``strong`` (stated fixed global batch) or ``weak``."""
-    if straddles(n, gpus_per_node):
-        return "straddling"
-    return "strong" if scaling == "strong" else "weak"
+    """``strong`` (stated fixed global batch, first since 2026-12-05), ``straddling`` or
+    ``weak``."""
+    if scaling == "strong":
+        return "strong"
+    return "straddling" if straddles(n, gpus_per_node) else "weak"
 
 
 def far_share(m, max_gpus) -> np.ndarray:
