@@ -225,3 +225,13 @@ def test_a_fixed_global_batch_is_strong_scaling_whatever_the_node(tmp_path):
         assert fit.model.regime == "strong"
         speedups.append(fit.predict([64])["speedup"][0])
     assert speedups[0] == pytest.approx(speedups[1], rel=0.05)
+
+
+def test_a_tracker_csv_names_the_line_after_a_cell_that_spans_two(tmp_path):
+    # A quoted note over two lines: the error named line 7 for a cell on line 8.
+    csv = tmp_path / "run.csv"
+    csv.write_text(
+        '_step,_runtime,global_batch,gpus,note\n0,0.000,1024,4,x\n100,46.207,1024,4,"a\nb"\n'
+        "200,72.303,1024,4,x\n300,98.289,1024,4,x\n400,124.081,1024,4,x\n500x,150.047,1024,4,x\n"
+    )
+    refused(*run_cli("fit", csv, "--format", "csv")[::2], "run.csv line 8, column '_step'")

@@ -57,6 +57,30 @@ def _pick(frame: pd.DataFrame, given: str | None, candidates, what: str, source:
     return next((c for c in candidates if c in frame.columns), None)
 
 
+def _record_lines(text: str, width: int, source: str) -> np.ndarray:
+    """The line each data row of CSV `text` starts on (1-based; the header is line 1),
+    after refusing a row with more non-empty cells than the header's `width` (an empty
+    last cell, a trailing comma, is read as the header says). A quoted cell may span
+    lines: "row + 2" named line 7 for a cell on line 8."""
+    reader = csv.reader(io.StringIO(text))
+    starts, previous = [], 0
+    for row in reader:
+        if len(row) > width and any(cell.strip() for cell in row[width:]):
+            raise InputError(
+                f"{source} line {previous + 1}: {len(row)} cells, but the header has {width} "
+                "columns; expected one cell per column"
+            )
+        starts.append(previous + 1)
+        previous = reader.line_num
+    return np.asarray(starts[1:], dtype=np.int64)
+
+
+def _line(frame, row: int) -> int:
+    """The file line of `frame`'s row (`_record_lines`, kept in ``frame.attrs``)."""
+    lines = frame.attrs.get("lines")
+    return int(lines[row]) if lines is not None and row < len(lines) else int(row) + 2
+
+
 def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarray:
     """The column's values at `rows` (frame positions) as floats; each must be a number
     (> 0 when `positive`). Parsed at once (10⁶ rows took minutes cell by cell); a cell
@@ -73,7 +97,7 @@ def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarra
             value = math.nan
         if not math.isfinite(value) or (positive and value <= 0):
             kind = "a positive number" if positive else "a finite number"
-            where = f"{source} line {rows[k] + 2}, column {column!r}"
+            where = f"{source} line {_line(frame, rows[k])}, column {column!r}"
             raise InputError(f"{where}: expected {kind}, got {cell!r}")
         values[k] = value
     return values
@@ -88,12 +112,13 @@ def _constant(frame, column, rows, source, given, name) -> float | None:
     if np.any(values != values[0]):
         k = int(np.argmax(values != values[0]))
         raise InputError(
-            f"{source} line {rows[k] + 2}, column {column!r}: {name} {values[k]:g} "
-            f"differs from {values[0]:g} at line {rows[0] + 2}; expected one {name} per run"
+            f"{source} line {_line(frame, rows[k])}, column {column!r}: {name} "
+            f"{values[k]:g} differs from {values[0]:g} at line {_line(frame, rows[0])}; "
+            f"expected one {name} per run"
         )
     if name == "GPU count" and not (values[0] >= 1 and values[0] == int(values[0])):
         raise InputError(
-            f"{source} line {rows[0] + 2}, column {column!r}: expected a whole GPU count "
+            f"{source} line {_line(frame, rows[0])}, column {column!r}: expected a whole GPU count "
             f"≥ 1, got {values[0]:g}"
         )
     return float(values[0])
@@ -102,17 +127,6 @@ def _constant(frame, column, rows, source, given, name) -> float | None:
 # A wall clock past this many seconds is no clock of seconds (1e11 s is 3000 years): an
 # export in milliseconds since 1970 (1.7e12) read as seconds made each step 1000× longer.
 CLOCK_LIMIT = 1e11
-
-
-def _no_extra_cells(text: str, width: int, source: str) -> None:
-    """Refuse a row with more non-empty cells than the header has columns (an empty
-    last cell, a trailing comma, is read as the header says)."""
-    for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
-        if len(row) > width and any(cell.strip() for cell in row[width:]):
-            raise InputError(
-                f"{source} line {number}: {len(row)} cells, but the header has {width} "
-                "columns; expected one cell per column"
-            )
 
 
 def read_tracker_csv(
@@ -153,7 +167,7 @@ def read_tracker_csv(
     # A UTF-8 byte-order mark is no column (read as latin-1, as logs are, it is "ï»¿").
     text = unix_newlines(text).removeprefix("\ufeff").removeprefix("\xef\xbb\xbf")
     header = header_columns(text.split("\n", 1)[0], source)
-    _no_extra_cells(text, len(header), source)
+    starts = _record_lines(text, len(header), source)
     try:
         # index_col=False: a trailing comma on every row made the first column the index
         # and shifted every other by one (a step time of 1.0 s instead of 0.21 s).
@@ -174,6 +188,7 @@ def read_tracker_csv(
     except (pd.errors.ParserError, ValueError) as error:
         raise csv_error(error, text, source) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    frame.attrs["lines"] = starts
     found = ", ".join(frame.columns)
     step = _pick(frame, step_column, STEP_COLUMNS, "step", source)
     if step is None:
@@ -201,8 +216,8 @@ def read_tracker_csv(
     steps = _cells(frame, step, rows, source, positive=False)
     for k in np.flatnonzero(np.diff(steps) <= 0)[:1] + 1:
         raise InputError(
-            f"{source} line {rows[k] + 2}, column {step!r}: step {steps[k]:g} after step "
-            f"{steps[k - 1]:g} at line {rows[k - 1] + 2}; expected increasing steps (a "
+            f"{source} line {_line(frame, rows[k])}, column {step!r}: step {steps[k]:g} after step "
+            f"{steps[k - 1]:g} at line {_line(frame, rows[k - 1])}; expected increasing steps (a "
             "restarted or second run: give each as its own file)"
         )
     if duration:
@@ -214,17 +229,18 @@ def read_tracker_csv(
         if np.max(np.abs(clock)) > CLOCK_LIMIT:
             k = int(np.argmax(np.abs(clock) > CLOCK_LIMIT))
             raise InputError(
-                f"{source} line {rows[k] + 2}, column {stamp!r}: time {clock[k]:g} is past any "
-                "clock in seconds (milliseconds since 1970?); expected seconds: convert the "
-                "column, or give per-step durations with --time-column"
+                f"{source} line {_line(frame, rows[k])}, column {stamp!r}: time "
+                f"{clock[k]:g} is past any clock in seconds (milliseconds since 1970?); "
+                "expected seconds: convert the column, or give per-step durations with "
+                "--time-column"
             )
         gaps = np.diff(clock)
         if np.any(gaps <= 0):
             k = int(np.argmax(gaps <= 0)) + 1
             raise InputError(
-                f"{source} line {rows[k] + 2}, column {stamp!r}: time {clock[k]:g} s is not "
-                f"after {clock[k - 1]:g} s at line {rows[k - 1] + 2}; expected increasing "
-                "wall-clock times"
+                f"{source} line {_line(frame, rows[k])}, column {stamp!r}: time "
+                f"{clock[k]:g} s is not after {clock[k - 1]:g} s at line "
+                f"{_line(frame, rows[k - 1])}; expected increasing wall-clock times"
                 + (
                     f" (if {stamp!r} holds each step's duration, pass {{arg:time_column}} {stamp})"
                     if timestamp_column is None and np.all(clock > 0)
@@ -251,7 +267,7 @@ def read_tracker_csv(
     median, dropped, warm, rule = steady_median(ends, seconds, warmup)
     return RunSummary(
         source=source,
-        line=lines[dropped] + 2,
+        line=_line(frame, lines[dropped]),
         format=format,
         gpus=None if count is None else int(count),
         global_batch=batch,
