@@ -125,7 +125,7 @@ MLLOG_ERRORS = [
     ),
     (
         lambda ls: ls[:3] + [ls[3].replace('"time_ms": 1000', '"time_ms": "soon"')] + ls[4:],
-        r"line 4: MLLOG record 'run_start': expected a number in 'time_ms', got \"soon\"",
+        r"line 4: MLLOG record 'run_start': expected a finite number in 'time_ms', got \"soon\"",
     ),
     (
         lambda ls: (

@@ -235,3 +235,20 @@ def test_a_tracker_csv_names_the_line_after_a_cell_that_spans_two(tmp_path):
         "200,72.303,1024,4,x\n300,98.289,1024,4,x\n400,124.081,1024,4,x\n500x,150.047,1024,4,x\n"
     )
     refused(*run_cli("fit", csv, "--format", "csv")[::2], "run.csv line 8, column '_step'")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity"])
+def test_a_result_file_with_a_time_that_is_no_number_names_its_line(tmp_path, value):
+    # "time_ms": NaN on run_start was reported on the run_stop line as "no time to train".
+    logs = tmp_path / "ssd"
+    shutil.copytree(SSD, logs)
+    first = sorted(logs.iterdir())[0]
+    lines = first.read_text(encoding="latin-1").splitlines(keepends=True)
+    number = next(i for i, x in enumerate(lines) if '"key": "run_start"' in x)
+    head, _, tail = lines[number].partition('"time_ms": ')
+    lines[number] = head + '"time_ms": ' + value + tail[tail.index(",") :]
+    first.write_text("".join(lines), encoding="latin-1")
+    refused(
+        *run_cli("fit", logs)[::2],
+        f"{first.name} line {number + 1}: MLLOG record 'run_start': expected a finite number",
+    )

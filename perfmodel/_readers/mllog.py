@@ -92,10 +92,13 @@ def parse_records(text: str, source: str) -> list[tuple[int, dict]]:
         if not isinstance(record.get("key"), str):
             raise InputError(f"{where}: MLLOG record without a string 'key'")
         time_ms = record.get("time_ms")
-        if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
+        # JSON's NaN and Infinity parse as floats: a NaN run_start was reported on the
+        # run_stop line as "no time to train" (fuzz round 10).
+        number = not isinstance(time_ms, bool) and isinstance(time_ms, (int, float))
+        if not (number and math.isfinite(time_ms)):
             raise InputError(
-                f"{where}: MLLOG record {record['key']!r}: expected a number in 'time_ms', "
-                f"got {json.dumps(time_ms)}"
+                f"{where}: MLLOG record {record['key']!r}: expected a finite number in "
+                f"'time_ms', got {json.dumps(time_ms)}"
             )
         metadata = record.get("metadata")
         if metadata is None:
