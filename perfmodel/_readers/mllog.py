@@ -94,8 +94,8 @@ def parse_records(text: str, source: str) -> list[tuple[int, dict]]:
         time_ms = record.get("time_ms")
         # JSON's NaN and Infinity parse as floats: a NaN run_start was reported on the
         # run_stop line as "no time to train" (fuzz round 10).
-        number = not isinstance(time_ms, bool) and isinstance(time_ms, (int, float))
-        if not (number and math.isfinite(time_ms)):
+        numeric = not isinstance(time_ms, bool) and isinstance(time_ms, (int, float))
+        if not (numeric and math.isfinite(time_ms)):
             raise InputError(
                 f"{where}: MLLOG record {record['key']!r}: expected a finite number in "
                 f"'time_ms', got {json.dumps(time_ms)}"
