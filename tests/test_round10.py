@@ -252,3 +252,24 @@ def test_a_result_file_with_a_time_that_is_no_number_names_its_line(tmp_path, va
         *run_cli("fit", logs)[::2],
         f"{first.name} line {number + 1}: MLLOG record 'run_start': expected a finite number",
     )
+
+
+GPT3 = dict(gpus=64.0, tp=8.0, pp=4.0, microbatches=8.0, global_batch=512.0, layers=96.0)
+GPT3 |= dict(hidden=12288.0, heads=96.0, seq_len=2048.0, vocab=51200.0)
+
+
+@pytest.mark.parametrize(
+    "field, value", [("gpus", 0.0), ("gpus", -8.0), ("tp", 0.0), ("hidden", float("nan"))]
+)
+def test_memory_of_a_config_that_means_nothing_is_refused(field, value):
+    # NaN, inf and negative bytes came back without a word from Python (fuzz round 10).
+    with pytest.raises(pm.InputError, match=f"config.{field}: expected a positive finite"):
+        pm.memory_per_gpu(pm.Config(**{**GPT3, field: value}))
+    assert float(pm.memory_per_gpu(pm.Config(**GPT3))["total"]) > 0
+
+
+def test_memory_of_a_dict_names_the_config_it_expects():
+    from perfmodel._terms.hybrid.memory import check_memory_config
+
+    with pytest.raises(pm.InputError, match="config: expected a perfmodel.Config, got dict"):
+        check_memory_config(GPT3)  # pm.memory_per_gpu's type check says it first in tests

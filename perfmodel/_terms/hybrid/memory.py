@@ -1,10 +1,13 @@
 """Bytes one GPU holds while training a transformer with Megatron-LM (Korthikanti et al.
 2022, "Reducing Activation Recomputation in Large Transformer Models" [K22])."""
 
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
+import numpy as np
 
 from ..._config import Config
+from ..._errors import InputError
 from .schedule import inflight_layers
 from .shape import FULL, mlp_widths, SELECTIVE, stage_parameters
 
@@ -35,6 +38,29 @@ def activation_bytes_per_layer(
     return b * (s * h * jnp.where(r >= FULL, full, plain))
 
 
+# Fields whose values must be positive for memory to mean anything (a GPU count of 0 gave
+# NaN bytes, a negative one negative bytes, from Python without a word: fuzz round 10).
+POSITIVE_FIELDS = ("gpus", "tp", "pp", "layers", "hidden", "heads", "seq_len", "global_batch")
+
+
+def check_memory_config(config) -> None:
+    """Refuse what `memory_per_gpu` cannot answer for, when called on concrete values: no
+    `Config`, or a `POSITIVE_FIELDS` value that is not a positive finite number (traced
+    values, inside `jit` or a sweep, go through; `layout_status` judges layouts)."""
+    if not isinstance(config, Config):
+        raise InputError(f"config: expected a perfmodel.Config, got {type(config).__name__}")
+    for name in POSITIVE_FIELDS:
+        value = getattr(config, name)
+        if isinstance(value, jax.core.Tracer):
+            continue
+        values = np.asarray(value, dtype=np.float64)
+        bad = ~(np.isfinite(values) & (values > 0.0))
+        if bad.any():
+            raise InputError(
+                f"config.{name}: expected a positive finite number, got {values[bad].flat[0]:g}"
+            )
+
+
 def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
     """Bytes the busiest (first) pipeline GPU holds, by part, and their ``"total"``.
 
@@ -59,7 +85,11 @@ def memory_per_gpu(config: Config) -> dict[str, Float[Array, "..."]]:
         ...                 seq_len=2048, vocab=51200, global_batch=4, microbatch_size=4)
         >>> round(float(memory_per_gpu(gpt)["layer_states"]) / 2**30, 2)  # K22 Figure 1
         45.57
+
+    Raises:
+        InputError: `check_memory_config`.
     """
+    check_memory_config(config)
     z, d = config.zero, config.dp
     layers, embedding = stage_parameters(config)
     per_param = (
