@@ -656,4 +656,5 @@ def test_predict_gives_the_speedups_confidence_interval(capsys, tmp_path):
         > rows[0]["speedup_hi"] - rows[0]["speedup_lo"]
     )
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "8,64", "--interval", "0.9")
-    assert "CI\n" in printed and "7.38–7.5" in printed
+    # As wide as the time interval at 8 GPUs (±1.8%): the curve's 1-GPU time, not each draw's.
+    assert "CI\n" in printed and "7.31–7.57" in printed

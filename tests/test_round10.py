@@ -273,3 +273,31 @@ def test_memory_of_a_dict_names_the_config_it_expects():
 
     with pytest.raises(pm.InputError, match="config: expected a perfmodel.Config, got dict"):
         check_memory_config(GPT3)  # pm.memory_per_gpu's type check says it first in tests
+
+
+@pytest.mark.slow  # a default fit and two interval searches (about 8 s)
+def test_a_speedup_interval_widens_past_the_data(tmp_path):
+    # Each conformal member against its own one-GPU time: the interval pinched to ±1.7%
+    # at 64–72 GPUs between wider ones at 32 and 96 (review round 10).
+    csv, saved = tmp_path / "eth.csv", tmp_path / "eth.json"
+    csv.write_text(
+        "gpus,throughput,gpus_per_node\n1,1390,8\n2,2740,8\n4,5420,8\n8,10650,8\n"
+        "16,15000,8\n32,22000,8\n"
+    )
+    assert run_cli("fit", csv, "-o", saved)[0] == 0
+    import json
+
+    counts = "1,32,48,64,72,96,128"
+    rows = json.loads(run_cli("predict", saved, "--gpus", counts, "--interval", "0.9", "--json")[1])
+    assert rows[0]["speedup_lo"] == rows[0]["speedup_hi"] == 1.0  # by definition
+    ratios = [row["speedup_hi"] / row["speedup_lo"] for row in rows[1:]]
+    assert all(b > a for a, b in zip(ratios, ratios[1:])), ratios
+    for row in rows[1:]:  # as wide as the time interval, relatively
+        time_ratio = row["time_s_hi"] / row["time_s_lo"]
+        assert row["speedup_hi"] / row["speedup_lo"] == pytest.approx(time_ratio, rel=0.05)
+    fit = pm.load_fit(saved)  # the NumPy twin and JAX agree
+    from perfmodel._cli.answers import speedup_band
+
+    twin = speedup_band(fit, [8, 64], 0.9, None)
+    jax_fit = pm.fit_auto(pm.load_benchmarks(csv)).best
+    np.testing.assert_allclose(twin, speedup_band(jax_fit, [8, 64], 0.9, None), rtol=1e-6)

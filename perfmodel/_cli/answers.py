@@ -126,8 +126,9 @@ def _band(result, gpus, interval: float, method: str | None, kind: str) -> dict:
 
 def speedup_band(result, gpus, interval: float, method: str | None):
     """``(lo, hi)`` arrays: the `interval` confidence interval of the curve's speedup at
-    `gpus`, over the same draws as `optimal`'s (each draw against its own one-GPU time,
-    within perfect scaling); None when no draws can be made. `optimal` gave one at its own
+    `gpus`, over the same draws as `optimal`'s (a parameter draw against its own one-GPU
+    time, a conformal member against the curve's: `Calibrated.speedup`; within perfect
+    scaling); None when no draws can be made. `optimal` gave one at its own
     count only, and `predict --kind confidence` is not offered for the default blend."""
     draws = draws_for(result, method)
     if draws is None:
@@ -238,7 +239,7 @@ def speedup_reference(result) -> str:
 
 def _text_row(row: dict) -> dict:
     """A row of `predict`'s table: the interval's name is said above it, and the
-    speedup's interval is one column (``7.38–7.5``), so that 80 columns keep efficiency."""
+    speedup's interval is one column (``7.31–7.57``), so that 80 columns keep efficiency."""
     out = {}
     for key, value in row.items():
         if key in ("interval", "speedup_interval", "speedup_hi"):

@@ -39,7 +39,8 @@ def _chunks(size: int, counts: int):
 def calibrated_curves(fit, counts, overrides, zeta):
     """``(times, speedups, marginals, False)`` of ``T = max(û·exp(ζ·s(N)), F(N))`` for
     each ζ (rows), F the floor of perfect scaling (`_closed.linear_floor`): in logs,
-    ``log T = log û + ζ·s``, ``S = exp(log T(1) − log T)`` and ``dS/dN = −S·(log T)′``
+    ``log T = log û + ζ·s``, ``S = exp(log û(1) − log T)`` (against the curve's one-GPU
+    time, as `Calibrated.speedup`) and ``dS/dN = −S·(log T)′``
     with ``(log T)′ = û′/û + ζ·s′``, or the floor's ``F′/F`` where it holds, written into
     the outputs in place (4000 draws at a thousand counts in tens of milliseconds)."""
     counts = np.asarray(counts, dtype=np.float64)
@@ -67,9 +68,10 @@ def calibrated_curves(fit, counts, overrides, zeta):
         log_t += log_centre
         held = log_t < log_floor - _closed.FLOOR_TIE
         np.maximum(log_t, log_floor, out=log_t)
-        np.subtract(log_one, log_t, out=speedups[rows])
+        np.subtract(log_base, log_t, out=speedups[rows])  # the curve's T(1) (`Calibrated`)
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
+        speedups[rows][:, counts == 1.0] = 1.0  # by definition, as `Calibrated.speedup`
         d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
         d_log_t += slope
         floor_slope = np.where(curve_binds, slope, -1.0 / counts)
@@ -247,6 +249,7 @@ def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
         np.subtract(base, log_t, out=speedups[rows])
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
+        speedups[rows][:, counts == 1.0] = 1.0  # by definition, as `Calibrated.speedup`
         slope = np.matmul(d, djac.T, out=marginals[rows])
         slope += d_log_hat
         slope += drift * drift_d.tan
