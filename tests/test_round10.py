@@ -301,3 +301,15 @@ def test_a_speedup_interval_widens_past_the_data(tmp_path):
     twin = speedup_band(fit, [8, 64], 0.9, None)
     jax_fit = pm.fit_auto(pm.load_benchmarks(csv)).best
     np.testing.assert_allclose(twin, speedup_band(jax_fit, [8, 64], 0.9, None), rtol=1e-6)
+
+
+def test_python_searches_stop_at_a_fixed_global_batch(tmp_path):
+    # whatif said "optimal GPU count: 656 → 744" of a 256-sample batch, where `optimal`
+    # stopped at 256 (review round 10b).
+    csv = tmp_path / "strong.csv"
+    csv.write_text(
+        "gpus,time_s,global_batch\n1,0.8,256\n2,0.41,256\n4,0.215,256\n8,0.118,256\n16,0.069,256\n"
+    )
+    fit = pm.fit("amdahl", pm.load_benchmarks(csv))
+    assert pm.optimal_gpus(fit).searched == 256
+    assert pm.diminishing_returns(fit).searched <= 256

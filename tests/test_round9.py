@@ -198,7 +198,8 @@ def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
     base = SPACE.format(gpu="A100-80GB", groups=8, gpus="64")
     space.write_text(base + 'recompute = ["none", "full"]\n')
     code, out, err = run_cli("sweep", space, "--json")
-    assert code == 0, err
+    # Read and swept (pp 1 holds no layout of it in memory: status 1, said).
+    assert code == 1 and "no configuration is valid and within memory" in err, err
     assert json.loads(out)["axes"]["recompute"] == [0.0, 2.0]
     space.write_text(base + 'recompute = ["fulll"]\n')
     refused(*run_cli("sweep", space)[::2], "recompute: expected one of none (0)", "'fulll'")

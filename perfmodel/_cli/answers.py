@@ -140,7 +140,8 @@ def speedup_band(result, gpus, interval: float, method: str | None):
     tail = (1.0 - interval) / 2.0
     cap = speedup_cap(result, counts, result.predict(counts)["speedup"])
     lo, hi = (np.minimum(np.quantile(speedups, q, axis=0), cap) for q in (tail, 1.0 - tail))
-    return lo, hi
+    one = counts == 1.0  # 1 by definition (a conformal member's T(1) is not the curve's)
+    return np.where(one, 1.0, lo), np.where(one, 1.0, hi)
 
 
 def draws_for(result, method: str | None = None):

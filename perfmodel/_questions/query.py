@@ -179,6 +179,27 @@ def node_size(fit, overrides=None) -> int | None:
     return _closed.node_size(fit.data.gpus, fit.data.config.get("gpus_per_node")) or None
 
 
+def batch_limit(fit, overrides: dict) -> int | None:
+    """The global batch when the measurements keep one fixed (strong scaling, a
+    ``global_batch`` column with one value) or `overrides` set one: no count past it
+    gives every GPU a sample, so the searches stop there. None otherwise."""
+    batch = overrides.get("global_batch")
+    if batch is None:
+        return _closed.fixed_global_batch(fit.data.config.get("global_batch"))
+    batch = float(np.max(batch))
+    return int(batch) if math.isfinite(batch) and batch >= 1 else None
+
+
+def searched_up_to(fit, max_gpus, overrides: dict) -> int | float:
+    """`max_gpus`, or the fixed global batch (`batch_limit`) when smaller: past it no GPU
+    gets a sample. `recommend` stopped there; `optimal_gpus` (and so `whatif` and
+    `next`) searched on to 656 GPUs of a 256-sample batch (review round 10)."""
+    batch = batch_limit(fit, overrides)
+    if batch is None or not isinstance(max_gpus, (int, float)) or not max_gpus > batch:
+        return max_gpus
+    return batch
+
+
 def default_step(fit, multiple_of, max_gpus, overrides=None) -> int | float:
     """`multiple_of` as given, else the fit's node size (`node_size`, the step `recommend`
     and the command line take), or 1 where that is unknown or larger than `max_gpus`:
@@ -312,6 +333,7 @@ def optimal_gpus(
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
     refuse_layout_fit(fit, "optimal_gpus")
+    max_gpus = searched_up_to(fit, max_gpus, overrides)
     multiple_of = default_step(fit, multiple_of, max_gpus, overrides)
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
@@ -411,6 +433,7 @@ def diminishing_returns(
             f"{{arg:efficiency_floor}}: expected a number in (0, 1], got {efficiency_floor}"
         )
     refuse_layout_fit(fit, "diminishing_returns")
+    max_gpus = searched_up_to(fit, max_gpus, overrides)
     multiple_of = check_count(default_step(fit, multiple_of, max_gpus, overrides), "multiple_of")
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)

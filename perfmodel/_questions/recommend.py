@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 
-from .. import _closed
 from .._errors import InputError
 from .._levels import check_level
 from .._text import counted
@@ -24,6 +23,7 @@ from .query import (
     _count_interval,
     _first_crossing,
     amdahl_bound,
+    batch_limit,
     diminishing_returns,
     evaluator,
     MAX_GPUS,
@@ -73,17 +73,6 @@ def _because(shares: dict[str, float], total: float, blend: bool = False) -> str
     if blend:
         return f"{head}, which the blended families name differently (by weight: {parts})"
     return f"{head}: {parts}"
-
-
-def batch_limit(fit, overrides: dict) -> int | None:
-    """The global batch when the measurements keep one fixed (strong scaling, a
-    ``global_batch`` column with one value) or `overrides` set one: no count past it
-    gives every GPU a sample, so the searches stop there. None otherwise."""
-    batch = overrides.get("global_batch")
-    if batch is None:
-        return _closed.fixed_global_batch(fit.data.config.get("global_batch"))
-    batch = float(np.max(batch))
-    return int(batch) if math.isfinite(batch) and batch >= 1 else None
 
 
 def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float, float]:

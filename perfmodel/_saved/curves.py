@@ -57,6 +57,14 @@ def calibrated_curves(fit, counts, overrides, zeta):
     curve_excess = log_base - np.log(counts) - log_centre  # log Ê(N)
     curve_binds = curve_excess > stretch
     stretch_n = np.maximum(stretch, curve_excess)
+    own = np.exp(log_base - log_centre)  # the curve's speedup û(1)/û(N)
+    linear = counts * max(1.0, efficiency)
+    limit = np.maximum(linear, own)
+    # The bound's slope: the larger side's, or their mean where they tie (at one GPU when
+    # E ≤ 1), as JAX differentiates a maximum.
+    own_slope = -own * slope
+    limit_slope = np.where(linear > own, max(1.0, efficiency), own_slope)
+    limit_slope = np.where(linear == own, 0.5 * (max(1.0, efficiency) + own_slope), limit_slope)
     zeta = np.asarray(zeta, dtype=np.float64)
     shape = (zeta.size, counts.size)
     times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
@@ -71,13 +79,17 @@ def calibrated_curves(fit, counts, overrides, zeta):
         np.subtract(log_base, log_t, out=speedups[rows])  # the curve's T(1) (`Calibrated`)
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
-        speedups[rows][:, counts == 1.0] = 1.0  # by definition, as `Calibrated.speedup`
         d_log_t = np.multiply(z, scale.tan, out=marginals[rows])
         d_log_t += slope
         floor_slope = np.where(curve_binds, slope, -1.0 / counts)
         np.copyto(d_log_t, floor_slope, where=held)
         np.multiply(d_log_t, speedups[rows], out=d_log_t)
         np.negative(d_log_t, out=d_log_t)
+        # At most N·max(1, E, Ê(N)) against the curve's T(1) (`Calibrated.speedup`), with
+        # that bound's slope where it holds.
+        over = speedups[rows] > limit
+        np.minimum(speedups[rows], limit, out=speedups[rows])
+        np.copyto(marginals[rows], np.broadcast_to(limit_slope, over.shape), where=over)
     return times, speedups, marginals, False
 
 
@@ -249,7 +261,6 @@ def laplace_curves(fit, counts, overrides, draws: LaplaceDraws):
         np.subtract(base, log_t, out=speedups[rows])
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
-        speedups[rows][:, counts == 1.0] = 1.0  # by definition, as `Calibrated.speedup`
         slope = np.matmul(d, djac.T, out=marginals[rows])
         slope += d_log_hat
         slope += drift * drift_d.tan

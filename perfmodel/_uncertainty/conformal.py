@@ -118,10 +118,17 @@ class Calibrated(eqx.Module):
         the whole curve by ζ·s(N); against its own one-GPU time its error cancelled where
         s(N) = s(1), and the 90% interval of a speedup two doublings past the data
         pinched to ±1.7% between wider ones (review round 10). The conformal scores are
-        errors of û at a count, so the speedup's interval is that of its time (and 1 at
-        one GPU, by definition)."""
+        errors of û at a count, so the speedup's interval is that of its time. At most
+        ``N·max(1, E, Ê(N))`` (`_closed.linear_floor`'s bound, here on the speedup: the
+        floor holds each member to its own one-GPU time)."""
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
-        return jnp.where(config.gpus == 1.0, 1.0, self.model(base) / self(config))
+        centre_one = self.model(base)
+        speedup = centre_one / self(config)
+        if self.efficiency is None:
+            return speedup
+        own = centre_one / (config.gpus * self.model(config))
+        limit = config.gpus * jnp.maximum(jnp.maximum(1.0, self.efficiency), own)
+        return jnp.minimum(speedup, limit)
 
 
 def training_rms(fit: FitResult) -> float:
