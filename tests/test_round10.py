@@ -313,3 +313,24 @@ def test_python_searches_stop_at_a_fixed_global_batch(tmp_path):
     fit = pm.fit("amdahl", pm.load_benchmarks(csv))
     assert pm.optimal_gpus(fit).searched == 256
     assert pm.diminishing_returns(fit).searched <= 256
+
+
+def test_a_busbw_mismatch_names_the_rank_counts_the_rounding_allows():
+    # A 16-rank log read as 8 ranks: the first row, 0.34 and 0.18 GB/s, "implied
+    # n_ranks ≈ 18.0" (review round 10b).
+    import re
+
+    from perfmodel._collective.nccl import _ranks_hint
+
+    assert _ranks_hint(2.0, 1.0, 48.0, 90.0) == ", which implies n_ranks ≈ 16"
+    # Rows pasted without '#  Rank' lines: 16 ranks, read as 8.
+    log = ROOT / "datasets" / "nccl" / "nccl_1244_h20_16gpu_nvls.log"
+    with pytest.raises(pm.InputError, match="busbw") as caught:
+        pm.parse_nccl_tests(log, collective="all_reduce", n_ranks=8)
+    found = re.search(r"n_ranks (?:≈ (\d+)|from (\d+) to (\d+|any))", str(caught.value))
+    assert found, str(caught.value)
+    if found.group(1):
+        assert found.group(1) == "16"
+    else:
+        low, high = int(found.group(2)), found.group(3)
+        assert low <= 16 and (high == "any" or int(high) >= 16)

@@ -74,7 +74,12 @@ def register(subparsers) -> None:
             "400 Gb/s NIC per GPU), from 1e6 to 1e14"
         ),
     )
-    p.add_argument("--loss", default="log", choices=LOSSES, help="log (default), squared, huber")
+    p.add_argument(
+        "--loss",
+        default="log",
+        choices=LOSSES,
+        help=f"{', '.join(LOSSES)} (default log: every message size weighs alike)",
+    )
     p.add_argument(
         "--starts",
         type=whole(1, MAX_STARTS),

@@ -215,7 +215,8 @@ def _check(factor, link_bandwidth, loss, n_starts):
         raise InputError(
             "a fitted bus-bandwidth factor needs the link bandwidth in bytes/s "
             "({arg:link_bandwidth}): the timings determine only "
-            "factor/bandwidth. Give the NVLink or NIC bandwidth of one GPU, say"
+            "factor/bandwidth. Give the NVLink or NIC bandwidth of one GPU, say "
+            "4.5e11 for an H100's NVLink or 5e10 for a 400 Gb/s NIC"
         )
     if factor == "nominal" and link_bandwidth is not None:
         raise InputError(

@@ -189,6 +189,26 @@ def _check_algbw(label: str, size: int, time_us: float, alg: float, where: str) 
     )
 
 
+def _ranks_hint(a: float, b: float, alg: float, bus: float) -> str:
+    """The rank counts that busbw/algbw = a·(n − b)/n allows, given that nccl-tests prints
+    both to two decimals: a small message's row (0.34 and 0.18 GB/s) implied "n_ranks ≈
+    18.0" for a 16-rank log (review round 10b)."""
+    half = 0.005  # half the last printed digit, GB/s
+
+    def ranks(ratio: float) -> float:
+        return a * b / (a - ratio) if ratio < a else math.inf
+
+    low = ranks(max(bus - half, 0.0) / (alg + half))
+    high = ranks((bus + half) / (alg - half)) if alg > half else math.inf
+    if math.isfinite(high) and round(low) == round(high):
+        return f", which implies n_ranks ≈ {round(low)}"
+    upper = f"{high:.0f}" if math.isfinite(high) else "any"
+    return (
+        f", which the printed (rounded) values allow for n_ranks from {max(low, 1.0):.0f} "
+        f"to {upper}"
+    )
+
+
 def _check_busbw(label, alg, bus, collective, n, where):
     a, b = _coeffs(collective)
     factor = a * (n - b) / n
@@ -197,7 +217,7 @@ def _check_busbw(label, alg, bus, collective, n, where):
         return
     hint = ""
     if b > 0 and alg > 0 and bus / alg < a:
-        hint = f", which implies n_ranks ≈ {a * b / (a - bus / alg):.1f}"
+        hint = _ranks_hint(a, b, alg, bus)
     raise InputError(
         f"{where}: {label} busbw {bus:g} GB/s does not match algbw {alg:g} GB/s ×"
         f" {factor:.4g} (the {collective} factor for n_ranks={n}); busbw/algbw ="
