@@ -24,7 +24,14 @@ from ._jsontext import _finite_or_none, _numbers, strict_loads, StrictJSONError
 from ._jsontext import finite_or_null as finite_or_null
 from ._jsontext import to_json as to_json
 from ._presets import build, FAMILIES, hybrid_kind
-from ._schema import check_document, data_digest, FORMAT, LARGEST_VARIANCE, SCHEMA_VERSION
+from ._schema import (
+    check_document,
+    data_digest,
+    FORMAT,
+    JOINT,
+    LARGEST_VARIANCE,
+    SCHEMA_VERSION,
+)
 
 
 def _stored_covariance(covariance) -> list | None:
@@ -69,6 +76,7 @@ def fit_to_dict(fit: FitResult) -> dict:
             "components": [_component_to_dict(c) for c in fit.components],
             "intervals": fit.intervals,
             "assumed": fit.assumed,
+            **({} if fit.covariance_from == "measurements" else {"covariance_from": JOINT}),
         },
         "target": fit.target,
         "parameters": parameters,
@@ -256,4 +264,5 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
         else None,
         intervals=str(spec.get("intervals", "laplace")),
         assumed=str(spec.get("assumed", "")),
+        covariance_from=str(spec.get("covariance_from", "measurements")),
     )

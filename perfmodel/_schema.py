@@ -6,7 +6,9 @@ options (regime, largest count, the power laws' exponents) and parameters
 adds the option ``anchor`` (the member its measured range is handed over to), that
 member's parameters and ``anchor: true`` on its component. Version-2 files of
 every other family read as before; a version-2 blend (round 1's sum of three families)
-is refused in one line: refit it.
+is refused in one line: refit it. A joint fit of step times and nccl-tests logs marks
+``model.covariance_from`` (`JOINT`): its Laplace draws take ``raw_covariance`` as it is;
+absent, the covariance is the measurements' alone (every other fit, and older files).
 
 A fit file drives every later answer, so nothing in it is trusted: `check_document`
 checks types, finiteness and physical ranges, the model's family and options, that every
@@ -64,7 +66,10 @@ INTERVALS = ("laplace", "bootstrap", "conformal")
 # The keys of the objects inside a fit file, as `perfmodel._io.fit_to_dict` writes them;
 # any other is refused (`_Checker.known`). The top level may hold more (`save_fit`'s
 # `extra`: the candidates, a time-to-train section).
-MODEL_FIELDS = ("family", "options", "components", "intervals", "assumed")
+# `model.covariance_from` of a fit to step times and nccl-tests logs together
+# (`FitResult.covariance_from`); absent: the measurements alone.
+JOINT = "measurements and nccl-tests logs"
+MODEL_FIELDS = ("family", "options", "components", "intervals", "assumed", "covariance_from")
 COMPONENT_FIELDS = ("family", "name", "weight", "far", "anchor", "options", "parameters")
 ENTRY = ("value", "unit", "description", "fixed", "log_stderr")  # one parameter's
 QUALITY = ("r2", "mape_percent", "converged", "message", "num_steps", "warnings")
@@ -383,6 +388,11 @@ def check_document(document, source: str):
             intervals,
         )
     c.string(spec.get("assumed", ""), "model.assumed")
+    c.string(
+        spec.get("covariance_from", "measurements"),
+        "model.covariance_from",
+        ("measurements", JOINT),
+    )
     components = c.sequence(spec.get("components", []), "model.components", "a list")
     members = tuple(getattr(model, "names", ()))  # a blend's; no other family has any
     if len(components) > len(members):  # checked before each one: 10⁶ would take minutes

@@ -52,6 +52,8 @@ def fit_key(fit: FitResult, method: str) -> str:
         "parameters": {k: f"{v:.12g}" for k, v in fit.parameters().items()},
         "defaults": {k: f"{v:.12g}" for k, v in sorted(fit.config_defaults.items())},
     }
+    if fit.covariance_from != "measurements":  # draws of a joint fit's covariance
+        described["covariance_from"] = fit.covariance_from
     digest.update(json.dumps(described, sort_keys=True).encode())
     arrays = [
         fit.data.gpus,

@@ -37,6 +37,7 @@ from .._fitting import (
 from .._fitting import residuals as loss_residuals
 from .._model import ScalingModel
 from .._presets import build
+from .._schema import JOINT
 from .._text import counted
 from .data import group_keys, measurements
 from .fit import point_loss, ring_coefficients
@@ -276,7 +277,11 @@ def _joint_uncertainty(result, fitted, params, static, args, rows, free, options
     if warnings:
         message += "; " + "; ".join(warnings)
     return dataclasses.replace(
-        result, raw_covariance=cov, warnings=tuple(warnings), message=message
+        result,
+        raw_covariance=cov,
+        warnings=tuple(warnings),
+        message=message,
+        covariance_from=JOINT,
     )
 
 

@@ -70,6 +70,10 @@ class FitResult:
         unanchored_residuals: for an anchored blend, the residuals of the fitted blend
             without its anchor (the curve that extrapolates; the conformal r), kept
             through `what_if` as `residuals` are; None otherwise.
+        covariance_from: what `raw_covariance` was computed from: ``"measurements"``,
+            or `perfmodel._schema.JOINT` for a fit to step times and nccl-tests logs
+            together (`perfmodel.fit_joint`), whose Laplace draws then take it rather than the
+            step times' alone.
     """
 
     model: AbstractScalingModel
@@ -93,6 +97,7 @@ class FitResult:
     intervals: str = "laplace"
     assumed: str = ""
     unanchored_residuals: np.ndarray | None = None
+    covariance_from: str = "measurements"
 
     def __repr__(self) -> str:
         from .describe import fit_repr

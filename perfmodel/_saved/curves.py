@@ -295,6 +295,9 @@ def fit_key(fit, method: str) -> str:
         "parameters": {k: _g12(float(v)) for k, v in values.items()},
         "defaults": {k: _g12(v) for k, v in sorted(fit.config_defaults.items())},
     }
+    joint = spec.get("covariance_from", "measurements")
+    if joint != "measurements":  # draws of a joint fit's covariance (`fit_joint`)
+        described["covariance_from"] = joint
     digest = hashlib.sha256()
     digest.update(json.dumps(described, sort_keys=True).encode())
     data = fit.data
