@@ -265,3 +265,13 @@ def test_cli_next_bad_input(capsys, usl_file, argv, match):
     assert _status(["next", usl_file, *argv]) == 2
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err
+
+
+def test_a_knee_asked_for_lies_inside_its_own_interval(usl_fit):
+    # "the point of diminishing returns: 8.659 GPUs (90% confidence interval 9–10)", and
+    # a note that "so the point of diminishing returns is used" when it was asked for
+    # (review round 10b): the searches count whole GPUs, the estimate is the root.
+    answer = pm.next_measurements(usl_fit, [16, 64], quantity="knee")
+    assert answer.quantity == "knee" and "is used" not in answer.note
+    lo, hi = answer.interval
+    assert lo <= answer.estimate <= hi

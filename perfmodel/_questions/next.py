@@ -234,7 +234,10 @@ def _pick(fit, params, static, quantity, max_gpus, threshold):
         if knee.gpus is not None and knee.gpus > 1:
             n = _continuous(fit, params, static, "knee", float(knee.gpus), threshold)
             if n is not None:
-                notes.append(f"so the point of diminishing returns (dS/dN = {threshold:g}) is used")
+                if quantity == "auto":  # asked for, it needs no "so … is used"
+                    notes.append(
+                        f"so the point of diminishing returns (dS/dN = {threshold:g}) is used"
+                    )
                 return "knee", n, None, "; ".join(notes)
         notes.append(f"no point of diminishing returns below {max_gpus} GPUs")
         if quantity == "knee":
@@ -419,6 +422,11 @@ class _Band:
             )
             lo, hi = found.gpus_interval
         bounded = lo is not None and hi is not None and 0 < lo and math.isfinite(hi)
+        if bounded and picked == "knee":
+            # The search gives the first whole count past the knee; the estimate is the
+            # continuous root, in (k − 1, k]: "8.659 GPUs (90% confidence interval 9–10)"
+            # put the estimate outside its own interval (review round 10b).
+            lo = min(max(1.0, lo - 1.0), estimate)
         at = float(at_gpus if picked == "time" else estimate)
         log_t = log_time_draws(fit, draws, [at])[:, 0]
         measured = draws.gpus_range
