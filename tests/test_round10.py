@@ -382,3 +382,17 @@ def test_a_joint_fits_intervals_use_the_nccl_tests_logs(tmp_path):
     argv = ["predict", saved, "--gpus", "16", "--interval", "0.9", "--kind", "confidence"]
     (row,) = json.loads(run_cli(*argv, "--json")[1])
     assert row["time_s_hi"] / row["time_s_lo"] < 1.1  # was 105/59 = 1.76
+
+
+@pytest.mark.slow  # a fit and a sweep (about 5 s)
+def test_a_sweep_of_a_fit_names_counts_past_its_fixed_global_batch(tmp_path):
+    # 1024 GPUs of a 256-sample batch were ranked without a word (review round 10b).
+    csv, saved, space = tmp_path / "s.csv", tmp_path / "s.json", tmp_path / "space.toml"
+    csv.write_text(
+        "gpus,time_s,global_batch\n1,0.8,256\n2,0.41,256\n4,0.215,256\n8,0.118,256\n16,0.069,256\n"
+    )
+    assert run_cli("fit", csv, "--model", "amdahl", "-o", saved)[0] == 0
+    space.write_text('[model]\nfit = "s.json"\n[axes]\ngpus = [64, 256, 512, 1024]\n')
+    code, _, err = run_cli("sweep", space)
+    assert code == 0
+    assert "gpus 512, 1024: past the fixed global batch of 256" in err

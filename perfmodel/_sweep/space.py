@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 
+from .. import _closed
 from .._config import FIELD_NAMES
 from .._errors import InputError
 from .._files import read_bytes
@@ -279,6 +280,26 @@ def _gpu(options: dict) -> str:
     return gpu_named(options.get("gpu", "A100-80GB"))
 
 
+def _past_the_batch(fit, axes: dict, fixed: dict) -> list[str]:
+    """A note on the GPU counts of a sweep of a fit past its fixed global batch (the
+    space's, else the measurements' one value): each GPU would get less than a sample,
+    which `predict` says and `optimal` stops at, and the sweep ranked them without a word
+    (1024 GPUs of a 256-sample batch, review round 10b)."""
+    if "gpus" not in axes or "global_batch" in axes or hybrid_kind(fit.model):
+        return []
+    batch = fixed.get("global_batch")
+    if batch is None:
+        batch = _closed.fixed_global_batch(fit.data.config.get("global_batch"))
+    past = [g for g in np.ravel(axes["gpus"]) if batch is not None and g > batch]
+    if not past:
+        return []
+    shown = ", ".join(f"{g:g}" for g in past[:6]) + (", …" if len(past) > 6 else "")
+    return [
+        f"gpus {shown}: past the fixed global batch of {batch:g}, a GPU gets less than one "
+        "sample (no run can do that; predict says so and optimal stops there)"
+    ]
+
+
 def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
     spec = _table(document, "model", source)
     notes = []
@@ -326,6 +347,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     _check_size(axes_spec, _limit(options, max_configs), yes, source)
     axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
     _check_read(model, axes, fixed)
+    if "fit" in spec:
+        notes += _past_the_batch(model, axes, fixed)
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
