@@ -195,8 +195,9 @@ def searched_up_to(fit, max_gpus, overrides: dict) -> int | float:
     gets a sample. `recommend` stopped there; `optimal_gpus` (and so `whatif` and
     `next`) searched on to 656 GPUs of a 256-sample batch (review round 10)."""
     batch = batch_limit(fit, overrides)
-    if batch is None or not isinstance(max_gpus, (int, float)) or not max_gpus > batch:
-        return max_gpus
+    number = isinstance(max_gpus, (int, float, np.integer, np.floating))
+    if batch is None or isinstance(max_gpus, bool) or not number or not max_gpus > batch:
+        return max_gpus  # what is no count is refused by the search, in its words
     return batch
 
 

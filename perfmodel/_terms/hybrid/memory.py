@@ -1,7 +1,6 @@
 """Bytes one GPU holds while training a transformer with Megatron-LM (Korthikanti et al.
 2022, "Reducing Activation Recomputation in Large Transformer Models" [K22])."""
 
-import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 import numpy as np
@@ -50,10 +49,10 @@ def check_memory_config(config) -> None:
     if not isinstance(config, Config):
         raise InputError(f"config: expected a perfmodel.Config, got {type(config).__name__}")
     for name in POSITIVE_FIELDS:
-        value = getattr(config, name)
-        if isinstance(value, jax.core.Tracer):
+        try:
+            values = np.asarray(getattr(config, name), dtype=np.float64)
+        except TypeError:  # a traced value (JAX's conversion errors are TypeErrors)
             continue
-        values = np.asarray(value, dtype=np.float64)
         bad = ~(np.isfinite(values) & (values > 0.0))
         if bad.any():
             raise InputError(
