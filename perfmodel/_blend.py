@@ -173,6 +173,20 @@ class Blend(AbstractScalingModel):
         zero = 0.0 * self.far_share(config.gpus)
         return {n: found.get(i, zero) for i, n in enumerate(self.names)}
 
+    def reaching_weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Each member's share of the time at `config`: its weight at N, or, where the
+        held efficiency binds (`__call__`), its weight at the largest measured count,
+        whose time the hold carries on. A member of weight 0 at N moved the time there
+        (+55% from its serial time ×1000) while `whatif` said it could not (review)."""
+        at_n = self.weights(config)
+        largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
+        there = eqx.tree_at(
+            lambda c: c.gpus, config, jnp.broadcast_to(largest, jnp.shape(config.gpus))
+        )
+        at_largest = self.weights(there)
+        binds = self(config) > self._mixed(config)
+        return {n: jnp.where(binds, at_largest[n], w) for n, w in at_n.items()}
+
     def without_anchor(self) -> "Blend":
         """The same blend with no anchor (the curve past the measurements, everywhere)."""
         if not self.anchor:

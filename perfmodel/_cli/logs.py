@@ -121,6 +121,8 @@ def _is_log(path: str, args) -> bool:
     # measured column of a benchmark CSV.
     steps = (args.step_column,) if args.step_column else STEP_COLUMNS
     measured = ("time_s", "time_ms", "time_us", "throughput")
+    named = (getattr(args, "time_column", None), getattr(args, "throughput_column", None))
+    measured += tuple(c for c in named if c)  # named by a flag (--throughput-column)
     return any(c in header for c in steps) and not any(c in header for c in measured)
 
 

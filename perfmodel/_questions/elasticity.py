@@ -144,8 +144,10 @@ class Sensitivity:
             all of them at once (`ParameterSensitivity.members`), which the sentences give
             in place of the members' one by one (each member's copy is not a change a
             user can make alone). The power laws' ``power.time`` is its own group.
-        weightless: for a blend, the members that weigh 0 at `gpus`: a change of their
-            parameters cannot move the time there, however large their terms elsewhere.
+        weightless: for a blend, the members with no share of the time at `gpus`
+            (`Blend.reaching_weights`: weight 0 there, and, where the held efficiency
+            binds, at the largest measured count too): a change of their parameters
+            cannot move the time there.
     """
 
     gpus: float
@@ -382,7 +384,7 @@ def _weightless(model: AbstractScalingModel, config) -> tuple[str, ...]:
     """`Sensitivity.weightless`: the blend's members that weigh 0 at `config`."""
     if model.family != "blend":
         return ()
-    return tuple(n for n, w in model.weights(config).items() if float(w) == 0.0)
+    return tuple(n for n, w in model.reaching_weights(config).items() if float(w) == 0.0)
 
 
 def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):

@@ -207,6 +207,14 @@ def default_step(fit, multiple_of, max_gpus, overrides=None) -> int | float:
     `pm.optimal_gpus` searched every count while `pm.recommend` and ``perfmodel
     optimal`` searched whole nodes, and the same fit had two optima (review round 10)."""
     if multiple_of is not None:
+        limit = check_count(max_gpus, "max_gpus", MAX_GPUS)
+        if isinstance(multiple_of, (int, float)) and multiple_of > limit:
+            # Only 1 would be searched: a batch of 4 on nodes of 8 answered "1 GPU".
+            raise InputError(
+                f"{{arg:multiple_of}} {multiple_of:g} exceeds the {limit} GPUs searched (the "
+                "fixed global batch, or max_gpus): no multiple of it is searched; give a "
+                "smaller step"
+            )
         return multiple_of
     step = node_size(fit, overrides) or 1
     return step if step <= check_count(max_gpus, "max_gpus", MAX_GPUS) else 1

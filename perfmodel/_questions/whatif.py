@@ -26,6 +26,7 @@ from .query import (
     optimal_gpus,
     Optimum,
     refuse_layout_fit,
+    searched_up_to,
 )
 
 _CONFIG_DEFAULTS = {
@@ -265,7 +266,7 @@ def compare_fits(
     first, second = before.predict(counts), after.predict(counts)
     # Whole nodes when the data give their size, as `recommend` and `optimal` count.
     node = node_size(before)
-    step = node if node and node <= max_gpus else 1
+    step = node if node and node <= searched_up_to(before, max_gpus, {}) else 1
     search = dict(max_gpus=max_gpus, multiple_of=step)
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)
     changes = _differences(before, after)
@@ -296,7 +297,8 @@ def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
         return ""
     with jax.enable_x64(True):
         weights = {
-            n: np.asarray(w, dtype=float) for n, w in fit.model.weights(fit.config(counts)).items()
+            n: np.asarray(w, dtype=float)
+            for n, w in fit.model.reaching_weights(fit.config(counts)).items()
         }
     reached = sum(w for n, w in weights.items() if n in members)
     missed = np.asarray(reached) <= 0.0

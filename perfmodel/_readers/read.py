@@ -122,6 +122,16 @@ def _refuse_broken_links(folder: Path) -> None:
             )
 
 
+def _listed(paths):
+    """`paths` as a list: one path, or any iterable of them (a generator such as
+    ``Path.glob``, read once); anything else as given, for the caller to name."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    if not isinstance(paths, (bytes, dict)) and hasattr(paths, "__iter__"):
+        return list(paths)
+    return paths
+
+
 def log_files(paths) -> list[str]:
     """The files `paths` name: files as given, folders as their ``*.txt``, ``*.log``,
     ``*.out`` and ``*.csv`` files (recursively, sorted; hidden ones left out).
@@ -129,11 +139,8 @@ def log_files(paths) -> list[str]:
     Raises:
         InputError: a path that does not exist, or a folder without such files.
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    if not isinstance(paths, (list, tuple)) or not all(
-        isinstance(p, (str, os.PathLike)) for p in paths
-    ):
+    paths = _listed(paths)
+    if not isinstance(paths, list) or not all(isinstance(p, (str, os.PathLike)) for p in paths):
         raise InputError(f"paths: expected a path or a list of paths, got {paths!r}")
     files = []
     for path in map(Path, paths):
@@ -301,6 +308,7 @@ def read_log_runs(
     and the runs the filter left out, read once."""
     if quantity is not None and quantity not in QUANTITIES:
         raise InputError(f"quantity: expected one of {', '.join(QUANTITIES)}, got {quantity!r}")
+    paths = _listed(paths)  # read twice below (the runs, then the source's name)
     runs = read_runs(paths, format, **options)
     kind = runs[0].format
     left_out = []

@@ -39,7 +39,8 @@ def activation_bytes_per_layer(
 
 # Fields whose values must be positive for memory to mean anything (a GPU count of 0 gave
 # NaN bytes, a negative one negative bytes, from Python without a word: fuzz round 10).
-POSITIVE_FIELDS = ("gpus", "tp", "pp", "layers", "hidden", "heads", "seq_len", "global_batch")
+# (`heads` is not among them: 0 means unknown, taken as hidden/128.)
+POSITIVE_FIELDS = ("gpus", "tp", "pp", "layers", "hidden", "seq_len", "global_batch")
 
 
 def check_memory_config(config) -> None:
