@@ -237,9 +237,9 @@ def test_a_tracker_csv_names_the_line_after_a_cell_that_spans_two(tmp_path):
     refused(*run_cli("fit", csv, "--format", "csv")[::2], "run.csv line 8, column '_step'")
 
 
-@pytest.mark.parametrize("value", ["NaN", "Infinity"])
-def test_a_result_file_with_a_time_that_is_no_number_names_its_line(tmp_path, value):
-    # "time_ms": NaN on run_start was reported on the run_stop line as "no time to train".
+def _run_start_time(tmp_path, value: str):
+    """A copy of the SSD result logs whose first run_start has ``"time_ms": value``:
+    ``(folder, that file, its 0-based line)``."""
     logs = tmp_path / "ssd"
     shutil.copytree(SSD, logs)
     first = sorted(logs.iterdir())[0]
@@ -248,6 +248,13 @@ def test_a_result_file_with_a_time_that_is_no_number_names_its_line(tmp_path, va
     head, _, tail = lines[number].partition('"time_ms": ')
     lines[number] = head + '"time_ms": ' + value + tail[tail.index(",") :]
     first.write_text("".join(lines), encoding="latin-1")
+    return logs, first, number
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity"])
+def test_a_result_file_with_a_time_that_is_no_number_names_its_line(tmp_path, value):
+    # "time_ms": NaN on run_start was reported on the run_stop line as "no time to train".
+    logs, first, number = _run_start_time(tmp_path, value)
     refused(
         *run_cli("fit", logs)[::2],
         f"{first.name} line {number + 1}: MLLOG record 'run_start': expected a finite number",
@@ -416,14 +423,7 @@ def test_log_paths_may_be_any_iterable_of_paths():
 
 
 def test_a_time_with_400_digits_is_named_not_traced_back(tmp_path):
-    logs = tmp_path / "ssd"
-    shutil.copytree(SSD, logs)
-    first = sorted(logs.iterdir())[0]
-    lines = first.read_text(encoding="latin-1").splitlines(keepends=True)
-    number = next(i for i, x in enumerate(lines) if '"key": "run_start"' in x)
-    head, _, tail = lines[number].partition('"time_ms": ')
-    lines[number] = head + '"time_ms": 1' + "0" * 400 + tail[tail.index(",") :]
-    first.write_text("".join(lines), encoding="latin-1")
+    logs, _, _ = _run_start_time(tmp_path, "1" + "0" * 400)
     refused(*run_cli("fit", logs)[::2], "expected a finite number in 'time_ms'")
 
 
