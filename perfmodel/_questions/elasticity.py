@@ -384,7 +384,9 @@ def _weightless(model: AbstractScalingModel, config) -> tuple[str, ...]:
     """`Sensitivity.weightless`: the blend's members that weigh 0 at `config`."""
     if model.family != "blend":
         return ()
-    return tuple(n for n, w in model.reaching_weights(config).items() if float(w) == 0.0)
+    with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
+        weights = model.reaching_weights(config)
+        return tuple(n for n, w in weights.items() if float(w) == 0.0)
 
 
 def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):
@@ -430,7 +432,8 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
     though fitted), and the power laws' loss (``scaling_loss``)."""
     if model.family != "blend":
         return ()
-    weights = {k: float(v) for k, v in model.weights(config).items()}
+    with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
+        weights = {k: float(v) for k, v in model.weights(config).items()}
     kept = [f"{name} {w:.0%}" for name, w in weights.items() if w > 0]
     idle = [name for name, w in weights.items() if w == 0]
     listed = f"{', '.join(idle[:-1])} and {idle[-1]}" if len(idle) > 1 else "".join(idle)
