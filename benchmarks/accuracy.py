@@ -256,6 +256,19 @@ def baseline_info(data) -> dict:
 PROPOSED = "proposed"
 
 
+def fit_proposed(train, info: dict):
+    """The proposed default (`_reference_default.fit_default`) fitted to `train`, with
+    the node size and stated scaling of `baseline_info`."""
+    scaling = None if info["strong"] is None else ("strong" if info["strong"] else "weak")
+    return reference.fit_default(
+        train.gpus,
+        train.measured,
+        train.target,
+        gpus_per_node=info["gpus_per_node"],
+        scaling=scaling,
+    )
+
+
 def add_baselines(record, train, test, info):
     """The published models of `baselines.py` and the proposed default on one split."""
     for label, fit in baselines.BASELINES.items():
@@ -264,14 +277,7 @@ def add_baselines(record, train, test, info):
             record["mape"][label] = mape(predict(test.gpus), test.measured)
         except (RuntimeError, ValueError, np.linalg.LinAlgError):
             record["mape"][label] = float("nan")
-    scaling = None if info["strong"] is None else ("strong" if info["strong"] else "weak")
-    fitted = reference.fit_default(
-        train.gpus,
-        train.measured,
-        train.target,
-        gpus_per_node=info["gpus_per_node"],
-        scaling=scaling,
-    )
+    fitted = fit_proposed(train, info)
     record["mape"][PROPOSED] = mape(fitted.predict(test.gpus), test.measured)
     record["proposed_fit"] = fitted
     inside = {}

@@ -46,15 +46,7 @@ def scored(series, holdout: str, presentation: str, hold: bool) -> dict[str, tup
         train, test = accuracy.holdout_split(data, holdout)
         if len(np.unique(train.gpus)) < accuracy.MIN_TRAIN_COUNTS[holdout]:
             continue
-        info = accuracy.baseline_info(data)
-        scaling = None if info["strong"] is None else ("strong" if info["strong"] else "weak")
-        fitted = reference.fit_default(
-            train.gpus,
-            train.measured,
-            train.target,
-            gpus_per_node=info["gpus_per_node"],
-            scaling=scaling,
-        )
+        fitted = accuracy.fit_proposed(train, accuracy.baseline_info(data))
         lo, hi = fitted.interval(test.gpus, 0.9)
         inside = (test.measured >= lo) & (test.measured <= hi)
         out[name] = (accuracy.mape(fitted.predict(test.gpus), test.measured), inside)
