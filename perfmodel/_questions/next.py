@@ -225,7 +225,9 @@ def _pick(fit, params, static, quantity, max_gpus, threshold):
             n = _continuous(fit, params, static, "optimum", float(best.gpus), threshold)
             if n is not None:
                 return "optimum", n, None, ""
-        where = "at the search limit" if best.at_limit else f"at {best.gpus} GPU(s)"
+        where = f"at {best.gpus} GPU(s)"
+        if best.at_limit:
+            where = f"at the {best.limit_text(short=True)}"
         notes.append(f"the optimal GPU count is {where} ({best.gpus}), not a turning point")
         if quantity == "optimum":
             raise InputError(f"cannot narrow the optimum: {notes[0]}; ask for knee or time")

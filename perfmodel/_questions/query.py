@@ -57,6 +57,9 @@ class Optimum:
         unit: what `time_s` is per (`seconds_unit`): ``"step"``, ``"GPU batch"`` (step
             times of a fixed per-GPU batch: a step at `gpus` takes `gpus` × `time_s`) or
             a throughput's unit of work (``"image"``).
+        global_batch: the fixed global batch the search stopped at (`batch_limit`), when
+            it is smaller than `max_gpus`; then `at_limit` means no more GPUs get a sample,
+            not that a larger search might find a better count.
     """
 
     gpus: int
@@ -71,13 +74,26 @@ class Optimum:
     gpus_interval: tuple[int, int | None] | None = None
     level: float | None = None
     unit: str = "step"
+    global_batch: int | None = None
 
     def __repr__(self) -> str:
         return brief("Optimum", self.summary())
 
+    def limit_text(self, short: bool = False) -> str:
+        """Why the search stopped at `searched`, for an optimum `at_limit`: ``the search
+        limit`` (more GPUs may still help) or ``the fixed global batch of 64`` (no more GPUs
+        get a sample); "" when the optimum is inside the search."""
+        if not self.at_limit:
+            return ""
+        if self.global_batch is not None:
+            if short:
+                return "global batch"
+            return f"the fixed global batch of {self.global_batch}: no more GPUs get a sample"
+        return "search limit" if short else "the search limit: more GPUs may still help"
+
     def summary(self) -> str:
         """One line: the count, what it is best at, speedup and efficiency there."""
-        where = " (the search limit: more GPUs may still help)" if self.at_limit else ""
+        where = f" ({self.limit_text()})" if self.at_limit else ""
         spread = count_interval_text(self.gpus_interval, "confidence", self.level)
         cost = "" if self.cost is None else f", {self.cost:.4g} per step at the price given"
         return (
@@ -342,6 +358,7 @@ def optimal_gpus(
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
     refuse_layout_fit(fit, "optimal_gpus")
+    requested = max_gpus
     max_gpus = searched_up_to(fit, max_gpus, overrides)
     multiple_of = default_step(fit, multiple_of, max_gpus, overrides)
     counts = _candidates(max_gpus, multiple_of)
@@ -380,6 +397,7 @@ def optimal_gpus(
         gpus_interval=spread,
         level=interval,
         unit=seconds_unit(fit),
+        global_batch=None if max_gpus is requested else int(max_gpus),
     )
 
 

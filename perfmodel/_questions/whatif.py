@@ -196,14 +196,13 @@ class Comparison:
 
     def optimum_line(self) -> str:
         a, b = self.optimum_before, self.optimum_after
-        limit = " (search limit)"
 
         def step(o: Optimum) -> str:  # as measured: a step of N GPU batches
             return format_seconds(o.time_s * (o.gpus if self.per_gpu else 1))
 
         return (
-            f"optimal GPU count: {a.gpus}{limit if a.at_limit else ''} → "
-            f"{b.gpus}{limit if b.at_limit else ''} (time there {step(a)} → {step(b)})"
+            f"optimal GPU count: {a.gpus}{_limit(a)} → {b.gpus}{_limit(b)} "
+            f"(time there {step(a)} → {step(b)})"
         )
 
     def knee_line(self) -> str:
@@ -227,6 +226,11 @@ class Comparison:
         if self.amdahl_before is not None and self.amdahl_after is not None:
             lines.append(f"Amdahl bound: {self.amdahl_before:.4g}× → {self.amdahl_after:.4g}×")
         return "\n".join(lines)
+
+
+def _limit(optimum: Optimum) -> str:
+    """`` (search limit)`` or `` (global batch)`` after an optimum at the end of its search."""
+    return f" ({optimum.limit_text(short=True)})" if optimum.at_limit else ""
 
 
 def _differences(before: FitResult, after: FitResult) -> dict[str, tuple[float, float]]:

@@ -196,10 +196,10 @@ def _mark_answers(ax, c: Curves, *, label: bool) -> None:
     if lo <= opt.gpus <= hi:
         text = f"optimum (fastest): {opt.gpus} GPUs"
         if opt.at_limit:
-            text += " = search limit"
+            text += f" = {opt.limit_text(short=True)}"
         ax.axvline(opt.gpus, label=text if label else None, **_OPTIMUM_STYLE)
     elif label:
-        where = "at the search limit, " if opt.at_limit else ""
+        where = f"at the {opt.limit_text(short=True)}, " if opt.at_limit else ""
         ax.plot([], [], label=f"optimum: {where}{opt.gpus} GPUs (off the axis)", **_OPTIMUM_STYLE)
     knee = c.knee
     if knee.gpus is not None and lo <= knee.gpus <= hi:

@@ -138,7 +138,7 @@ def _at_optimum(fit: FitResult, time_s: float, gpus: int) -> str:
 
 def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
     opt, knee, rec = c.optimum, c.knee, c.recommendation
-    limit = " (the search limit: more GPUs may still help)" if opt.at_limit else ""
+    limit = f" ({opt.limit_text()})" if opt.at_limit else ""
     rows = []
     if rec is not None:
         rows.append(
