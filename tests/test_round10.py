@@ -400,9 +400,13 @@ def test_a_sweep_of_a_fit_names_counts_past_its_fixed_global_batch(tmp_path):
     )
     assert run_cli("fit", csv, "--model", "amdahl", "-o", saved)[0] == 0
     space.write_text('[model]\nfit = "s.json"\n[axes]\ngpus = [64, 256, 512, 1024]\n')
-    code, _, err = run_cli("sweep", space)
+    code, out, err = run_cli("sweep", space)
     assert code == 0
     assert "gpus 512, 1024: past the fixed global batch of 256" in err
+    assert "left out of the sweep" in err and "1024" not in out  # round 11: not ranked
+    space.write_text('[model]\nfit = "s.json"\n[axes]\ngpus = [512, 1024]\n')
+    code, _, err = run_cli("sweep", space)
+    refused(code, err, "axes.gpus: every count (512, 1024) is past the fixed global batch")
 
 
 def test_memory_takes_heads_left_unknown():

@@ -280,24 +280,37 @@ def _gpu(options: dict) -> str:
     return gpu_named(options.get("gpu", "A100-80GB"))
 
 
-def _past_the_batch(fit, axes: dict, fixed: dict) -> list[str]:
-    """A note on the GPU counts of a sweep of a fit past its fixed global batch (the
-    space's, else the measurements' one value): each GPU would get less than a sample,
-    which `predict` says and `optimal` stops at, and the sweep ranked them without a word
-    (1024 GPUs of a 256-sample batch, review round 10b)."""
+def _past_the_batch(fit, axes: dict, fixed: dict) -> tuple[dict, list[str]]:
+    """`axes` without the GPU counts of a sweep of a fit past its fixed global batch (the
+    space's, else the measurements' one value), and a note naming them: each GPU would get
+    less than a sample, which `predict` says and `optimal` stops at. The sweep ranked
+    1024 GPUs of a 256-sample batch without a word (review round 10b), then with a warning
+    but still first (round 11).
+
+    Raises:
+        InputError: every count is past the batch.
+    """
     if "gpus" not in axes or "global_batch" in axes or hybrid_kind(fit.model):
-        return []
+        return axes, []
     batch = fixed.get("global_batch")
     if batch is None:
         batch = _closed.fixed_global_batch(fit.data.config.get("global_batch"))
-    past = [g for g in np.ravel(axes["gpus"]) if batch is not None and g > batch]
+    past = [g for g in axes["gpus"] if batch is not None and g > batch]
     if not past:
-        return []
+        return axes, []
     shown = ", ".join(f"{g:g}" for g in past[:6]) + (", …" if len(past) > 6 else "")
-    return [
+    kept = [g for g in axes["gpus"] if g <= batch]
+    if not kept:
+        raise InputError(
+            f"axes.gpus: every count ({shown}) is past the fixed global batch of {batch:g}: "
+            "a GPU would get less than one sample; give counts up to the batch, or a "
+            "global_batch axis or fixed value"
+        )
+    note = (
         f"gpus {shown}: past the fixed global batch of {batch:g}, a GPU gets less than one "
-        "sample (no run can do that; predict says so and optimal stops there)"
-    ]
+        "sample (no run can do that): left out of the sweep"
+    )
+    return axes | {"gpus": kept}, [note]
 
 
 def _parse(document: dict, source: str, max_configs: float | None, yes: bool) -> Space:
@@ -348,7 +361,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     axes = {name: _axis_values(name, value) for name, value in axes_spec.items()}
     _check_read(model, axes, fixed)
     if "fit" in spec:
-        notes += _past_the_batch(model, axes, fixed)
+        axes, past = _past_the_batch(model, axes, fixed)
+        notes += past
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
