@@ -31,3 +31,20 @@ def test_an_optimum_at_the_search_limit_still_says_so(batch_capped_fit):
     best = pm.optimal_gpus(batch_capped_fit, max_gpus=32)
     assert best.at_limit and best.global_batch is None
     assert "the search limit: more GPUs may still help" in best.summary()
+
+
+@pytest.mark.parametrize("nodes", [2, 4, 32])
+def test_the_hierarchical_all_reduce_prints_the_bus_bandwidth_the_docs_give(nodes):
+    # docs/collectives.md: busbw = l·β·(p−1)/p·m/(m−1), β one GPU's network bandwidth.
+    import jax
+    import numpy as np
+
+    beta, local, size = 25e9, 8, 2.0**30
+    term = pm.HierarchicalAllReduce(
+        latency_intra=1e-300, bandwidth_intra=1e300, latency_inter=1e-300, bandwidth_inter=beta
+    )
+    ranks = local * nodes
+    with jax.enable_x64(True):
+        seconds = float(term(pm.Config(gpus=ranks, gpus_per_node=local, message_bytes=size)))
+    busbw = size / seconds * 2 * (ranks - 1) / ranks
+    assert np.isclose(busbw, local * beta * (ranks - 1) / ranks * nodes / (nodes - 1), rtol=1e-9)

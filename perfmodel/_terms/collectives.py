@@ -174,9 +174,14 @@ class HierarchicalAllReduce(AbstractCostTerm):
     inside the node:
     ``2[(l−1)α_intra + (l−1)/l · S/β_intra] + 2(m−1)α_inter + 2(m−1)/m · (S/l)/β_inter``.
 
+    β_inter is one GPU's network bandwidth, not a bus bandwidth: bandwidth-bound, nccl-tests
+    would print ``busbw = l·β_inter·(p−1)/p·m/(m−1)`` for p = l·m ranks, 2× its many-node
+    value at 2 nodes (as NVLink SHARP and trees, not NCCL's flat ring, whose busbw stays
+    level; docs/collectives.md).
+
     Fields:
         log_latency_intra, log_bandwidth_intra: α (s) and β (B/s) inside a node.
-        log_latency_inter, log_bandwidth_inter: α (s) and β (B/s) between nodes.
+        log_latency_inter, log_bandwidth_inter: α (s) and β (B/s) between nodes, per GPU.
     """
 
     log_latency_intra: Float[Array, ""]
