@@ -21,6 +21,7 @@ def subset(data: Benchmarks, keep: np.ndarray) -> Benchmarks:
         time_s=data.time_s[keep],
         config={k: np.asarray(v)[keep] for k, v in data.config.items()},
         lines=None if data.lines is None else np.asarray(data.lines)[keep],
+        files=None if data.files is None else tuple(np.asarray(data.files)[keep]),
     )
 
 

@@ -62,6 +62,8 @@ class Benchmarks:
             batch); `measured` gives the step times back (`per_unit_of_work`).
         read_as: what was assumed reading the file, e.g. ``"read Time_ms as
             milliseconds"``; fits print it in their first line.
+        files: for measurements read from several logs, the log each came from (its
+            `lines` are that log's lines); None for one file.
     """
 
     source: str
@@ -74,6 +76,17 @@ class Benchmarks:
     scaling: str | None = None
     per_gpu: bool = False
     read_as: str = ""
+    files: tuple[str, ...] | None = None
+
+    def where(self, row: int) -> str:
+        """Where measurement `row` (0-based) was read: ``"line 5"``, ``"row 5"`` (arrays)
+        or ``"dgxa100_n2_result_1.txt line 44"`` (one of several logs)."""
+        if self.lines is None:
+            return f"row {row + 1}"
+        line = f"line {int(self.lines[row])}"
+        if self.files is None or len(self.files) != len(self.gpus):
+            return line
+        return f"{self.files[row]} {line}"
 
     def __repr__(self) -> str:
         counts = np.unique(self.gpus)

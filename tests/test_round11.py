@@ -2,6 +2,8 @@
 found answered with misleading words, a traceback or a silent wrong number; each now
 gets the answer it should."""
 
+from pathlib import Path
+
 import pytest
 
 import perfmodel as pm
@@ -48,3 +50,44 @@ def test_the_hierarchical_all_reduce_prints_the_bus_bandwidth_the_docs_give(node
         seconds = float(term(pm.Config(gpus=ranks, gpus_per_node=local, message_bytes=size)))
     busbw = size / seconds * 2 * (ranks - 1) / ranks
     assert np.isclose(busbw, local * beta * (ranks - 1) / ranks * nodes / (nodes - 1), rtol=1e-9)
+
+
+def _ssd_logs(tmp_path):
+    """The shipped MLPerf SSD logs, with a copy of one that differs in one byte and a run
+    of 2 nodes whose run_stop is 1000× further from its run_start."""
+    import re
+    import shutil
+
+    folder = tmp_path / "ssd"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "datasets/logs/mllog_ssd", folder)
+    one = (folder / "dgxa100_n1_result_0.txt").read_text()
+    (folder / "dgxa100_n1_result_1.txt").write_text(one.replace('"lineno": 274', '"lineno": 275'))
+    two = (folder / "dgxa100_n2_result_0.txt").read_text()
+    start = int(
+        re.search(r'"time_ms": (\d+), "event_type": "INTERVAL_START", "key": "run_start"', two)[1]
+    )
+    stop = re.search(r'"time_ms": (\d+), "event_type": "INTERVAL_END", "key": "run_stop"', two)
+    slow = two.replace(
+        stop[0], stop[0].replace(stop[1], str(start + (int(stop[1]) - start) * 1000))
+    )
+    (folder / "dgxa100_n2_result_1.txt").write_text(slow)
+    return folder
+
+
+def test_a_log_copied_with_one_byte_changed_is_named_not_counted_silently(tmp_path):
+    # Review round 10b: identical contents were refused, a one-byte copy fitted twice.
+    folder = _ssd_logs(tmp_path)
+    with pytest.warns(UserWarning, match="n1_result_1.txt: the same run as .*n1_result_0.txt"):
+        data = pm.read_log(folder)
+    assert data.gpus.size == 5  # still read: two runs may really agree
+
+
+def test_a_run_1000_times_off_names_its_log(tmp_path):
+    from helpers import run_cli
+
+    folder = _ssd_logs(tmp_path)
+    code, _, err = run_cli("fit", folder, "-o", tmp_path / "ssd.json")
+    assert code == 0
+    assert "n1_result_1.txt: the same run as" in err
+    assert "dgxa100_n2_result_0.txt line 44 and " in err and "result_1.txt line 44" in err
+    assert "n2_result_1.txt line 44: 3.4e+05 s, 221× off" in err

@@ -109,6 +109,7 @@ def test_drift_is_the_prior_without_origins_and_pools_the_rolling_errors():
             time_s=runs.data.time_s[:4],
             config={"global_batch": runs.data.config["global_batch"][:4]},
             lines=runs.data.lines[:4],
+            files=None if runs.data.files is None else runs.data.files[:4],
         ),
         work=runs.work[:4],
     )

@@ -16,6 +16,7 @@ from .._readers import (
     LOG_SUFFIXES,
     read_log_runs,
     read_training_runs,
+    same_runs,
     STEP_COLUMNS,
     WORK_UNITS,
 )
@@ -212,6 +213,9 @@ def read_data(args):
         _paths(args), args.format, quantity=args.quantity, status=status, **options
     )
     print(runs_line(runs, kind, data.gpus.size, left_out), file=sys.stderr)
+    copied = same_runs(runs)
+    if copied:
+        print(f"warning: {copied}", file=sys.stderr)
     return data
 
 

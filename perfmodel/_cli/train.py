@@ -170,15 +170,20 @@ def print_fit(fit: TimeToTrainFit) -> None:
     off = np.flatnonzero((ratio > OFF_FACTOR) | (ratio < 1.0 / OFF_FACTOR))
     if off.size:
         runs = ", ".join(
-            f"{data.gpus[i]:g} GPUs at batch {batch[i]:g} ({data.time_s[i]:.4g} s, "
-            f"{max(ratio[i], 1 / ratio[i]):.3g}× off)"
-            for i in off[:3]
+            f"{data.gpus[i]:g} GPUs at batch {batch[i]:g} ({_run_at(data, i)}"
+            f"{data.time_s[i]:.4g} s, {max(ratio[i], 1 / ratio[i]):.3g}× off)"
+            for i in off[:3].tolist()
         )
         print(
             f"warning: the fit misses {off.size} run(s) by more than {OFF_FACTOR:g}×: {runs}; "
             "a log in another unit, or a run that did not reach the target, can do this",
             file=sys.stderr,
         )
+
+
+def _run_at(data, i: int) -> str:
+    """``"logs/n2_result_1.txt line 44: "``, where run `i` was read, when from logs."""
+    return "" if data.files is None else f"{data.where(i)}: "
 
 
 # A run this many times off the fitted time to train is named (a log written in seconds

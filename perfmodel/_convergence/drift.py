@@ -65,6 +65,7 @@ def _subset(runs: TrainingRuns, keep: np.ndarray) -> TrainingRuns:
         time_s=data.time_s[keep],
         config={k: np.asarray(v)[keep] for k, v in data.config.items()},
         lines=None if data.lines is None else np.asarray(data.lines)[keep],
+        files=None if data.files is None else tuple(np.asarray(data.files)[keep]),
     )
     return dataclasses.replace(runs, data=data, work=runs.work[keep], runs=())
 

@@ -163,11 +163,14 @@ def repeats_apart(data: Benchmarks) -> str:
     for k in np.flatnonzero(ratio > REPEAT_SPREAD)[:1]:
         low_row, high_row = int(low[k]), int(high[k])
         rows = sorted((low_row, high_row))
-        at = [i + 1 if data.lines is None else int(data.lines[i]) for i in rows]
-        where = f"{'rows' if data.lines is None else 'lines'} {at[0]} and {at[1]}"
+        if data.files is None:
+            at = [i + 1 if data.lines is None else int(data.lines[i]) for i in rows]
+            where = f"{data.source} {'rows' if data.lines is None else 'lines'} {at[0]} and {at[1]}"
+        else:  # runs of several logs: "lines 44 and 44" named neither
+            where = f"{data.where(rows[0])} and {data.where(rows[1])}"
         gpus = counted(int(data.gpus[low_row]), "GPU")
         return (
-            f"{data.source} {where}: the same {gpus} measured {ratio[k]:.3g}× apart "
+            f"{where}: the same {gpus} measured {ratio[k]:.3g}× apart "
             f"({measured[low_row]:.4g} and {measured[high_row]:.4g}): a unit typed wrong, or "
             "another run? The fit takes it for scatter; fix or drop one"
         )
@@ -185,7 +188,7 @@ def nodes_disagree(data: Benchmarks) -> str:
         return ""
     used = sizes[int(np.argmax(data.gpus))]
     odd = int(np.flatnonzero(sizes != used)[0])
-    where = f"row {odd + 1}" if data.lines is None else f"line {int(data.lines[odd])}"
+    where = data.where(odd)
     shown = ", ".join(f"{v:g}" for v in np.unique(sizes))
     return (
         f"{data.source}: the rows give different node sizes ({shown}; {where} says "

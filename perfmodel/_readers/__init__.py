@@ -11,6 +11,7 @@ from .read import read_log as read_log
 from .read import read_log_runs as read_log_runs
 from .read import read_runs as read_runs
 from .read import run_table as run_table
+from .read import same_runs as same_runs
 from .runs import read_training_runs as read_training_runs
 from .runs import TrainingRuns as TrainingRuns
 from .runs import WORK_UNITS as WORK_UNITS

@@ -6,6 +6,7 @@ import hashlib
 import math
 import os
 from pathlib import Path
+import warnings
 
 import numpy as np
 
@@ -290,10 +291,17 @@ def read_log(
             default, as MLPerf scores; aborted runs are left out); None keeps all.
         options: passed to `read_runs`.
 
+    Warns:
+        UserWarning: two logs give the same run to the last digit (`same_runs`).
+
     Raises:
         InputError: as `read_runs`, or when no run is left.
     """
-    return read_log_runs(paths, format, quantity=quantity, status=status, **options)[0]
+    data, runs, _ = read_log_runs(paths, format, quantity=quantity, status=status, **options)
+    copied = same_runs(runs)
+    if copied:
+        warnings.warn(copied, stacklevel=2)
+    return data
 
 
 def read_log_runs(
@@ -324,6 +332,36 @@ def read_log_runs(
         runs = kept
     data = to_benchmarks(runs, quantity or DEFAULT_QUANTITY[kind], _source(paths))
     return data, runs, left_out
+
+
+# What a run's summary says of it, apart from where it was read: two logs that agree on
+# all of it to the last digit are most likely one run copied (one byte changed, a line
+# added), which the check of identical contents in `read_runs` does not see.
+_SAME_RUN = (
+    "format", "gpus", "global_batch", "step_time_s", "steps_used", "warmup_dropped",
+    "time_to_train_s", "epochs", "samples", "epoch_time_s", "status", "benchmark",
+)  # fmt: skip
+
+
+def same_runs(runs: list[RunSummary]) -> str:
+    """One line naming the first two runs of different logs whose summaries agree on
+    every number (`_SAME_RUN`, and the config), else ``""``: a copy of a log with one byte
+    changed was fitted as a second run, doubling its weight, without a word (review round
+    10b)."""
+    seen = {}
+    for run in runs:
+        key = tuple(getattr(run, name) for name in _SAME_RUN) + tuple(sorted(run.config.items()))
+        first = seen.setdefault(key, run)
+        if first.source != run.source:
+            what = "time to train, epochs and samples"
+            if run.time_to_train_s is None:
+                what = "median step time and steps"
+            return (
+                f"{run.source}: the same run as {first.source}, to the last digit ({run.gpus} "
+                f"GPUs, {what} alike): a copy read twice counts twice in the fit; "
+                "give each log once (two runs that really agree: ignore this)"
+            )
+    return ""
 
 
 def run_table(runs: list[RunSummary]):

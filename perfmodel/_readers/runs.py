@@ -12,7 +12,7 @@ from .._data import Benchmarks, load_benchmarks
 from .._errors import InputError
 from .._files import read_bytes
 from .mllog import TOKEN
-from .read import _read_text, _source, detect_format, log_files, read_runs
+from .read import _read_text, _source, detect_format, log_files, read_runs, same_runs
 from .summary import RunSummary, to_benchmarks
 
 WORK_UNITS = ("samples", "epochs")
@@ -43,19 +43,22 @@ class TrainingRuns:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """One line per run whose work to the target is under one global batch: it
+        """A line when two logs give the same run to the last digit (`same_runs`), and
+        one per run whose work to the target is under one global batch: it
         reached the target in less than one optimizer step, almost surely a unit slip
         (steps, samples per GPU or epochs given as samples; a batch in tokens). Naming
         the file, row and fields, and the unit it probably is."""
+        copied = same_runs(list(self.runs))
+        copies = (copied,) if copied else ()
         batch = self.data.config.get("global_batch")
         if batch is None or self.samples_per_unit is None:
-            return ()
+            return copies
         samples = self.work * self.samples_per_unit
         steps = samples / batch
         short = np.flatnonzero(steps < 1.0)
         whole = samples[steps >= 1.0]
         typical = float(np.median(whole)) if whole.size >= 2 else None
-        return tuple(self._under_one_step(int(i), samples, typical) for i in short)
+        return copies + tuple(self._under_one_step(int(i), samples, typical) for i in short)
 
     def _under_one_step(self, i: int, samples: np.ndarray, typical: float | None) -> str:
         data = self.data

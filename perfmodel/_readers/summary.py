@@ -177,4 +177,5 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
         config=config,
         lines=np.asarray([run.line for run in runs]),
         scaling=stated_scaling(gpus, config.get("global_batch")),
+        files=tuple(run.source for run in runs),
     )
