@@ -116,9 +116,17 @@ def _component_to_dict(component: Component) -> dict:
         "weight": component.weight,
         "far": component.far,
         "options": _member_options(component.model),
-        "parameters": {k: float(v) for k, v in component.model.parameters().items()},
+        "parameters": _component_parameters(component),
     }
     return {**written, "anchor": True} if component.anchor else written
+
+
+def _component_parameters(component: Component) -> dict[str, float]:
+    """A member's parameters as `FitResult.parameters` gives the top-level copies (in
+    float64): outside float64 the copies of a loaded fit disagreed in the 7th digit and
+    its own `save_fit` refused them (review round 11)."""
+    with jax.enable_x64(True):
+        return {k: float(v) for k, v in component.model.parameters().items()}
 
 
 def _member_options(model) -> dict:

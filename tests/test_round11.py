@@ -91,3 +91,50 @@ def test_a_run_1000_times_off_names_its_log(tmp_path):
     assert "n1_result_1.txt: the same run as" in err
     assert "dgxa100_n2_result_0.txt line 44 and " in err and "result_1.txt line 44" in err
     assert "n2_result_1.txt line 44: 3.4e+05 s, 221× off" in err
+
+
+BERT_STEPS = (
+    "gpus,gpus_per_node,time_s\n1,8,.412\n2,8,.214\n4,8,.111\n8,8,.0592\n16,8,.0351\n32,8,.0213\n"
+)
+
+
+def test_unstated_step_times_name_the_answer_of_the_other_reading(tmp_path):
+    # Review round 11: "Buy 96 GPUs" where --strong-scaling answers 16, without a hint.
+    from helpers import run_cli
+
+    csv = tmp_path / "bert.csv"
+    csv.write_text(BERT_STEPS)
+    code, out, _ = run_cli("fit", csv)
+    assert code == 0 and out.startswith("Buy 96 GPUs")
+    assert "Read as one global batch shared by every run, the count worth buying is 16 GPUs" in (
+        " ".join(out.split())
+    )
+    code, out, _ = run_cli("fit", csv, "--strong-scaling")
+    assert code == 0 and out.startswith("Buy 16 GPUs") and "the runs do not say" not in out
+
+
+def test_python_states_strong_scaling_as_the_flag_does(tmp_path):
+    csv = tmp_path / "bert.csv"
+    csv.write_text(BERT_STEPS)
+    data = pm.load_benchmarks(csv)
+    assert 'scaling="strong" in Python' in pm.fit_auto(data).best.assumed
+    strong = pm.fit_auto(data, strong=True).best
+    assert strong.model.regime == "strong"
+    assert pm.recommend(strong, level=None).gpus == 16
+    with pytest.raises(pm.InputError, match="contradict each other"):
+        pm.fit_auto(data, strong=True, weak=True)
+
+
+def test_a_loaded_blend_saves_again_outside_float64(tmp_path):
+    # Review round 11: in a notebook (x64 off) save_fit refused a fit it had loaded: "the
+    # two copies of amdahl.serial.time disagree" in the 7th digit.
+    import jax
+
+    first = tmp_path / "vgg.json"
+    pm.save_fit(pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best, first)
+    with jax.enable_x64(False):
+        loaded = pm.load_fit(first)
+        pm.save_fit(loaded, tmp_path / "again.json")
+        changed = pm.what_if(loaded, {"weak_data_parallel.compute.time": "x0.5"})
+        pm.save_fit(changed, tmp_path / "changed.json")
+    assert pm.load_fit(tmp_path / "again.json").parameters() == pytest.approx(loaded.parameters())

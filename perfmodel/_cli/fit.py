@@ -1,5 +1,6 @@
 """`perfmodel fit`, `predict`, `optimal`, `demo` and `datasets`."""
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -26,6 +27,7 @@ from .._questions import (
     Recommendation,
 )
 from .._saved import from_document, SAVED_FAMILIES
+from .._text import counted, wrap
 from .._uncertainty import KINDS
 from . import common, train
 from .analysis import load_with_changes, SET_HELP
@@ -445,6 +447,9 @@ def _run_fit(args) -> int:
     # most counts (1 GPU for a tp=8, pp=64 run).
     layouts = hybrid_kind(result.model) == "hybrid"
     answer = _layout_answer(result) if layouts else _recommend(result)
+    other = None if layouts or selection is None else _other_scaling(args, data, result, answer)
+    if other is not None:
+        extra["scaling_alternative"] = other
     with all_or_nothing():  # the fit and its report, or neither
         if args.output is not None:
             args.written_fit = save_fit(result, args.output, extra)  # for `replay`
@@ -463,6 +468,8 @@ def _run_fit(args) -> int:
     else:
         if not layouts:
             print(answer.summary(common.TABLE_WIDTH))
+            if other is not None:
+                print(wrap("  " + other["note"], common.TABLE_WIDTH))
         elif "error" in answer:
             print(f"no layout search: {answer['error']}")
         else:
@@ -471,6 +478,38 @@ def _run_fit(args) -> int:
         _print_fit(result, selection)
         print_collective_extra(extra)
     return 0
+
+
+# An answer this many times apart under the other reading of unstated step times is
+# worth a line beside it.
+SCALING_APART = 1.5
+
+
+def _other_scaling(args, data, result: FitResult, answer: Recommendation) -> dict | None:
+    """The count worth buying had the step times been read as one global batch for every
+    run (strong scaling), when the runs do not say how the batch grew and that count is
+    `SCALING_APART` or more times the answer's; else None. A 1–32 GPU table of step times
+    of a fixed global batch, given without saying so, was answered "Buy 96 GPUs" where
+    `--strong-scaling` answers 16 (review round 11)."""
+    if data.target != "time" or data.scaling is not None or data.per_gpu:
+        return None
+    if result.family != "blend" or result.model.regime == "strong" or result.data.per_gpu:
+        return None
+    strong = argparse.Namespace(**{**vars(args), "strong_scaling": True})
+    try:
+        alternative, _ = fit_from_args(strong, data)
+        count = recommend(alternative, level=None).gpus
+    except InputError:
+        return None
+    if max(count, answer.gpus) < SCALING_APART * min(count, answer.gpus):
+        return None
+    note = (
+        f"the runs do not say whether the global batch was fixed: read as a fixed batch per "
+        f"GPU (weak scaling), the usual benchmark. Read as one global batch shared by every "
+        f"run, the count worth buying is {counted(count, 'GPU')}, not {answer.gpus}: say "
+        "which (--strong-scaling or --weak-scaling; a global_batch or batch_per_gpu column)"
+    )
+    return {"scaling": "strong", "gpus": count, "note": note}
 
 
 def _layout_answer(result: FitResult) -> dict:

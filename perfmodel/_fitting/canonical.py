@@ -102,9 +102,15 @@ def per_unit_of_work(
             f"{WEAK_STEP_SLOPE}): the step time of a fixed per-GPU batch, so work grows "
             "with the GPUs"
         )
+    unstated = (
+        ""
+        if data.scaling
+        else "; weighed as a fixed batch per GPU unless stated: for one global batch "
+        'in every run say so (--strong-scaling; scaling="strong" in Python)'
+    )
     return data, (
         f"{said}time against GPUs has a log-log slope of {slope:.2f} (≤ {WEAK_STEP_SLOPE}): "
-        "seconds per unit of work, or per step of a fixed global batch"
+        f"seconds per unit of work, or per step of a fixed global batch{unstated}"
     )
 
 

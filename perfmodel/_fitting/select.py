@@ -215,6 +215,7 @@ def fit_auto(
     *,
     criterion: str = DEFAULT_CRITERION,
     weak: bool = False,
+    strong: bool = False,
     models: list[ScalingModel | str] | None = None,
     average: bool | None = None,
     **fit_options,
@@ -239,6 +240,9 @@ def fit_auto(
             cross-validation, in mean squared log error).
         weak: state that the per-GPU batch is fixed (weak scaling), for time data whose
             `scaling` the CSV does not say.
+        strong: state that every run shared one global batch (strong scaling), as
+            ``--strong-scaling`` does; unstated step times are weighed as weak scaling,
+            and the answer can move several-fold (docs/your-own-csv.md).
         models: candidates to try instead of `candidate_models(data)`, preferred first:
             models or family names (``["usl", "amdahl"]``).
         average: return the blend (listed first among the candidates) when no loss is
@@ -251,8 +255,16 @@ def fit_auto(
         raise InputError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
     if average is None:
         average = models is None
-    if weak and data.scaling is None:
-        data = dataclasses.replace(data, scaling="weak")
+    if weak and strong:
+        raise InputError("{arg:weak} and {arg:strong} contradict each other; give one")
+    for stated, scaling in ((weak, "weak"), (strong, "strong")):
+        if stated and data.scaling not in (None, scaling):
+            raise InputError(
+                f"{data.source}: {{arg:{scaling}}} contradicts the data, whose batch columns "
+                f"say {data.scaling} scaling (global_batch or batch_per_gpu); drop one"
+            )
+        if stated:
+            data = dataclasses.replace(data, scaling=scaling)
     data, assumed = per_unit_of_work(data)
     data_scale(data)  # times too small or large for float64: refused once, not per family
     loss_given = fit_options.get("loss") is not None
