@@ -295,7 +295,34 @@ def load_benchmarks(
             read_as = f"read {column} as {TIME_UNITS[column.split('_')[1]]}"
     note = dataset_note(path) if data.target == "time" else ""
     read_as = f"{read_as}, {note}" if note else read_as
+    labelled = _labelled_workloads(frame, data)
+    read_as = f"{read_as}; {labelled}" if labelled else read_as
     return dataclasses.replace(data, read_as=read_as)
+
+
+def _labelled_workloads(frame: pd.DataFrame, data: Benchmarks) -> str:
+    """A note when a text column the fit does not read labels groups of rows that each
+    measure the same GPU counts (``model``: resnet at 1, 8, 16 GPUs and bert at 1, 8, 16):
+    two workloads in one file, fitted as one series with R² 0.28 and no word but a pair
+    of rows "5.95× apart" (review round 11). Else ``""``. Each group must hold two or
+    more rows, so a column of per-run timestamps or host names is no such label."""
+    for name in frame.columns:
+        if name == SERIES_COLUMN or pd.api.types.is_numeric_dtype(frame[name]):
+            continue
+        labels = frame[name].astype(str).str.strip().to_numpy()
+        names = list(dict.fromkeys(labels))
+        if not 2 <= len(names) <= 20:
+            continue
+        counts = [set(data.gpus[labels == label]) for label in names]
+        if min(len(c) for c in counts) >= 2 and len(set.intersection(*counts)) >= 2:
+            shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+            return (
+                f"column {name!r} (not read) labels {len(names)} groups that each measure the "
+                f"same GPU counts ({shown}): fitted as one series; for several workloads, "
+                "fit one at a time (name the column 'series' and pick one with --series, "
+                "series= in Python)"
+            )
+    return ""
 
 
 def _shipped_unit(path) -> str | None:

@@ -138,3 +138,16 @@ def test_a_loaded_blend_saves_again_outside_float64(tmp_path):
         changed = pm.what_if(loaded, {"weak_data_parallel.compute.time": "x0.5"})
         pm.save_fit(changed, tmp_path / "changed.json")
     assert pm.load_fit(tmp_path / "again.json").parameters() == pytest.approx(loaded.parameters())
+
+
+def test_a_text_column_that_labels_two_workloads_is_named(tmp_path):
+    # Review round 11: resnet and bert rows in one file were fitted as one series.
+    csv = tmp_path / "multi.csv"
+    csv.write_text(
+        "model,gpus,throughput\nresnet,1,1250\nresnet,8,9400\nresnet,16,17600\n"
+        "bert,1,210\nbert,8,1500\nbert,16,2700\n"
+    )
+    assert "column 'model' (not read) labels 2 groups" in pm.load_benchmarks(csv).read_as
+    # One label per run (a host name, a timestamp) labels no group.
+    csv.write_text("host,gpus,throughput\na,1,1250\nb,8,9400\nc,16,17600\n")
+    assert "not read" not in pm.load_benchmarks(csv).read_as
