@@ -151,3 +151,9 @@ def test_a_text_column_that_labels_two_workloads_is_named(tmp_path):
     # One label per run (a host name, a timestamp) labels no group.
     csv.write_text("host,gpus,throughput\na,1,1250\nb,8,9400\nc,16,17600\n")
     assert "not read" not in pm.load_benchmarks(csv).read_as
+
+
+def test_an_efficiency_target_given_in_percent_is_refused(batch_capped_fit):
+    # Review round 11: 90 for 90% answered "efficiency ≥ 9000.0% is out of reach".
+    with pytest.raises(pm.InputError, match=r"expected a fraction \(0.9 for 90%\), got 90"):
+        pm.require(batch_capped_fit, parameter="gpus", target=("efficiency", 90))

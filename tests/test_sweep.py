@@ -489,9 +489,12 @@ def test_cli_refuses_a_fit_swept_over_what_it_does_not_read(tmp_path, capsys):
 
 
 def test_python_sweep_warns_of_fields_the_model_does_not_read():
-    found = pm.sweep(
-        pm.amdahl(), {"gpus": [1, 2], "tp": [1, 2]}, fixed={"layers": 4}, progress=False
-    )
+    # Also as Python warnings, which a notebook shows (review round 11: only the tuple).
+    with pytest.warns(UserWarning) as told:
+        found = pm.sweep(
+            pm.amdahl(), {"gpus": [1, 2], "tp": [1, 2]}, fixed={"layers": 4}, progress=False
+        )
+    assert tuple(str(w.message) for w in told) == found.warnings
     tail = (
         "the time is the same whatever its value; a sweep of it reads gpus, global_batch, "
         "price_per_gpu_hour and the model's parameters"

@@ -205,7 +205,14 @@ def _parse_target(target) -> tuple[str, float]:
         raise InputError(f"target {kind}: expected a positive number, got {goal:g}")
     if kind == "serial_share" and goal >= 1:
         raise InputError(f"target serial_share: expected a fraction in (0, 1), got {goal:g}")
+    if kind == "efficiency" and goal > MAX_EFFICIENCY:  # 90 for 90%: "9000% is out of reach"
+        raise InputError(f"target efficiency: expected a fraction (0.9 for 90%), got {goal:g}")
     return kind, goal
+
+
+# The largest efficiency target taken (superlinear speedups reach 1.1 or so); above it a
+# percentage was given where a fraction is read (review round 11).
+MAX_EFFICIENCY = 2.0
 
 
 @dataclasses.dataclass

@@ -101,8 +101,10 @@ class Recommendation:
         gpus: the count worth buying.
         time_s, speedup, efficiency: the model there (seconds per `unit`).
         level: probability of the intervals (e.g. 0.9), or None without intervals.
-        gpus_interval: confidence interval of that count over plausible models (the
-            ensemble's draws); its upper end is None when the draws go past the search.
+        gpus_interval: confidence interval of the model's count over plausible models
+            (the ensemble's draws); its upper end is None when the draws go past the
+            search. Where `gpus` is capped (`beyond_node`, `beyond_checked`) it is the
+            interval of the count before the cap, and may lie above `gpus`.
         speedup_interval: confidence interval of the speedup at `gpus` (the curve, not
             a new measurement).
         reason: why it stops there, one sentence.

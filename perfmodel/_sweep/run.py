@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import math
 import time
+import warnings as python_warnings
 
 import equinox as eqx
 import jax
@@ -173,6 +174,7 @@ class _Request:
     devices: tuple
     samples_to_target: tuple[float, float] | None = None
     warnings: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()  # of `warnings`: fields the model does not read
 
 
 # Checking the space ------------------------------------------------------------------
@@ -362,6 +364,8 @@ def sweep(
         devices=devices,
         samples_to_target=samples_to_target,
     )
+    for note in request.unread:  # `SweepResult.warnings` keeps them; a notebook shows these
+        python_warnings.warn(note, stacklevel=2)
     with jax.enable_x64(precision == "float64"):
         reduced, walk, args = _run(request, progress)
         read_back = time.perf_counter()
@@ -497,6 +501,7 @@ def _request(
         devices=devices,
         samples_to_target=samples_to_target,
         warnings=warnings,
+        unread=notes,
     )
 
 
