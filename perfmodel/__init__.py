@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from ._questions.query import optimal_gpus as optimal_gpus
     from ._questions.query import Optimum as Optimum
     from ._questions.recommend import recommend as recommend
+    from ._questions.recommend import speedup_interval as speedup_interval
     from ._questions.recommendation import Alternative as Alternative
     from ._questions.recommendation import Recommendation as Recommendation
     from ._questions.whatif import compare_fits as compare_fits
@@ -195,6 +196,7 @@ _EXPORTS = {
     "Optimum": "._questions.query",
     "Alternative": "._questions.recommendation",
     "recommend": "._questions.recommend",
+    "speedup_interval": "._questions.recommend",
     "Recommendation": "._questions.recommendation",
     "compare_fits": "._questions.whatif",
     "Comparison": "._questions.whatif",

@@ -2,8 +2,14 @@
 found answered with misleading words, a traceback or a silent wrong number; each now
 gets the answer it should."""
 
+import json
 from pathlib import Path
+import re
+import shutil
 
+from helpers import run_cli
+import jax
+import numpy as np
 import pytest
 
 import perfmodel as pm
@@ -38,9 +44,6 @@ def test_an_optimum_at_the_search_limit_still_says_so(batch_capped_fit):
 @pytest.mark.parametrize("nodes", [2, 4, 32])
 def test_the_hierarchical_all_reduce_prints_the_bus_bandwidth_the_docs_give(nodes):
     # docs/collectives.md: busbw = l·β·(p−1)/p·m/(m−1), β one GPU's network bandwidth.
-    import jax
-    import numpy as np
-
     beta, local, size = 25e9, 8, 2.0**30
     term = pm.HierarchicalAllReduce(
         latency_intra=1e-300, bandwidth_intra=1e300, latency_inter=1e-300, bandwidth_inter=beta
@@ -55,9 +58,6 @@ def test_the_hierarchical_all_reduce_prints_the_bus_bandwidth_the_docs_give(node
 def _ssd_logs(tmp_path):
     """The shipped MLPerf SSD logs, with a copy of one that differs in one byte and a run
     of 2 nodes whose run_stop is 1000× further from its run_start."""
-    import re
-    import shutil
-
     folder = tmp_path / "ssd"
     shutil.copytree(Path(__file__).resolve().parent.parent / "datasets/logs/mllog_ssd", folder)
     one = (folder / "dgxa100_n1_result_0.txt").read_text()
@@ -83,8 +83,6 @@ def test_a_log_copied_with_one_byte_changed_is_named_not_counted_silently(tmp_pa
 
 
 def test_a_run_1000_times_off_names_its_log(tmp_path):
-    from helpers import run_cli
-
     folder = _ssd_logs(tmp_path)
     code, _, err = run_cli("fit", folder, "-o", tmp_path / "ssd.json")
     assert code == 0
@@ -100,8 +98,6 @@ BERT_STEPS = (
 
 def test_unstated_step_times_name_the_answer_of_the_other_reading(tmp_path):
     # Review round 11: "Buy 96 GPUs" where --strong-scaling answers 16, without a hint.
-    from helpers import run_cli
-
     csv = tmp_path / "bert.csv"
     csv.write_text(BERT_STEPS)
     code, out, _ = run_cli("fit", csv)
@@ -128,8 +124,6 @@ def test_python_states_strong_scaling_as_the_flag_does(tmp_path):
 def test_a_loaded_blend_saves_again_outside_float64(tmp_path):
     # Review round 11: in a notebook (x64 off) save_fit refused a fit it had loaded: "the
     # two copies of amdahl.serial.time disagree" in the 7th digit.
-    import jax
-
     first = tmp_path / "vgg.json"
     pm.save_fit(pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best, first)
     with jax.enable_x64(False):
@@ -157,3 +151,23 @@ def test_an_efficiency_target_given_in_percent_is_refused(batch_capped_fit):
     # Review round 11: 90 for 90% answered "efficiency ≥ 9000.0% is out of reach".
     with pytest.raises(pm.InputError, match=r"expected a fraction \(0.9 for 90%\), got 90"):
         pm.require(batch_capped_fit, parameter="gpus", target=("efficiency", 90))
+
+
+def test_a_prediction_of_one_count_gives_arrays_only(batch_capped_fit):
+    fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))
+    assert all(type(v) is np.ndarray for v in fit.predict(8).values())  # throughput was a float
+
+
+def test_python_gives_the_speedup_interval_the_command_line_gives(tmp_path):
+    # Review round 11: `predict --interval --json` had speedup_lo/_hi, Python had none.
+    saved = tmp_path / "vgg.json"
+    assert run_cli("fit", "tf_dgx1_p100_vgg16_real", "-o", saved)[0] == 0
+    code, out, _ = run_cli("predict", saved, "--gpus", "1,8,64", "--interval", "0.9", "--json")
+    rows = json.loads(out)
+    band = pm.speedup_interval(pm.load_fit(saved), [1, 8, 64], 0.9)
+    np.testing.assert_allclose(band["speedup_lo"], [r["speedup_lo"] for r in rows], rtol=1e-9)
+    np.testing.assert_allclose(band["speedup_hi"], [r["speedup_hi"] for r in rows], rtol=1e-9)
+    assert band["speedup_lo"][0] == band["speedup_hi"][0] == 1.0
+    assert band["speedup_lo"][2] < band["speedup"][2] < band["speedup_hi"][2]
+    one = pm.speedup_interval(pm.load_fit(saved), 64, 0.9)
+    assert one["speedup_hi"].shape == () and float(one["speedup_hi"]) == band["speedup_hi"][2]

@@ -7,7 +7,6 @@ imports JAX only when given a `FitResult`, so both print the same from the same 
 """
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -15,7 +14,6 @@ from .. import _closed
 from .._errors import FitError, InputError
 from .._levels import level_text, METHODS
 from .._questions import (
-    evaluator,
     GPU_BATCH,
     MAX_GPUS,
     measured_peak,
@@ -24,7 +22,7 @@ from .._questions import (
     optimal_gpus,
     recommend,
     Recommendation,
-    speedup_cap,
+    speedup_interval,
     step_seconds,
 )
 from .._saved import SavedFit
@@ -126,22 +124,15 @@ def _band(result, gpus, interval: float, method: str | None, kind: str) -> dict:
 
 def speedup_band(result, gpus, interval: float, method: str | None):
     """``(lo, hi)`` arrays: the `interval` confidence interval of the curve's speedup at
-    `gpus`, over the same draws as `optimal`'s (a parameter draw against its own one-GPU
-    time, a conformal member against the curve's: `Calibrated.speedup`; within perfect
-    scaling); None when no draws can be made. `optimal` gave one at its own
-    count only, and `predict --kind confidence` is not offered for the default blend."""
+    `gpus` (`perfmodel.speedup_interval`), over the same draws as `optimal`'s; None when
+    no draws can be made. `optimal` gave one at its own count only, and `predict --kind
+    confidence` is not offered for the default blend."""
     draws = draws_for(result, method)
     if draws is None:
         return None
-    counts = np.asarray(gpus, dtype=np.float64)
-    _, speedups, _, undetermined = evaluator(result).ensemble_curves(counts, {}, method, draws)
-    if undetermined:
-        return np.zeros(counts.size), np.full(counts.size, math.inf)
-    tail = (1.0 - interval) / 2.0
-    cap = speedup_cap(result, counts, result.predict(counts)["speedup"])
-    lo, hi = (np.minimum(np.quantile(speedups, q, axis=0), cap) for q in (tail, 1.0 - tail))
-    one = counts == 1.0  # 1 by definition (a conformal member's T(1) is not the curve's)
-    return np.where(one, 1.0, lo), np.where(one, 1.0, hi)
+    band = speedup_interval(result, np.asarray(gpus, dtype=np.float64), interval, method,
+                            ensemble=draws)  # fmt: skip
+    return band["speedup_lo"], band["speedup_hi"]
 
 
 def draws_for(result, method: str | None = None):

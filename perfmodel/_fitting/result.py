@@ -166,8 +166,8 @@ class FitResult:
                 "speedup": np.asarray(self.model.speedup(config), dtype=float),
                 "efficiency": np.asarray(self.model.efficiency(config), dtype=float),
             }
-        if self.target == "throughput":
-            out["throughput"] = 1.0 / out["time_s"]
+        if self.target == "throughput":  # an array as the others, also of one count
+            out["throughput"] = np.asarray(1.0 / out["time_s"])
         return out
 
     def _predict_layouts(self, gpus, **overrides) -> dict[str, np.ndarray]:

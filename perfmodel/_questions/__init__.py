@@ -24,6 +24,7 @@ from .recommend import one_gpu_gap as one_gpu_gap
 from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommend import speedup_cap as speedup_cap
+from .recommend import speedup_interval as speedup_interval
 from .recommendation import Alternative as Alternative
 from .recommendation import one_gpu_words as one_gpu_words
 from .recommendation import Recommendation as Recommendation

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._errors import InputError
-from .._levels import check_level
+from .._levels import check_gpu_counts, check_level
 from .._text import counted
 from .query import (
     _candidates,
@@ -395,6 +395,68 @@ def one_gpu_gap(fit) -> float | None:
         return None
     gap = float(fit.predict([1])["time_s"][0]) / float(np.median(measured)) - 1.0
     return gap if abs(gap) > ONE_GPU_GAP else None
+
+
+def speedup_interval(
+    fit,
+    gpus,
+    level: float = 0.9,
+    method: str | None = None,
+    *,
+    ensemble=None,
+    **overrides,
+) -> dict[str, np.ndarray]:
+    """The speedup (and efficiency) at `gpus` with the central `level` confidence interval
+    of the curve's speedup, as ``perfmodel predict --interval`` gives it (`speedup_lo`,
+    `speedup_hi`).
+
+    Each draw of the ensemble (`perfmodel.ensemble`: parameters and, past the measured
+    counts, model-form drift; no measurement noise) is taken against its own one-GPU time,
+    a conformal member against the curve's; the interval stops at `speedup_cap` (N times
+    the best efficiency measured, or the curve's own), and is 1 at one GPU by definition.
+
+    Args:
+        fit: a fitted model (`FitResult`, or a fit file read by `load_fit`).
+        gpus: GPU counts.
+        level: probability inside the interval, in (0, 1).
+        method: ``"laplace"``, ``"bootstrap"`` or ``"conformal"`` (default the fit's own).
+        ensemble: draws to reuse (then `method` is ignored).
+        overrides: other `Config` fields for the prediction.
+
+    Returns:
+        NumPy arrays ``gpus``, ``speedup``, ``speedup_lo``, ``speedup_hi`` and
+        ``efficiency``; where the data leave a parameter undetermined the bounds are 0
+        and inf.
+
+    Example:
+        >>> band = pm.speedup_interval(fit, [16, 32, 64], 0.9)  # doctest: +SKIP
+        >>> band["speedup_lo"], band["speedup_hi"]  # doctest: +SKIP
+    """
+    level = check_level(level)
+    refuse_layout_fit(fit, "speedup_interval")
+    counts = np.atleast_1d(check_gpu_counts(gpus))
+    point = fit.predict(counts, **overrides)
+    _, speedups, _, undetermined = evaluator(fit).ensemble_curves(
+        counts, overrides, method, ensemble
+    )
+    if undetermined:
+        lo, hi = np.zeros(counts.size), np.full(counts.size, math.inf)
+    else:
+        tail = (1.0 - level) / 2.0
+        cap = speedup_cap(fit, counts, point["speedup"])
+        lo, hi = (np.minimum(np.quantile(speedups, q, axis=0), cap) for q in (tail, 1.0 - tail))
+        one = counts == 1.0  # 1 by definition (a conformal member's T(1) is not the curve's)
+        lo, hi = np.where(one, 1.0, lo), np.where(one, 1.0, hi)
+    out = {
+        "gpus": counts,
+        "speedup": np.asarray(point["speedup"], dtype=np.float64),
+        "speedup_lo": lo,
+        "speedup_hi": hi,
+        "efficiency": np.asarray(point["efficiency"], dtype=np.float64),
+    }
+    if np.ndim(gpus) == 0:  # one count: the same columns, each a 0-d array
+        return {k: v[0, ...] for k, v in out.items()}
+    return out
 
 
 def speedup_cap(fit, counts, centre) -> np.ndarray:
