@@ -171,3 +171,17 @@ def test_python_gives_the_speedup_interval_the_command_line_gives(tmp_path):
     assert band["speedup_lo"][2] < band["speedup"][2] < band["speedup_hi"][2]
     one = pm.speedup_interval(pm.load_fit(saved), 64, 0.9)
     assert one["speedup_hi"].shape == () and float(one["speedup_hi"]) == band["speedup_hi"][2]
+
+
+def test_next_on_the_blend_names_the_blends_own_answer_when_far_from_its_familys(tmp_path):
+    # Review round 11: "the point of diminishing returns of amdahl: 19.86 GPUs (18–22)"
+    # where `optimal` of the same fit said 104, with nothing to reconcile them.
+    csv, saved = tmp_path / "bert.csv", tmp_path / "bert.json"
+    csv.write_text(BERT_STEPS)
+    assert run_cli("fit", csv, "-o", saved)[0] == 0
+    code, out, _ = run_cli("next", saved, "--candidates", "48,64")
+    words = " ".join(out.split())
+    assert code == 0 and "of amdahl: 19.86 GPUs" in words
+    assert (
+        "the default blend's point of diminishing returns is 97 GPUs (perfmodel optimal)" in words
+    )

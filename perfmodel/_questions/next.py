@@ -303,7 +303,7 @@ def next_measurements(
             quantity the data cannot determine at all.
     """
     counts = _check_candidates(candidates)
-    refitted = ""
+    refitted, blend = "", None
     if fit.intervals == "conformal":  # the blend: no covariance for a measurement to narrow
         if fit.fixed:  # a what-if's changes (or fixed members) a refit would drop
             raise InputError(
@@ -311,7 +311,7 @@ def next_measurements(
                 f"drop what this fit fixed or changed ({', '.join(fit.fixed)}): refit one "
                 "family (perfmodel fit CSV --model NAME), change it, and ask again"
             )
-        fit = fit_auto(fit.data, average=False).best
+        blend, fit = fit, fit_auto(fit.data, average=False).best
         refitted = (
             f"ranked with {fit.family}, the single family preferred for these measurements "
             "(the default blend has no covariance for a measurement to narrow; "
@@ -337,11 +337,44 @@ def next_measurements(
         rows = np.asarray(_jacobian(params, static, fit.config(counts), fit.loss_kind, fit.target))
         before, after, sigma2 = _variances(fit, params, static, g, rows)
     band = _Band.of(fit, picked, estimate, at_gpus, level, max_gpus, threshold, draws)
-    note = "; ".join(filter(None, [refitted, note, _node_note(fit, counts)]))
+    apart = (
+        _blend_apart(blend, fit.family, picked, estimate, max_gpus, threshold) if refitted else ""
+    )
+    note = "; ".join(filter(None, [refitted, note, apart, _node_note(fit, counts)]))
     answer = _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
     if refitted:  # its value and interval are that family's, not what `optimal` says
         answer = dataclasses.replace(answer, description=f"{answer.description} of {fit.family}")
     return answer
+
+
+# A family's answer this many times from the blend's is said beside the ranking.
+FAMILY_APART = 1.5
+
+
+def _blend_apart(blend, family: str, picked: str, estimate: float, max_gpus, threshold) -> str:
+    """When `next` ranks with a single family, the default blend's own optimum or knee
+    where it is `FAMILY_APART` or more times the family's: "the point of diminishing
+    returns of amdahl: 19.86 GPUs (18–22)" beside `optimal`'s "from 104 GPUs" read as a
+    contradiction (review round 11). Else ""."""
+    if picked == "knee":
+        found = diminishing_returns(blend, threshold=threshold, max_gpus=max_gpus, multiple_of=1)
+        theirs, what = found.gpus, "point of diminishing returns"
+    elif picked == "optimum":
+        theirs, what = optimal_gpus(blend, max_gpus=max_gpus, multiple_of=1).gpus, "optimum"
+    else:
+        return ""
+    if theirs is None:
+        return (
+            f"the default blend's {what} is past {max_gpus} GPUs, far from {family}'s: the "
+            "two disagree past the measurements, which the candidates measure"
+        )
+    if max(theirs, estimate) < FAMILY_APART * min(theirs, estimate):
+        return ""
+    return (
+        f"the default blend's {what} is {counted(theirs, 'GPU')} (perfmodel optimal), "
+        f"{family}'s {estimate:.4g}: the two disagree past the measurements, which the "
+        "candidates measure"
+    )
 
 
 def _node_note(fit: FitResult, counts: np.ndarray) -> str:
