@@ -185,3 +185,19 @@ def test_next_on_the_blend_names_the_blends_own_answer_when_far_from_its_familys
     assert (
         "the default blend's point of diminishing returns is 97 GPUs (perfmodel optimal)" in words
     )
+
+
+def test_a_power_law_by_name_fits_its_exponent(tmp_path):
+    # Fuzz round 11: `--model power_law` kept the preset's −1, "speedup 64×, efficiency
+    # 100%" of a table measured at 57% efficiency at 16 GPUs.
+    gpus = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    data = pm.from_arrays(gpus, 0.9 * gpus**-0.8)
+    fit = pm.fit("power_law", data)
+    assert float(fit.model.terms[0].exponent) == pytest.approx(-0.8, abs=1e-9)
+    assert fit.mape < 1e-6 and any("exponent -0.8 fitted" in w for w in fit.warnings)
+    csv = tmp_path / "pl.csv"
+    csv.write_text("gpus,time_s\n1,1.0\n2,.52\n4,.28\n8,.16\n16,.11\n")
+    code, _, _ = run_cli("fit", csv, "--model", "power_law", "-o", tmp_path / "pl.json")
+    assert code == 0
+    code, out, _ = run_cli("predict", tmp_path / "pl.json", "--gpus", "64", "--json")
+    assert json.loads(out)[0]["efficiency"] < 0.6

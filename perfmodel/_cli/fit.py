@@ -307,7 +307,8 @@ def fit_model(
     # Seconds per step for the families that read global_batch (batch_linear,
     # hybrid_basic): they share the batch over the GPUs themselves.
     data, assumed = per_unit_of_work(data, family)
-    result = fit(family, data, **options)
+    # A power law by name: `fit` fits its exponent (the preset holds it as an option).
+    result = fit(model if model == "power_law" else family, data, **options)
     return dataclasses.replace(result, assumed=assumed), None
 
 
