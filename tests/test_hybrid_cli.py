@@ -460,3 +460,31 @@ def test_optimal_searches_sizes_for_runs_that_give_micro_batch_counts(two_runs, 
     capsys.readouterr()
     assert main(["optimal", str(out), "--max-gpus", "64", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["layout"]["microbatch_size"] >= 1
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (["--price-per-gpu-hour", "2", "--budget", "1"], "--budget is not read by a hybrid fit"),
+        (["--currency", "USD"], "--currency is not read by a hybrid fit's layout search"),
+        (["--interval", "0.9"], "--interval is not read by a hybrid fit's layout search"),
+        (["--deadline", "1"], "--deadline is read with --objective cost by a hybrid fit"),
+    ],
+)
+def test_optimal_of_a_hybrid_fit_refuses_what_its_search_does_not_read(fitted, options, words):
+    # Fuzz round 11: 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word.
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main(["optimal", str(fitted), "--max-gpus", "512", *options]) == 2
+    assert words in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1
+
+
+def test_the_layout_worth_buying_meets_the_efficiency_floor(fitted):
+    # Fuzz round 11: "worth buying: 384 GPUs … efficiency 78.0%" with a floor of 0.9.
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        argv = ["optimal", str(fitted), "--max-gpus", "512", "--efficiency-floor", "0.995"]
+        assert main([*argv, "--json"]) == 0
+    document = json.loads(out.getvalue())
+    worth = document["worth_buying"]
+    assert worth is None or worth["efficiency"] >= 0.995
+    knee = document["diminishing_returns"]
+    assert knee["gpus"] is None or knee["efficiency"] >= 0.995

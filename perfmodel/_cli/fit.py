@@ -577,6 +577,16 @@ _STEP_ONLY = {
 }
 
 
+# What a hybrid fit's layout search does not read, of `optimal`'s options: it answered
+# 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word (fuzz round 11).
+_STEP_COUNT_ONLY = {
+    "budget": ("--budget", None),
+    "currency": ("--currency", ""),
+    "interval": ("--interval", None),
+    "method": ("--method", None),
+}
+
+
 def _refuse_unread(args, options: dict, what: str) -> None:
     for name, (flag, default) in options.items():
         if getattr(args, name, default) != default:
@@ -590,6 +600,12 @@ def _run_optimal(args) -> int:
     _refuse_unread(args, _TRAIN_ONLY, f"--objective {args.objective} (time-to-train fits read it)")
     result = load_with_changes(args.fit, args.set)
     if is_hybrid(result.model):  # a layout search (`optimal_layout`)
+        _refuse_unread(args, _STEP_COUNT_ONLY, "a hybrid fit's layout search")
+        if args.deadline is not None and args.objective != "cost":
+            raise InputError(
+                "--deadline is read with --objective cost by a hybrid fit's layout search "
+                "(the cheapest layout that fast); add it or leave --deadline out"
+            )
         pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
         document = optimal_layout(result, **optimal_options(args), pinned=pinned)
         print_json(document) if args.json else print_optimal_layout(document)

@@ -620,14 +620,21 @@ def optimal_layout(
     knee = None
     criterion = f"no larger count adds {threshold:g}x speedup per reference-GPU"
     if efficiency_floor is not None:
-        below = np.flatnonzero(efficiency < efficiency_floor)
-        knee, criterion = (below[0] if len(below) else None), f"efficiency < {efficiency_floor:g}"
+        # The largest count that meets the floor, past which none does: efficiency moves
+        # with the layout, so the first count below it (384 GPUs at 78% with a floor of
+        # 0.9, 512 at 99%) was answered as worth buying (fuzz round 11).
+        meets = np.flatnonzero(efficiency >= efficiency_floor)
+        criterion = f"efficiency < {efficiency_floor:g}"
+        if not len(meets):
+            knee, criterion = 0, f"{criterion} at every count searched"
+        else:
+            knee = meets[-1] if meets[-1] < len(curve) - 1 else None
     else:
         below = np.flatnonzero(marginal[:-1] < threshold)
         knee = below[0] if len(below) else None
     layout = {k: float(best[k]) for k in axes}
     worth = None
-    if knee is not None:
+    if knee is not None and (efficiency_floor is None or efficiency[knee] >= efficiency_floor):
         row = curve.iloc[int(knee)]
         worth = {
             "gpus": int(row["gpus"]),
