@@ -16,6 +16,20 @@ KINDS = ("prediction", "confidence")
 LOWEST_LEVEL, HIGHEST_LEVEL = 0.01, 0.999
 
 
+def refuse_blend_draws(family: str, method: str | None, what: str) -> None:
+    """An InputError for Laplace or bootstrap draws of the default blend, whose members
+    are fitted apart (one Gaussian or refit of them all together describes no fit);
+    `optimal --method bootstrap` dropped every interval of the answer without a word
+    where `predict` refused (fuzz round 11)."""
+    if family == "blend" and method in ("laplace", "bootstrap"):
+        raise InputError(
+            f"{method} {what} are not defined for the default blend, whose "
+            "members are fitted one by one; its prediction intervals are conformal (the "
+            "default), and a single family's curve has Laplace or bootstrap intervals "
+            "(fit with --model NAME, e.g. amdahl)"
+        )
+
+
 def check_level(level: float) -> float:
     """`level` as a float from `LOWEST_LEVEL` to `HIGHEST_LEVEL`, or an InputError."""
     try:

@@ -201,3 +201,64 @@ def test_a_power_law_by_name_fits_its_exponent(tmp_path):
     assert code == 0
     code, out, _ = run_cli("predict", tmp_path / "pl.json", "--gpus", "64", "--json")
     assert json.loads(out)[0]["efficiency"] < 0.6
+
+
+@pytest.fixture(scope="module")
+def usl_file(tmp_path_factory):
+    """A saved USL fit of the shipped raytracer table, its CSV beside it."""
+    folder = tmp_path_factory.mktemp("usl")
+    csv = folder / "raytracer.csv"
+    shutil.copy(Path(__file__).resolve().parent.parent / "datasets/usl_raytracer.csv", csv)
+    assert run_cli("fit", csv, "--model", "usl", "-o", folder / "usl.json")[0] == 0
+    return folder / "usl.json"
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        # An overflowed time printed as "inf" with exit 0, where `optimal` refused it.
+        (
+            ["predict", "--gpus", "1,10000000", "--set", "coherency.time=1e303"],
+            "the model predicts a step time of inf s at 10000000 GPUs",
+        ),
+        (
+            ["whatif", "--gpus", "1,10000000", "--set", "coherency.time=1e303"],
+            "the model predicts a step time of inf s at 10000000 GPUs",
+        ),
+    ],
+)
+def test_question_commands_refuse_what_they_printed_as_an_answer(usl_file, argv, words):
+    code, _, err = run_cli(argv[0], usl_file, *argv[1:])
+    assert code == 2 and words in err and "Traceback" not in err
+
+
+def test_whatif_does_not_write_over_the_fits_measurements(usl_file):
+    csv = usl_file.parent / "raytracer.csv"
+    before = csv.read_text()
+    code, _, err = run_cli("whatif", usl_file, "--set", "serial.time=x2", "-o", csv)
+    assert code == 2 and "names an input of this command" in err and csv.read_text() == before
+
+
+def test_optimal_of_the_blend_refuses_draws_it_cannot_make(tmp_path):
+    # Fuzz round 11: `--method bootstrap` dropped every interval of the answer, exit 0.
+    saved = tmp_path / "vgg.json"
+    assert run_cli("fit", "tf_dgx1_p100_vgg16_real", "-o", saved)[0] == 0
+    code, _, err = run_cli("optimal", saved, "--method", "bootstrap")
+    assert code == 2 and "bootstrap intervals are not defined for the default blend" in err
+
+
+def test_a_plan_of_a_fractional_global_batch_is_refused():
+    from perfmodel._convergence.answers import _axis
+
+    with pytest.raises(pm.InputError, match="expected whole numbers, got 1.5"):
+        _axis([1.5, 4.0], "batches")
+
+
+@pytest.mark.parametrize("limit", ["1e308", "1.5"])
+def test_require_takes_a_whole_search_limit_in_range(usl_file, limit, capsys):
+    # Fuzz round 11: 1e308 overflowed the grid ("lost again" past a 309-digit count).
+    with pytest.raises(SystemExit) as exit_:
+        pm._cli.main(["require", str(usl_file), "--param", "gpus", "--speedup", "5",
+                      "--max-gpus", limit])  # fmt: skip
+    assert exit_.value.code == 2
+    assert "--max-gpus: expected a whole number in [1, 10000000]" in capsys.readouterr().err

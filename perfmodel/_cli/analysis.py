@@ -1,10 +1,12 @@
 """`perfmodel explain`, `require`, `whatif` and `next`: why scaling stops, what would move it."""
 
 import dataclasses
+import os
 
 from .._errors import InputError
 from .._fitting import FitResult
 from .._io import finite_or_null, load_fit, save_fit
+from .._levels import LARGEST_COUNT
 from .._questions import (
     compare_fits,
     describe_quantity,
@@ -79,8 +81,8 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--max-gpus",
-        type=number(at_least=1),
-        default=1e6,
+        type=whole(1, LARGEST_COUNT, "the largest GPU count the other commands take"),
+        default=1_000_000,
         help="largest count for --param gpus (1e6; searched on a log grid)",
     )
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
@@ -271,10 +273,13 @@ def _run_require(args) -> int:
 
 
 def _run_whatif(args) -> int:
-    check_outputs({"-o": args.output}, [args.fit])
     from .._questions import refuse_layout_fit
 
     before = load_fit(args.fit)
+    # The fit's measurements too, where they still are: `-o` named its CSV, which was
+    # replaced by JSON with exit 0 (fuzz round 11).
+    source = before.data.source
+    check_outputs({"-o": args.output}, [args.fit, *([source] if os.path.isfile(source) else [])])
     refuse_layout_fit(before, "whatif")
     after = what_if(before, parse_assignments(args.set, "--set"))
     gpus = None if args.gpus is None else parse_list(args.gpus, "--gpus", cast=int)

@@ -12,8 +12,9 @@ import numpy as np
 
 from .. import _closed
 from .._errors import FitError, InputError
-from .._levels import level_text, METHODS
+from .._levels import level_text, METHODS, refuse_blend_draws
 from .._questions import (
+    check_finite_times,
     GPU_BATCH,
     MAX_GPUS,
     measured_peak,
@@ -158,6 +159,7 @@ def prediction_rows(
     """Rows of `predict`; with `interval`, ``_lo``/``_hi`` bounds of that `kind`
     (``"prediction"``: a new measurement; ``"confidence"``: the curve) named per row."""
     predicted = result.predict(gpus)
+    check_finite_times(np.asarray(predicted["time_s"], dtype=float), np.asarray(gpus))
     band = speedups = None
     if interval is not None:
         band = _band(result, gpus, interval, method, kind)
@@ -386,6 +388,7 @@ def answer_for(result, options: dict) -> tuple:
 
 def answer_optimal(args, result) -> int:
     """`perfmodel optimal` of `result`: the recommendation, or ``--json``."""
+    refuse_blend_draws(result.family, args.method, "intervals")
     answer, draws = answer_for(result, recommend_options(args))
     if args.interval is not None:
         best = optimal_gpus(

@@ -10,6 +10,7 @@ import importlib
 
 from .query import amdahl_bound as amdahl_bound
 from .query import check_count as check_count
+from .query import check_finite_times as check_finite_times
 from .query import count_interval_text as count_interval_text
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult
+from .._levels import LARGEST_COUNT
 from .._terms import SerialTerm
 from .._text import counted
 from .elasticity import _times, check_gpus, format_seconds, parameter_spec
@@ -328,7 +329,13 @@ def require(
     if kind == "serial_share" and not any(isinstance(t, SerialTerm) for t in model.terms):
         raise InputError(f"model {fit.family!r} has no serial term, so no serial share")
     if parameter == "gpus":
-        top = math.log(check_gpus(max_gpus, "max_gpus"))
+        top = check_gpus(max_gpus, "max_gpus")
+        if top > LARGEST_COUNT or top != math.floor(top):  # 1e308 overflowed the grid's end
+            raise InputError(
+                f"{{arg:max_gpus}}: expected a whole GPU count from 1 to {LARGEST_COUNT:,}, "
+                f"got {max_gpus!r}"
+            )
+        top = math.log(top)
         setup = dict(n=1.0, unit="GPUs", grid=np.linspace(0.0, top, _GRID))
     else:
         spec = parameter_spec(model, parameter)

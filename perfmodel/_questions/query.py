@@ -364,7 +364,7 @@ def optimal_gpus(
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, _ = curves.curve(counts, overrides)
-    _check_finite(times, counts)
+    check_finite_times(times, counts)
     gpu_seconds = counts * times
     best = int(_first_best(_scores(counts, times, objective, deadline_s)))
     if best < 0:
@@ -411,8 +411,10 @@ def _check_positive(value, name: str, unit: str) -> None:
         )
 
 
-def _check_finite(times: np.ndarray, counts: np.ndarray) -> None:
-    """A model whose step time is not a positive finite number somewhere cannot rank."""
+def check_finite_times(times: np.ndarray, counts: np.ndarray) -> None:
+    """A model whose step time is not a positive finite number somewhere cannot rank, nor
+    be printed: `predict` and `whatif` printed "inf" and "+inf%" with exit 0 where
+    `optimal` refused the same parameters (fuzz round 11)."""
     bad = ~(np.isfinite(times) & (times > 0))
     if bad.any():
         n = int(counts[np.argmax(bad)])
@@ -465,7 +467,7 @@ def diminishing_returns(
     counts = _candidates(max_gpus, multiple_of)
     curves = evaluator(fit)
     times, speedups, marginals = curves.curve(counts, overrides)
-    _check_finite(times, counts)
+    check_finite_times(times, counts)
     marginals = step_gains(counts, speedups, marginals, multiple_of)
     efficiency = speedups / counts
     spread = None

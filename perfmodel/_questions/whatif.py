@@ -20,6 +20,7 @@ from .._text import brief
 from .._text import seconds as format_seconds
 from .query import (
     amdahl_bound,
+    check_finite_times,
     diminishing_returns,
     DiminishingReturns,
     node_size,
@@ -53,6 +54,8 @@ def _parse_value(name: str, value, current: float) -> float:
 
 def _check_range(name: str, value: float, kind: str) -> float:
     if kind == "fraction":
+        if name.endswith(".e_max") and not 0.0 < value <= 1.0:  # no compute: clamped to 1e-12
+            raise InputError(f"set {name}: expected a share of peak in (0, 1], got {value:g}")
         if not 0.0 <= value <= 1.0:
             raise InputError(f"set {name}: expected a fraction in [0, 1], got {value:g}")
         # The overlap is stored as a logit: keep it finite at exactly 0 or 1.
@@ -268,6 +271,8 @@ def compare_fits(
     if counts.ndim != 1 or counts.size == 0 or not np.all(counts >= 1):
         raise InputError(f"gpus: expected GPU counts ≥ 1, got {gpus!r}")
     first, second = before.predict(counts), after.predict(counts)
+    for predicted in (first, second):
+        check_finite_times(np.asarray(predicted["time_s"], dtype=float), counts)
     # Whole nodes when the data give their size, as `recommend` and `optimal` count.
     node = node_size(before)
     step = node if node and node <= searched_up_to(before, max_gpus, {}) else 1

@@ -12,6 +12,7 @@ from .._errors import InputError
 from .._fitting import as_float64, data_scale, FitResult, raw_bounds
 from .._levels import check_level as check_level
 from .._levels import METHODS as METHODS
+from .._levels import refuse_blend_draws
 
 
 def check_method(method: str) -> None:
@@ -20,15 +21,8 @@ def check_method(method: str) -> None:
 
 
 def refuse_blend(fit: FitResult, method: str, what: str) -> None:
-    """An InputError for Laplace or bootstrap draws of the default blend, whose members
-    are fitted apart (one Gaussian or refit of them all together describes no fit)."""
-    if fit.family == "blend" and method in ("laplace", "bootstrap"):
-        raise InputError(
-            f"{method} {what} are not defined for the default blend, whose "
-            "members are fitted one by one; its prediction intervals are conformal (the "
-            "default), and a single family's curve has Laplace or bootstrap intervals "
-            "(fit with --model NAME, e.g. amdahl)"
-        )
+    """`refuse_blend_draws` of `fit`'s family."""
+    refuse_blend_draws(fit.family, method, what)
 
 
 def partition(fit: FitResult):
