@@ -262,3 +262,12 @@ def test_require_takes_a_whole_search_limit_in_range(usl_file, limit, capsys):
                       "--max-gpus", limit])  # fmt: skip
     assert exit_.value.code == 2
     assert "--max-gpus: expected a whole number in [1, 10000000]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("price, budget, most", [(2.9, 69.6, 24), (1.1, 3.3, 3), (0.1, 0.3, 3)])
+def test_a_budget_that_is_a_whole_number_of_gpus_buys_them_all(price, budget, most):
+    # Review round 11b: 69.6 // 2.9 is 23 in binary, and the answer fell to 16 GPUs.
+    fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))
+    answer = pm.recommend(fit, price_per_gpu_hour=price, budget_per_hour=budget, level=None)
+    line = next(a for a in answer.alternatives if a.kind == "budget")
+    assert f"(at most {most} GPUs)" in line.sentence

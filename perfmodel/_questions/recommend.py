@@ -578,7 +578,12 @@ def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternativ
 
 
 def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Alternative:
-    affordable = budget // price  # a float: 1e300 // 1e-300 is inf, past any int
+    # A float (1e300 / 1e-300 is inf, past any int), rounded down after a relative
+    # tolerance: 69.6 // 2.9 is 23 in binary (and 3.3 // 1.1 is 2), and 24 GPUs at 2.90
+    # cost 69.60 exactly (review round 11b: the answer fell to 16 GPUs).
+    affordable = (
+        math.floor(budget / price * (1.0 + 1e-12)) if budget / price < 2**53 else budget / price
+    )
     most = int(min(affordable, MAX_GPUS + 1))  # more than any count searched
     bound = f"at most {counted(most, 'GPU')}" if affordable <= MAX_GPUS else f"over {MAX_GPUS} GPUs"
     what = f"fastest within a budget of {budget:g} {money} per hour ({bound})"
