@@ -247,11 +247,18 @@ def test_optimal_of_the_blend_refuses_draws_it_cannot_make(tmp_path):
     assert code == 2 and "bootstrap intervals are not defined for the default blend" in err
 
 
-def test_a_plan_of_a_fractional_global_batch_is_refused():
-    from perfmodel._convergence.answers import _axis
-
-    with pytest.raises(pm.InputError, match="expected whole numbers, got 1.5"):
-        _axis([1.5, 4.0], "batches")
+def test_a_plan_of_a_fractional_global_batch_is_refused(tmp_path):
+    # Fuzz round 11: "train fastest on 1 GPU at global batch 1.5", where predict refused.
+    csv, saved = tmp_path / "runs.csv", tmp_path / "runs.json"
+    csv.write_text(
+        "gpus,time_s,global_batch,samples\n8,3600,256,1e6\n16,1900,512,1.05e6\n"
+        "32,1000,1024,1.15e6\n64,560,2048,1.4e6\n64,620,4096,2e6\n"
+    )
+    assert run_cli("fit", csv, "--time-to-train", "-o", saved)[0] == 0
+    code, _, err = run_cli(
+        "optimal", saved, "--objective", "time-to-train", "--global-batch", "1.5"
+    )
+    assert code == 2 and "--global-batch: expected whole samples, got 1.5" in err
 
 
 @pytest.mark.parametrize("limit", ["1e308", "1.5"])

@@ -80,7 +80,8 @@ def add_optimal_options(p) -> None:
         type=whole(1),
         default=None,
         help="only 1 and multiples of this, for the recommendation, the knee and the optimum "
-        "(default: gpus_per_node when the fit's data give it, else 1)",
+        "(default: gpus_per_node when the fit's data give it, else 1); for the "
+        "time-to-train objectives, the step of their GPU grid (four counts per doubling)",
     )
     p.add_argument(
         "--threshold",

@@ -573,7 +573,6 @@ _STEP_ONLY = {
     "budget": ("--budget", None),
     "threshold": ("--threshold", 0.5),
     "efficiency_floor": ("--efficiency-floor", None),
-    "multiple_of": ("--multiple-of", None),
 }
 
 

@@ -286,6 +286,9 @@ def plan_document(fit: TimeToTrainFit, args) -> dict:
     if args.min_gain is not None and not 0 < args.min_gain < 1:
         raise InputError(f"--min-gain: expected a share in (0, 1), got {args.min_gain:g}")
     batches = None if args.global_batch is None else parse_list(args.global_batch, "--global-batch")
+    for b in batches or ():  # as `predict` (1.5 samples on 1 GPU was planned, fuzz round 11)
+        if b != math.floor(b):
+            raise InputError(f"--global-batch: expected whole samples, got {b:g}")
     level = 0.9 if args.interval is None else args.interval
     found = plan_training(
         fit,
@@ -336,6 +339,7 @@ def plan_document(fit: TimeToTrainFit, args) -> dict:
             "noise_batch_interval": [lo, hi],
             "deadline_s": args.deadline,
             "price_per_gpu_hour": args.price_per_gpu_hour,
+            "currency": (args.currency or None) if priced else None,
             "interval": {"level": level, "method": args.method},
             "searched_up_to": int(found.gpus_grid.max()),
             "best_per_gpu_count": per_count,
@@ -358,8 +362,10 @@ def run_optimal(args) -> int:
     if document["deadline_s"] is not None and document["feasible"]:
         what += f" within {document['deadline_s']:.4g} s"
     cost = counted(document["gpu_hours"], "GPU-hour", ".4g")
-    if document["cost"] is not None:
-        cost += f", cost {document['cost']:.4g}"
+    if document["cost"] is not None:  # in the currency given, as the step fits say it
+        cost += f", cost {document['cost']:.4g}" + (
+            f" {document['currency']}" * bool(document["currency"])
+        )
     if not document["feasible"]:  # the reason says so; the answer is without the deadline
         print(document["reason"][0].upper() + document["reason"][1:])
         what += " with no deadline"
@@ -370,6 +376,14 @@ def run_optimal(args) -> int:
     )
     if document["feasible"]:
         print(f"  why: {document['reason']}")
+    deadline = document["deadline_s"]
+    if deadline is not None and document["feasible"] and hi is not None and hi > deadline:
+        # Met by the estimate only: a plan at 58 s of a 60 s deadline whose interval
+        # reached 97 s read as a promise (review round 11b).
+        print(
+            f"  the estimate meets the deadline; its {level_text(level)} interval reaches "
+            f"{hi:.4g} s, past it: for a margin, ask for a shorter --deadline"
+        )
     if document["extrapolated"]:
         print(f"  {document['extrapolated']}")
     b_lo, b_hi = document["noise_batch_interval"]

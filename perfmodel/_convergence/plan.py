@@ -174,9 +174,14 @@ def _knee(gpus, time_grid, min_gain) -> float | None:
     saves less than `min_gain` of the time to train, or None."""
     best = time_grid.min(axis=1)
     for k in range(gpus.size - 1):
-        if not (np.isfinite(best[k]) and np.isfinite(best[k + 1])):
+        # Against the count a doubling reaches (the next one on a grid of powers of two),
+        # not the next count of a finer grid: a step of 19% more GPUs at the same batch
+        # (the batches are powers of two) read as a doubling that saves little.
+        j = int(np.searchsorted(gpus, 2.0 * gpus[k] * (1.0 - 1e-9)))
+        j = min(j, gpus.size - 1)
+        if not (np.isfinite(best[k]) and np.isfinite(best[j])):
             continue
-        per_doubling = (best[k + 1] / best[k]) ** (1.0 / math.log2(gpus[k + 1] / gpus[k]))
+        per_doubling = (best[j] / best[k]) ** (1.0 / math.log2(gpus[j] / gpus[k]))
         if per_doubling > 1.0 - min_gain:
             return float(gpus[k])
     return None
