@@ -278,3 +278,18 @@ def test_a_budget_that_is_a_whole_number_of_gpus_buys_them_all(price, budget, mo
     answer = pm.recommend(fit, price_per_gpu_hour=price, budget_per_hour=budget, level=None)
     line = next(a for a in answer.alternatives if a.kind == "budget")
     assert f"(at most {most} GPUs)" in line.sentence
+
+
+def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(tmp_path):
+    # Review round 11b: without --objective, "train within 60 s" was read per step at the
+    # fit's one global batch and answered 1 GPU.
+    csv, saved = tmp_path / "runs.csv", tmp_path / "runs.json"
+    csv.write_text(
+        "gpus,time_s,global_batch,samples\n8,3600,256,1e6\n16,1900,512,1.05e6\n"
+        "32,1000,1024,1.15e6\n64,560,2048,1.4e6\n64,620,4096,2e6\n"
+    )
+    assert run_cli("fit", csv, "--time-to-train", "-o", saved)[0] == 0
+    code, out, _ = run_cli("optimal", saved)
+    assert code == 0 and out.startswith("train fastest on ")
+    code, out, _ = run_cli("optimal", saved, "--deadline", "3000", "--price-per-gpu-hour", "2")
+    assert code == 0 and out.startswith("train cheapest within 3000 s on ")

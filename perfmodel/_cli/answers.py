@@ -53,11 +53,12 @@ def add_optimal_options(p) -> None:
     )
     p.add_argument(
         "--objective",
-        default="time",
+        default=None,
         choices=("time", "cost", *TRAIN_OBJECTIVES),
         help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
         "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
-        "the target fastest or cheapest",
+        "the target fastest or cheapest (default: time; for a time-to-train fit "
+        "time-to-train, or cost-to-train with --deadline)",
     )
     p.add_argument(
         "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"

@@ -593,6 +593,13 @@ def _refuse_unread(args, options: dict, what: str) -> None:
 
 
 def _run_optimal(args) -> int:
+    if args.objective is None:
+        # A time-to-train fit answers time to the target: the step fit's answer (per step
+        # at one global batch, a --deadline read per step) was given to a user who asked
+        # "train within 60 s" and read 1 GPU (review round 11b).
+        args.objective = "time"
+        if train.has_time_to_train(args.fit):
+            args.objective = "cost-to-train" if args.deadline is not None else "time-to-train"
     if args.objective in train.OBJECTIVES:
         _refuse_unread(args, _STEP_ONLY, f"--objective {args.objective}")
         return train.run_optimal(args)

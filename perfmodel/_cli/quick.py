@@ -91,6 +91,10 @@ def quick_args(argv: Sequence[str]) -> argparse.Namespace | None:
         return None
     if args.command == "predict" and not args.gpus:
         return None
+    if args.command == "optimal" and args.objective is None:
+        if "time_to_train" in saved.document:  # its default is time to train (`fit`)
+            return None
+        args.objective = "time"
     if args.command == "optimal" and args.objective not in ("time", "cost"):
         return None
     needs_draws = args.command == "optimal" or args.interval is not None
