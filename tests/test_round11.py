@@ -247,16 +247,23 @@ def test_optimal_of_the_blend_refuses_draws_it_cannot_make(tmp_path):
     assert code == 2 and "bootstrap intervals are not defined for the default blend" in err
 
 
-def test_a_plan_of_a_fractional_global_batch_is_refused(tmp_path):
-    # Fuzz round 11: "train fastest on 1 GPU at global batch 1.5", where predict refused.
-    csv, saved = tmp_path / "runs.csv", tmp_path / "runs.json"
+@pytest.fixture(scope="module")
+def runs_fit(tmp_path_factory):
+    """A time-to-train fit of five runs at 8–64 GPUs and global batches 256–4096."""
+    folder = tmp_path_factory.mktemp("runs")
+    csv, saved = folder / "runs.csv", folder / "runs.json"
     csv.write_text(
         "gpus,time_s,global_batch,samples\n8,3600,256,1e6\n16,1900,512,1.05e6\n"
         "32,1000,1024,1.15e6\n64,560,2048,1.4e6\n64,620,4096,2e6\n"
     )
     assert run_cli("fit", csv, "--time-to-train", "-o", saved)[0] == 0
+    return saved
+
+
+def test_a_plan_of_a_fractional_global_batch_is_refused(runs_fit):
+    # Fuzz round 11: "train fastest on 1 GPU at global batch 1.5", where predict refused.
     code, _, err = run_cli(
-        "optimal", saved, "--objective", "time-to-train", "--global-batch", "1.5"
+        "optimal", runs_fit, "--objective", "time-to-train", "--global-batch", "1.5"
     )
     assert code == 2 and "--global-batch: expected whole samples, got 1.5" in err
 
@@ -280,16 +287,10 @@ def test_a_budget_that_is_a_whole_number_of_gpus_buys_them_all(price, budget, mo
     assert f"(at most {most} GPUs)" in line.sentence
 
 
-def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(tmp_path):
+def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(runs_fit):
     # Review round 11b: without --objective, "train within 60 s" was read per step at the
     # fit's one global batch and answered 1 GPU.
-    csv, saved = tmp_path / "runs.csv", tmp_path / "runs.json"
-    csv.write_text(
-        "gpus,time_s,global_batch,samples\n8,3600,256,1e6\n16,1900,512,1.05e6\n"
-        "32,1000,1024,1.15e6\n64,560,2048,1.4e6\n64,620,4096,2e6\n"
-    )
-    assert run_cli("fit", csv, "--time-to-train", "-o", saved)[0] == 0
-    code, out, _ = run_cli("optimal", saved)
+    code, out, _ = run_cli("optimal", runs_fit)
     assert code == 0 and out.startswith("train fastest on ")
-    code, out, _ = run_cli("optimal", saved, "--deadline", "3000", "--price-per-gpu-hour", "2")
+    code, out, _ = run_cli("optimal", runs_fit, "--deadline", "3000", "--price-per-gpu-hour", "2")
     assert code == 0 and out.startswith("train cheapest within 3000 s on ")
