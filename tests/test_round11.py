@@ -294,3 +294,15 @@ def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(runs_fit):
     assert code == 0 and out.startswith("train fastest on ")
     code, out, _ = run_cli("optimal", runs_fit, "--deadline", "3000", "--price-per-gpu-hour", "2")
     assert code == 0 and out.startswith("train cheapest within 3000 s on ")
+
+
+def test_a_csv_of_runs_to_a_target_fitted_as_steps_gets_a_hint(tmp_path):
+    # Review round 11b: "Buy 59 GPUs" of times to train, the samples column ignored.
+    csv = tmp_path / "onebatch.csv"
+    csv.write_text(
+        "gpus,time_s,global_batch,samples\n8,2460,512,3e6\n16,1290,1024,3.3e6\n"
+        "32,700,2048,3.9e6\n64,410,4096,5.1e6\n"
+    )
+    code, _, err = run_cli("fit", csv)
+    assert code == 0 and "has a 'samples' column beside global_batch" in err
+    assert "fit with --time-to-train" in err

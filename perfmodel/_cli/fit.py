@@ -26,6 +26,7 @@ from .._questions import (
     recommend,
     Recommendation,
 )
+from .._readers import header_columns
 from .._saved import from_document, SAVED_FAMILIES
 from .._text import counted, wrap
 from .._uncertainty import KINDS
@@ -367,6 +368,29 @@ def _refuse_log_options(args) -> None:
 
 def _load_csv(args):
     _refuse_log_options(args)
+    data = _read_csv(args)
+    if data.target == "time" and "global_batch" in data.config:
+        # A CSV of runs to a target read as step times: "Buy 59 GPUs" of times to train,
+        # the samples column ignored without a word (review round 11b).
+        work = [c for c in ("samples", "epochs") if c in _csv_header(args.csv)]
+        if work:
+            message(
+                f"warning: {args.csv} has a {work[0]!r} column beside global_batch, as runs "
+                "trained to a target have: this fit reads time_s as seconds per step; for "
+                "time to train, fit with --time-to-train"
+            )
+    return data
+
+
+def _csv_header(path: str) -> list[str]:
+    """The columns of the CSV at `path` (none for standard input, read once)."""
+    if path == "-" or not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8", errors="replace") as stream:
+        return header_columns(stream.read(65536))
+
+
+def _read_csv(args):
     return load_benchmarks(
         args.csv,
         gpus_column=args.gpus_column,
