@@ -96,6 +96,7 @@ BERT_STEPS = (
 )
 
 
+@pytest.mark.slow  # 5–6 s: the default run stays under 4 minutes
 def test_unstated_step_times_name_the_answer_of_the_other_reading(tmp_path):
     # Review round 11: "Buy 96 GPUs" where --strong-scaling answers 16, without a hint.
     csv = tmp_path / "bert.csv"
@@ -158,6 +159,7 @@ def test_a_prediction_of_one_count_gives_arrays_only(batch_capped_fit):
     assert all(type(v) is np.ndarray for v in fit.predict(8).values())  # throughput was a float
 
 
+@pytest.mark.slow  # 5–6 s: the default run stays under 4 minutes
 def test_python_gives_the_speedup_interval_the_command_line_gives(tmp_path):
     # Review round 11: `predict --interval --json` had speedup_lo/_hi, Python had none.
     saved = tmp_path / "vgg.json"
@@ -173,6 +175,7 @@ def test_python_gives_the_speedup_interval_the_command_line_gives(tmp_path):
     assert one["speedup_hi"].shape == () and float(one["speedup_hi"]) == band["speedup_hi"][2]
 
 
+@pytest.mark.slow  # 5–6 s: the default run stays under 4 minutes
 def test_next_on_the_blend_names_the_blends_own_answer_when_far_from_its_familys(tmp_path):
     # Review round 11: "the point of diminishing returns of amdahl: 19.86 GPUs (18–22)"
     # where `optimal` of the same fit said 104, with nothing to reconcile them.
