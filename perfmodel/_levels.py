@@ -66,13 +66,13 @@ def check_gpu_counts(gpus) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         text = repr(gpus) if len(repr(gpus)) <= 40 else f"{repr(gpus)[:37]}..."
         raise InputError(
-            f"gpus: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {text}"
+            f"{{arg:gpus}}: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {text}"
         ) from None
     bad = ~(np.isfinite(counts) & (counts >= 1) & (counts <= LARGEST_COUNT))
     if bad.any():
         raise InputError(
-            f"gpus: expected GPU counts from 1 to {LARGEST_COUNT:,}, got "
-            f"{float(counts[bad].flat[0])!r}"
+            f"{{arg:gpus}}: expected GPU counts from 1 to {LARGEST_COUNT:,}, got "
+            f"{float(counts[bad].flat[0]):g}"
         )
     return counts
 

@@ -309,3 +309,9 @@ def test_a_csv_of_runs_to_a_target_fitted_as_steps_gets_a_hint(tmp_path):
     code, _, err = run_cli("fit", csv)
     assert code == 0 and "has a 'samples' column beside global_batch" in err
     assert "fit with --time-to-train" in err
+
+
+def test_next_says_when_an_interval_reaches_the_end_of_its_search(usl_file):
+    # Fuzz round 11: "(90% confidence interval 64–4.1e+03)", 4096 being the search limit.
+    code, out, _ = run_cli("next", usl_file, "--candidates", "128")
+    assert code == 0 and "to past 4096, the end of the search)" in " ".join(out.split())

@@ -31,7 +31,7 @@ from .. import _closed
 from .._config import Config
 from .._errors import InputError
 from .._fitting import fit_auto, FitResult
-from .._levels import level_text
+from .._levels import LARGEST_COUNT, level_text
 from .._text import brief, counted
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
@@ -87,6 +87,8 @@ class NextMeasurements:
         note: why this quantity, and any caveat.
         interval_kind: ``"confidence"``: the intervals are for q itself (the curve),
             not for a new measurement.
+        searched: the largest GPU count the optimum and the knee were searched to; an
+            interval that reaches it says so.
     """
 
     quantity: str
@@ -98,6 +100,7 @@ class NextMeasurements:
     ranking: tuple[MeasurementValue, ...]
     note: str
     interval_kind: str = "confidence"
+    searched: int | None = None
 
     def __repr__(self) -> str:
         best = self.ranking[0] if self.ranking else None
@@ -112,6 +115,10 @@ class NextMeasurements:
         line = f"{self.description}: {_value(self.quantity, self.estimate)}"
         if self.interval is not None:
             band = _span(self.quantity, self.interval)
+            lo, hi = self.interval
+            if self.quantity != "time" and self.searched is not None and hi >= self.searched:
+                # "64–4.1e+03" hid that 4096 is where the search stopped (fuzz round 11).
+                band = f"{lo:.3g} to past {self.searched}, the end of the search"
             line += f" ({level_text(self.level)} confidence interval {band})"
         lines = [line]
         if self.note:
@@ -180,6 +187,10 @@ def _check_candidates(candidates) -> np.ndarray:
     for value in values:
         if value != round(value):
             raise InputError(f"candidates: expected whole GPU counts, got {value:g}")
+        if value > LARGEST_COUNT:  # 10⁷ was ranked first, "100% narrower" (fuzz round 11)
+            raise InputError(
+                f"candidates: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {value:g}"
+            )
     return np.asarray(sorted(set(values)), dtype=np.float64)
 
 
@@ -344,7 +355,7 @@ def next_measurements(
     answer = _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
     if refitted:  # its value and interval are that family's, not what `optimal` says
         answer = dataclasses.replace(answer, description=f"{answer.description} of {fit.family}")
-    return answer
+    return dataclasses.replace(answer, searched=max_gpus)
 
 
 # A family's answer this many times from the blend's is said beside the ranking.
