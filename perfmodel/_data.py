@@ -300,6 +300,22 @@ def load_benchmarks(
     return dataclasses.replace(data, read_as=read_as)
 
 
+# Groups whose measurements at the counts they share differ by more than this (median
+# ratio) are different workloads; repeats labelled by day or host differ by less.
+LABELLED_APART = 1.5
+
+
+def _apart(data: Benchmarks, labels: np.ndarray, shared: list) -> bool:
+    """Whether the labelled groups differ by `LABELLED_APART` or more at the `shared`
+    counts: the median over them of the largest group's median over the smallest's."""
+    ratios = []
+    for n in shared:
+        at = data.gpus == n
+        medians = [np.median(data.time_s[at & (labels == g)]) for g in np.unique(labels[at])]
+        ratios.append(max(medians) / min(medians))
+    return float(np.median(ratios)) >= LABELLED_APART
+
+
 def _labelled_workloads(frame: pd.DataFrame, data: Benchmarks) -> str:
     """A note when a text column the fit does not read labels groups of rows that each
     measure the same GPU counts (``model``: resnet at 1, 8, 16 GPUs and bert at 1, 8, 16):
@@ -314,7 +330,8 @@ def _labelled_workloads(frame: pd.DataFrame, data: Benchmarks) -> str:
         if not 2 <= len(names) <= 20:
             continue
         counts = [set(data.gpus[labels == label]) for label in names]
-        if min(len(c) for c in counts) >= 2 and len(set.intersection(*counts)) >= 2:
+        shared = sorted(set.intersection(*counts))
+        if min(len(c) for c in counts) >= 2 and len(shared) >= 2 and _apart(data, labels, shared):
             shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
             return (
                 f"column {name!r} (not read) labels {len(names)} groups that each measure the "

@@ -485,6 +485,6 @@ def test_the_layout_worth_buying_meets_the_efficiency_floor(fitted):
         assert main([*argv, "--json"]) == 0
     document = json.loads(out.getvalue())
     worth = document["worth_buying"]
-    assert worth is None or worth["efficiency"] >= 0.995
+    assert worth is not None and worth["efficiency"] >= 0.995
     knee = document["diminishing_returns"]
     assert knee["gpus"] is None or knee["efficiency"] >= 0.995

@@ -108,6 +108,8 @@ def test_unstated_step_times_name_the_answer_of_the_other_reading(tmp_path):
     )
     code, out, _ = run_cli("fit", csv, "--strong-scaling")
     assert code == 0 and out.startswith("Buy 16 GPUs") and "the runs do not say" not in out
+    code, out, _ = run_cli("fit", csv, "--weak-scaling")  # stated: nothing to add
+    assert code == 0 and out.startswith("Buy 96 GPUs") and "the runs do not say" not in out
 
 
 def test_python_states_strong_scaling_as_the_flag_does(tmp_path):
@@ -143,8 +145,14 @@ def test_a_text_column_that_labels_two_workloads_is_named(tmp_path):
         "bert,1,210\nbert,8,1500\nbert,16,2700\n"
     )
     assert "column 'model' (not read) labels 2 groups" in pm.load_benchmarks(csv).read_as
-    # One label per run (a host name, a timestamp) labels no group.
+    # One label per run (a host name, a timestamp) labels no group, and repeats labelled
+    # by day measure the same workload (code review of round 11).
     csv.write_text("host,gpus,throughput\na,1,1250\nb,8,9400\nc,16,17600\n")
+    assert "not read" not in pm.load_benchmarks(csv).read_as
+    csv.write_text(
+        "date,gpus,throughput\nmon,1,1250\nmon,8,9400\nmon,16,17600\n"
+        "tue,1,1230\ntue,8,9350\ntue,16,17900\n"
+    )
     assert "not read" not in pm.load_benchmarks(csv).read_as
 
 
@@ -186,7 +194,7 @@ def test_next_on_the_blend_names_the_blends_own_answer_when_far_from_its_familys
     words = " ".join(out.split())
     assert code == 0 and "of amdahl: 19.86 GPUs" in words
     assert (
-        "the default blend's point of diminishing returns is 97 GPUs (perfmodel optimal)" in words
+        "the default blend's point of diminishing returns is 104 GPUs (perfmodel optimal)" in words
     )
 
 

@@ -624,9 +624,9 @@ def optimal_layout(
         # with the layout, so the first count below it (384 GPUs at 78% with a floor of
         # 0.9, 512 at 99%) was answered as worth buying (fuzz round 11).
         meets = np.flatnonzero(efficiency >= efficiency_floor)
-        criterion = f"efficiency < {efficiency_floor:g}"
+        criterion = f"efficiency < {efficiency_floor:g} past it"
         if not len(meets):
-            knee, criterion = 0, f"{criterion} at every count searched"
+            knee, criterion = 0, f"efficiency < {efficiency_floor:g} at every count searched"
         else:
             knee = meets[-1] if meets[-1] < len(curve) - 1 else None
     else:

@@ -18,8 +18,9 @@ OBJECTIVES = ("time", "cost")
 BATCH_BELOW, BATCH_ABOVE = 4.0, 16.0
 
 
-# GPU counts per doubling of the default grid: a plan "within 60 s" on powers of two
-# paid 16.56 at 512 GPUs where 280 did it for 11.59 (review round 11b).
+# GPU counts per doubling of the default grid: the cheapest plan "within 60 s" of the
+# shipped SSD fit on powers of two paid 16.56 at 512 GPUs; this grid finds 304 GPUs at
+# 12.11 (and 280, at 11.6, in whole nodes of 40: review round 11b).
 COUNTS_PER_DOUBLING = 4
 
 

@@ -190,9 +190,12 @@ def _knee(gpus, time_grid, min_gain) -> float | None:
 def _last_doubling(gpus, batch, time_grid, i, j, noise_batch) -> str:
     """How much the last step up in GPUs saves, and where the batch stands against the
     critical batch there (for a fastest count at the end of the range)."""
-    before = float(time_grid[i - 1].min())
+    # Against half the GPUs, as `_knee` does: on four counts per doubling the last step is
+    # 19% more GPUs, and "3444 → 4096 GPUs saves 4%" read as if more barely help.
+    h = min(int(np.searchsorted(gpus, gpus[i] / 2.0 * (1.0 - 1e-9))), i - 1)
+    before = float(time_grid[h].min())
     saving = 1.0 - float(time_grid[i, j]) / before
-    text = f"; the last step ({gpus[i - 1]:g} → {gpus[i]:g} GPUs) saves {saving:.0%}"
+    text = f"; going from {gpus[h]:g} to {gpus[i]:g} GPUs saves {saving:.0%}"
     b = batch[j]
     if b >= noise_batch:
         text += (

@@ -25,7 +25,8 @@ from .search import fit_pmnf
 
 def _power_law_of(data: Benchmarks) -> ScalingModel:
     """The `power_law` family with its exponent fitted: the least-squares slope of log time
-    on log GPUs, which with the coefficient is the log loss's exact optimum. The preset
+    on log GPUs, which with the coefficient is the exact optimum of the log loss with equal
+    weights (the default; other losses and weights refit the coefficient alone). The preset
     keeps the exponent as an option (so a fit file rebuilds it), and ``--model
     power_law`` fitted the coefficient of −1 alone: "speedup 64×, efficiency 100%" of a
     table measured at 57% (fuzz round 11)."""

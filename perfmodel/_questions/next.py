@@ -36,7 +36,7 @@ from .._text import brief, counted
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
-from .query import diminishing_returns, optimal_gpus
+from .query import diminishing_returns, optimal_gpus, searched_up_to
 
 QUANTITIES = ("auto", "optimum", "knee", "time")
 
@@ -355,7 +355,7 @@ def next_measurements(
     answer = _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, note)
     if refitted:  # its value and interval are that family's, not what `optimal` says
         answer = dataclasses.replace(answer, description=f"{answer.description} of {fit.family}")
-    return dataclasses.replace(answer, searched=max_gpus)
+    return dataclasses.replace(answer, searched=int(searched_up_to(fit, max_gpus, {})))
 
 
 # A family's answer this many times from the blend's is said beside the ranking.
@@ -368,10 +368,10 @@ def _blend_apart(blend, family: str, picked: str, estimate: float, max_gpus, thr
     returns of amdahl: 19.86 GPUs (18–22)" beside `optimal`'s "from 104 GPUs" read as a
     contradiction (review round 11). Else ""."""
     if picked == "knee":
-        found = diminishing_returns(blend, threshold=threshold, max_gpus=max_gpus, multiple_of=1)
+        found = diminishing_returns(blend, threshold=threshold, max_gpus=max_gpus)  # as optimal
         theirs, what = found.gpus, "point of diminishing returns"
     elif picked == "optimum":
-        theirs, what = optimal_gpus(blend, max_gpus=max_gpus, multiple_of=1).gpus, "optimum"
+        theirs, what = optimal_gpus(blend, max_gpus=max_gpus).gpus, "optimum"
     else:
         return ""
     if theirs is None:

@@ -358,7 +358,7 @@ def optimal_gpus(
             "meets it); the fastest count ignores it: add {arg:objective} cost or drop it"
         )
     refuse_layout_fit(fit, "optimal_gpus")
-    requested = max_gpus
+    batch = batch_limit(fit, overrides)  # where the search stops when it is below max_gpus
     max_gpus = searched_up_to(fit, max_gpus, overrides)
     multiple_of = default_step(fit, multiple_of, max_gpus, overrides)
     counts = _candidates(max_gpus, multiple_of)
@@ -397,7 +397,7 @@ def optimal_gpus(
         gpus_interval=spread,
         level=interval,
         unit=seconds_unit(fit),
-        global_batch=None if max_gpus is requested else int(max_gpus),
+        global_batch=None if batch is None or counts[-1] + multiple_of <= batch else batch,
     )
 
 
