@@ -105,6 +105,7 @@ def test_matches_the_reference_everywhere(index):
     _check(CASES[index])
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_intervals_past_an_unmeasured_node_widen_by_the_node_term(tmp_path):
     # Measured within one node of 8: past it the log half-width grows by
     # q·NODE_KAPPA·clip(log2(N/8), 0, 1), up to it nothing changes; the same without JAX.

@@ -518,6 +518,7 @@ def test_predict_says_which_counts_exceed_a_fixed_global_batch(capsys, tmp_path)
     assert status == 0 and "exceed" not in out
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_a_name_that_is_not_utf8_is_printed_and_written_escaped(tmp_path, fit_file):
     """A file name with a byte that is not UTF-8 (read as a lone surrogate) crashed
     `predict` with a UnicodeEncodeError and `report`/`plot` inside matplotlib."""
@@ -639,6 +640,7 @@ def test_the_blends_zeroed_terms_are_one_warning():
     assert collapsed_warnings(warnings[:2]) == list(warnings[:2])
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_predict_gives_the_speedups_confidence_interval(capsys, tmp_path):
     """A user choosing between 16, 32 and 64 GPUs had the speedup's interval only at the
     count `optimal` picked. `predict --interval` gives it at every count asked."""

@@ -466,7 +466,7 @@ def test_optimal_searches_sizes_for_runs_that_give_micro_batch_counts(two_runs, 
     "options, words",
     [
         (["--price-per-gpu-hour", "2", "--budget", "1"], "--budget is not read by a hybrid fit"),
-        (["--currency", "USD"], "--currency is not read by a hybrid fit's layout search"),
+        (["--currency", "USD"], "--currency names the currency of --price-per-gpu-hour"),
         (["--interval", "0.9"], "--interval is not read by a hybrid fit's layout search"),
         (["--deadline", "1"], "--deadline is read with --objective cost by a hybrid fit"),
     ],
@@ -488,3 +488,10 @@ def test_the_layout_worth_buying_meets_the_efficiency_floor(fitted):
     assert worth is not None and worth["efficiency"] >= 0.995
     knee = document["diminishing_returns"]
     assert knee["gpus"] is None or knee["efficiency"] >= 0.995
+
+
+def test_the_cost_of_a_layout_names_the_currency(fitted):
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        argv = ["optimal", str(fitted), "--max-gpus", "128", "--objective", "cost"]
+        assert main([*argv, "--price-per-gpu-hour", "2", "--currency", "USD"]) == 0
+    assert "cost per step " in out.getvalue() and " USD\n" in out.getvalue()

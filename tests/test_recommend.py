@@ -341,6 +341,7 @@ def test_a_fixed_global_batch_bounds_the_search(tmp_path, capsys):
     assert document["searched_up_to"] == 256 and document["gpus"] <= 256
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_a_marginal_that_rounds_to_the_threshold_reads_just_under_it():
     """0.49989 printed as "would add 0.5× speedup per GPU (under 0.5×)"."""
     data = pm.from_arrays(
@@ -404,6 +405,7 @@ def test_a_step_larger_than_the_search_is_refused():
     assert pm.recommend(fit, multiple_of=4096, level=None).multiple_of == 4096
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_speedup_interval_stays_within_perfect_scaling():
     """The shipped SPEC SDM91 fit answered "Buy 23 GPUs: speedup 17× (90% confidence
     interval 6.51–44.7×)": 194% efficiency for data that are not superlinear. A draw

@@ -198,6 +198,7 @@ def test_next_on_the_blend_names_the_blends_own_answer_when_far_from_its_familys
     )
 
 
+@pytest.mark.slow  # 4–8 s: the default run stays under 4 minutes
 def test_a_power_law_by_name_fits_its_exponent(tmp_path):
     # Fuzz round 11: `--model power_law` kept the preset's −1, "speedup 64×, efficiency
     # 100%" of a table measured at 57% efficiency at 16 GPUs.

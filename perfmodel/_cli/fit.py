@@ -614,7 +614,6 @@ _STEP_ONLY = {
 # 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word (fuzz round 11).
 _STEP_COUNT_ONLY = {
     "budget": ("--budget", None),
-    "currency": ("--currency", ""),
     "interval": ("--interval", None),
     "method": ("--method", None),
 }
@@ -651,8 +650,11 @@ def _run_optimal(args) -> int:
                 "--deadline is read with --objective cost by a hybrid fit's layout search "
                 "(the cheapest layout that fast); add it or leave --deadline out"
             )
+        if args.currency and args.price_per_gpu_hour is None:
+            raise InputError("--currency names the currency of --price-per-gpu-hour; give both")
         pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
         document = optimal_layout(result, **optimal_options(args), pinned=pinned)
+        document["currency"] = args.currency or None
         print_json(document) if args.json else print_optimal_layout(document)
         return 0
     return answer_optimal(args, result)

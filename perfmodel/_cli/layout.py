@@ -786,7 +786,8 @@ def print_optimal_layout(document: dict) -> None:
         f"{ref['reference']})"
     )
     if document["cost_per_step"] is not None:
-        print(f"  cost per step {document['cost_per_step']:.4g}")
+        money = f" {document['currency']}" if document.get("currency") else ""
+        print(f"  cost per step {document['cost_per_step']:.4g}{money}")
     for alt in document["alternatives"]:
         names = [k for k in alt if k not in ("axis", "best_value", "step_time_s", "slower_pct")]
         print(
