@@ -324,3 +324,10 @@ def test_next_says_when_an_interval_reaches_the_end_of_its_search(usl_file):
     # Fuzz round 11: "(90% confidence interval 64–4.1e+03)", 4096 being the search limit.
     code, out, _ = run_cli("next", usl_file, "--candidates", "128")
     assert code == 0 and "to past 4096, the end of the search)" in " ".join(out.split())
+
+
+def test_one_unit_of_an_unnamed_currency_is_singular():
+    fit = pm.fit("amdahl", pm.load_dataset("tf_dgx1_p100_vgg16_real"))
+    answer = pm.recommend(fit, price_per_gpu_hour=1.0, budget_per_hour=1.0, level=None)
+    line = next(a for a in answer.alternatives if a.kind == "budget").sentence
+    assert "a budget of 1 currency unit per hour" in line

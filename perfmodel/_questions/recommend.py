@@ -272,7 +272,11 @@ def recommend(
     money = currency or "currency units"
     cost_unit = money if price_per_gpu_hour is not None else "GPU-hours"
     per_gpu_s = (price_per_gpu_hour or 1.0) / 3600.0
-    price = "" if price_per_gpu_hour is None else f" at {price_per_gpu_hour:g} {money} per GPU-hour"
+    price = (
+        ""
+        if price_per_gpu_hour is None
+        else f" at {price_per_gpu_hour:g} {_money(price_per_gpu_hour, currency)} per GPU-hour"
+    )
     label = "fastest" if objective == "time" else f"best by {objective}"
     if objective == "cost":  # the cheapest, within the deadline when one is given
         label = f"cheapest per {unit}{price}"
@@ -577,6 +581,14 @@ def _deadline(fit, deadline_s, shared, cost_unit, unit, per_gpu_s) -> Alternativ
     return _alternative("deadline", what, best, cost_unit, unit, per_gpu_s)
 
 
+def _money(value: float, currency: str) -> str:
+    """`currency`, or "currency unit(s)" for `value` when none was given ("1 currency
+    units per hour", review round 11b)."""
+    if currency and currency != "currency units":
+        return currency
+    return "currency unit" if f"{value:g}" == "1" else "currency units"
+
+
 def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Alternative:
     # A float (1e300 / 1e-300 is inf, past any int), rounded down after a relative
     # tolerance: 69.6 // 2.9 is 23 in binary (and 3.3 // 1.1 is 2), and 24 GPUs at 2.90
@@ -586,7 +598,7 @@ def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Al
     )
     most = int(min(affordable, MAX_GPUS + 1))  # more than any count searched
     bound = f"at most {counted(most, 'GPU')}" if affordable <= MAX_GPUS else f"over {MAX_GPUS} GPUs"
-    what = f"fastest within a budget of {budget:g} {money} per hour ({bound})"
+    what = f"fastest within a budget of {budget:g} {_money(budget, money)} per hour ({bound})"
     step = shared["multiple_of"]
     if most < 1:
         sentence = f"{what}: not even one GPU"
