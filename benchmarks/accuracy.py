@@ -269,6 +269,24 @@ def fit_proposed(train, info: dict):
     )
 
 
+def proposed_scores(series, holdout: str, presentation: str) -> dict[str, tuple]:
+    """Per usable series of `series` (``(name, load)`` pairs): ``(error %, inside the 90%
+    interval per held-out measurement)`` of the proposed default as
+    `_reference_default` stands, on `holdout_split`'s split; the studies that switch one
+    of its rules score before and after with it."""
+    out = {}
+    for name, load in series:
+        data = present(load(), presentation)
+        train, test = holdout_split(data, holdout)
+        if len(np.unique(train.gpus)) < MIN_TRAIN_COUNTS[holdout]:
+            continue
+        fitted = fit_proposed(train, baseline_info(data))
+        lo, hi = fitted.interval(test.gpus, 0.9)
+        inside = (test.measured >= lo) & (test.measured <= hi)
+        out[name] = (mape(fitted.predict(test.gpus), test.measured), inside)
+    return out
+
+
 def add_baselines(record, train, test, info):
     """The published models of `baselines.py` and the proposed default on one split."""
     for label, fit in baselines.BASELINES.items():

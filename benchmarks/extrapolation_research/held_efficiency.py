@@ -40,17 +40,7 @@ ROWS = (
 def scored(series, holdout: str, presentation: str, hold: bool) -> dict[str, tuple]:
     """Per usable series: ``(error %, share inside the 90% interval)`` of the default."""
     reference.HOLD_EFFICIENCY = hold
-    out = {}
-    for name, load in series:
-        data = accuracy.present(load(), presentation)
-        train, test = accuracy.holdout_split(data, holdout)
-        if len(np.unique(train.gpus)) < accuracy.MIN_TRAIN_COUNTS[holdout]:
-            continue
-        fitted = accuracy.fit_proposed(train, accuracy.baseline_info(data))
-        lo, hi = fitted.interval(test.gpus, 0.9)
-        inside = (test.measured >= lo) & (test.measured <= hi)
-        out[name] = (accuracy.mape(fitted.predict(test.gpus), test.measured), inside)
-    return out
+    return accuracy.proposed_scores(series, holdout, presentation)
 
 
 def main() -> None:

@@ -45,18 +45,10 @@ def ring_features(family: str, n, gpus_per_node=None) -> np.ndarray:
 def scored(series, holdout: str, presentation: str, ring: bool) -> dict[str, tuple]:
     """Per usable series: ``(error %, inside the 90% interval)`` of the default."""
     reference.features = ring_features if ring else TWO_LEVEL
-    out = {}
-    for name, load in series:
-        data = accuracy.present(load(), presentation)
-        train, test = accuracy.holdout_split(data, holdout)
-        if len(np.unique(train.gpus)) < accuracy.MIN_TRAIN_COUNTS[holdout]:
-            continue
-        fitted = accuracy.fit_proposed(train, accuracy.baseline_info(data))
-        lo, hi = fitted.interval(test.gpus, 0.9)
-        inside = (test.measured >= lo) & (test.measured <= hi)
-        out[name] = (accuracy.mape(fitted.predict(test.gpus), test.measured), inside)
-    reference.features = TWO_LEVEL
-    return out
+    try:
+        return accuracy.proposed_scores(series, holdout, presentation)
+    finally:
+        reference.features = TWO_LEVEL
 
 
 def main() -> None:

@@ -363,9 +363,8 @@ def run_optimal(args) -> int:
         what += f" within {document['deadline_s']:.4g} s"
     cost = counted(document["gpu_hours"], "GPU-hour", ".4g")
     if document["cost"] is not None:  # in the currency given, as the step fits say it
-        cost += f", cost {document['cost']:.4g}" + (
-            f" {document['currency']}" * bool(document["currency"])
-        )
+        money = f" {document['currency']}" if document["currency"] else ""
+        cost += f", cost {document['cost']:.4g}{money}"
     if not document["feasible"]:  # the reason says so; the answer is without the deadline
         print(document["reason"][0].upper() + document["reason"][1:])
         what += " with no deadline"

@@ -48,11 +48,12 @@ from .._fitting import (
     reduce_batch,
     refine_lbfgs,
 )
+from .._levels import refuse_blend_draws
 from .._model import AbstractScalingModel
 from .._text import brief
 from .conformal import Calibrated, calibrated, scores, table
 from .drift import drift_scale, Drifted, origin_rows, rolling_origins
-from .problem import along_unknown, check_method, partition, Problem, refuse_blend
+from .problem import along_unknown, check_method, partition, Problem
 
 RESAMPLING = ("residual", "wild", "case")
 DISCREPANCY = 0.05  # prior model-form drift of log time per doubling outside the data
@@ -276,7 +277,7 @@ def ensemble(
     check_method(method)
     if method == "conformal":
         return _conformal(fit, LAPLACE_SAMPLES if samples is None else samples, seed)
-    refuse_blend(fit, method, "intervals")
+    refuse_blend_draws(fit.family, method, "intervals")
     if not fit.free:
         raise InputError(
             f"every parameter of the {fit.family} fit is fixed: it has no uncertainty to draw "

@@ -15,10 +15,10 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
-from .._levels import check_gpu_counts, interval_columns, KINDS
+from .._levels import check_gpu_counts, interval_columns, KINDS, refuse_blend_draws
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
-from .problem import along_unknown, check_level, check_method, Problem, refuse_blend
+from .problem import along_unknown, check_level, check_method, Problem
 
 
 def t_quantile(p: float, dof: float) -> float:
@@ -226,7 +226,7 @@ def parameter_intervals(
     tail = (1.0 - level) / 2.0
     if fit.family == "blend":  # its members' own fits: no draws of the blend to read
         if method == "bootstrap":
-            refuse_blend(fit, method, "parameter intervals")
+            refuse_blend_draws(fit.family, method, "parameter intervals")
         out.update(_member_intervals(fit, 1.0 - tail))
         return {name: out[name] for name in specs}
     with jax.enable_x64(True):

@@ -12,17 +12,11 @@ from .._errors import InputError
 from .._fitting import as_float64, data_scale, FitResult, raw_bounds
 from .._levels import check_level as check_level
 from .._levels import METHODS as METHODS
-from .._levels import refuse_blend_draws
 
 
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise InputError(f"unknown interval method {method!r}; valid: {', '.join(METHODS)}")
-
-
-def refuse_blend(fit: FitResult, method: str, what: str) -> None:
-    """`refuse_blend_draws` of `fit`'s family."""
-    refuse_blend_draws(fit.family, method, what)
 
 
 def partition(fit: FitResult):
