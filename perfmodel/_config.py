@@ -8,6 +8,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
+import numpy as np
 
 from ._errors import InputError
 from ._keywords import unknown_keywords
@@ -138,6 +139,19 @@ class Config(eqx.Module):
     scatter_gather: Float[Array, "..."] = _field(1.0)
     flash_attention: Float[Array, "..."] = _field(1.0)
     deallocate_outputs: Float[Array, "..."] = _field(1.0)
+
+    def __check_init__(self):
+        # Only concrete values can be checked: inside `jit`/`vmap` the field is a tracer,
+        # and a sweep marks impossible layouts itself (`layout_status`).
+        gpus = self.gpus
+        if isinstance(gpus, jax.core.Tracer):
+            return
+        values = np.asarray(gpus)
+        bad = ~(np.isfinite(values) & (values > 0.0))
+        if bad.any():
+            raise InputError(
+                f"config.gpus: expected a positive finite number, got {values[bad].flat[0]:g}"
+            )
 
     def broadcast(self) -> "Config":
         """This config with every field broadcast to one shape, ready for `jax.vmap`."""
