@@ -1,6 +1,9 @@
 """What the twelfth round of review (2026-12-06) found answered with a silent wrong number,
 a traceback or misleading words; each now gets the answer it should."""
 
+from pathlib import Path
+
+from helpers import run_cli
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,3 +24,61 @@ def test_a_traced_config_is_not_checked_inside_jit():
     direct = model(pm.Config(gpus=jnp.array([1.0, 8.0])))
     traced = jax.jit(lambda g: model(pm.Config(gpus=g)))(jnp.array([1.0, 8.0]))
     np.testing.assert_allclose(np.asarray(traced), np.asarray(direct))
+
+
+K22 = Path(__file__).resolve().parents[1] / "datasets" / "megatron_k22_two_runs.csv"
+
+
+def _runs(tmp_path, name, scale=1.0, gpu=None):
+    """The two K22 runs of `datasets/`, their times × `scale`, with a `gpu` column."""
+    lines = K22.read_text().splitlines()
+    header, rows = lines[0].split(","), [line.split(",") for line in lines[1:]]
+    at = header.index("time_s")
+    for row in rows:
+        row[at] = f"{float(row[at]) * scale:g}"
+    if gpu is not None:
+        header, rows = ["gpu", *header], [[g, *row] for g, row in zip(gpu, rows)]
+    path = tmp_path / name
+    path.write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
+    return path
+
+
+def test_the_gpu_column_names_the_gpu_of_the_runs(tmp_path):
+    # A 'gpu' column was "not a field perfmodel reads: ignored (did you mean 'gpus'?)".
+    from perfmodel._cli.layout import gpu_of_runs, ignored_columns
+
+    data = pm.load_benchmarks(_runs(tmp_path, "h100.csv", gpu=["H100", "NVIDIA H100-SXM5-80GB"]))
+    assert gpu_of_runs(data, None) == ("H100-80GB", "GPU H100-80GB: read from the 'gpu' column")
+    assert gpu_of_runs(data, "H100-80GB")[0] == "H100-80GB"
+    assert ignored_columns(data) == []
+    plain = pm.load_benchmarks(K22)
+    gpu, note = gpu_of_runs(plain, None)
+    assert gpu == "A100-80GB" and "taken as A100-80GB" in note and "--gpu" in note
+
+
+@pytest.mark.parametrize(
+    "gpu, given, message",
+    [
+        (["H100", "A100"], None, "names 2 GPUs .*fit each GPU's runs apart"),
+        (["H100", "V100"], None, "column 'gpu': expected one of A100-80GB, H100-80GB.*'V100'"),
+        (["H100", "H100"], "A100-80GB", "--gpu A100-80GB contradicts .*'gpu' column"),
+    ],
+)
+def test_a_gpu_column_that_cannot_be_read_is_refused(tmp_path, gpu, given, message):
+    from perfmodel._cli.layout import gpu_of_runs
+
+    data = pm.load_benchmarks(_runs(tmp_path, "runs.csv", gpu=gpu))
+    with pytest.raises(pm.InputError, match=message):
+        gpu_of_runs(data, given)
+
+
+@pytest.mark.slow  # one hybrid fit (about 10 s)
+def test_runs_the_gpu_cannot_reach_fail_the_fit_and_name_the_gpu(tmp_path):
+    # Runs of an H100 fitted as A100: R² −20, e_max at its bound, exit 0 and a confident
+    # "optimal: 4096 GPUs" printed first (review round 12).
+    csv, out = _runs(tmp_path, "fast.csv", scale=0.4), tmp_path / "fit.json"
+    code, printed, text = run_cli("fit", csv, "--model", "hybrid", "-o", out)
+    assert code == 1 and not out.exists()
+    assert "cannot fit these runs: even at compute.e_max = 0.95 (its upper bound)" in text
+    assert "were they measured on another GPU? (--gpu or a 'gpu' column" in text
+    assert printed == "" and "Traceback" not in text

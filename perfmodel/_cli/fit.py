@@ -284,7 +284,7 @@ def fit_from_args(args, data) -> tuple[FitResult, Selection | None]:
         weak=args.weak_scaling,
         criterion=args.criterion,
         average=args.average,
-        gpu=getattr(args, "gpu", None) or "A100-80GB",
+        gpu=getattr(args, "gpu", None),
         **fit_options(args),
     )
 
@@ -304,7 +304,7 @@ def fit_model(
     if model not in FAMILIES:
         raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
     if model == "hybrid":
-        return fit_hybrid(data, weak=weak, gpu=gpu or "A100-80GB", **options), None
+        return fit_hybrid(data, weak=weak, gpu=gpu, **options), None
     options["loss"] = options.get("loss") or "log"
     family = build(model)
     # Seconds per step for the families that read global_batch (batch_linear,

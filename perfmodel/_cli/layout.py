@@ -31,7 +31,7 @@ from .._config import (
     WHOLE_FIELDS,
 )
 from .._csvtext import unique_columns
-from .._errors import InputError
+from .._errors import FitError, InputError
 from .._fitting import (
     describe_layout,
     evaluate_layouts,
@@ -214,13 +214,17 @@ def parameter_plan(model, data, fix: dict) -> tuple[list[str], dict[str, float],
     return free, {**fixed, **fix}, notes
 
 
-def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -> FitResult:
-    """Fit the `hybrid` family to measured runs (`parameter_plan` decides what is free)."""
+def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -> FitResult:
+    """Fit the `hybrid` family to measured runs (`parameter_plan` decides what is free).
+
+    `gpu`: `--gpu`; None reads the runs' ``gpu`` column (`gpu_of_runs`), else A100-80GB.
+    """
     if weak:
         raise InputError(
             "--weak-scaling: the hybrid family reads each run's layout and batch from the "
             "data (global_batch, tp, pp, …); drop --weak-scaling"
         )
+    gpu, told = gpu_of_runs(data, gpu)
     model = build("hybrid", gpu=gpu)
     fix = dict(options.pop("fix", None) or {})
     specs = model.parameter_specs()
@@ -253,7 +257,10 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
     bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **links, **given}
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
+    _refuse_unreachable(result, bounds, gpu, told)
     notes += at_link_bounds(result.model, links, gpu)
+    if told:
+        notes.append(told)
     missing = [n for n in ("heads", "vocab") if n not in data.config]
     if missing:
         notes.append(
@@ -261,6 +268,94 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str = "A100-80GB", **options) -
             + ", ".join({"heads": "hidden/128", "vocab": "0 (no output layer)"}[n] for n in missing)
         )
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
+
+
+GPU_COLUMN = "gpu"
+# How far off the runs may stay, with the GEMM efficiency at an end of its range, before
+# the fit is called a failure: a factor of 1.25 in the median run.
+UNREACHABLE = 1.25
+
+
+def gpu_of_runs(data, given: str | None) -> tuple[str, str]:
+    """The GPU the runs were measured on, and a note saying where it came from.
+
+    `given` (``--gpu``) first; else the CSV's ``gpu`` column (one GPU for every run,
+    spelt as `gpu_named` reads); else A100-80GB, the GPU of the published Megatron-LM
+    runs, said in the note: runs of another GPU fitted as A100 leave e_max at its bound.
+    """
+    cells = _column_cells(data, GPU_COLUMN)
+    named = {gpu_named(c) for c in cells}
+    if None in named:
+        bad = next(c for c in cells if gpu_named(c) is None)
+        raise InputError(
+            f"{data.source}: column {GPU_COLUMN!r}: expected one of {', '.join(GPUS)} "
+            f"(or a spelling of one), got {bad!r}"
+        )
+    if len(named) > 1:
+        raise InputError(
+            f"{data.source}: column {GPU_COLUMN!r} names {len(named)} GPUs "
+            f"({', '.join(sorted(named))}): fit each GPU's runs apart"
+        )
+    column = named.pop() if named else None
+    if given is not None:
+        if column is not None and column != gpu_named(given):
+            raise InputError(
+                f"--gpu {given} contradicts {data.source}'s {GPU_COLUMN!r} column "
+                f"({column}): give one"
+            )
+        return given, ""
+    if column is not None:
+        return column, f"GPU {column}: read from the {GPU_COLUMN!r} column"
+    return "A100-80GB", (
+        "GPU taken as A100-80GB (the published Megatron-LM runs'): runs of another GPU "
+        f"need --gpu or a {GPU_COLUMN!r} column ({', '.join(GPUS)})"
+    )
+
+
+def _column_cells(data, name: str) -> list[str]:
+    """The non-empty cells of column `name` of the runs CSV (none without a CSV)."""
+    try:
+        with open(data.source, newline="", encoding="utf-8") as stream:
+            rows = list(csv.DictReader(stream))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+    return [r[name].strip() for r in rows if (r.get(name) or "").strip()]
+
+
+def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, told: str) -> None:
+    """A fit whose GEMM efficiency stopped at an end of its range while the runs stay
+    `UNREACHABLE` apart from the model is no fit: every answer read from it would be
+    off by that factor (four H100 runs fitted as A100: R² −20, 2.4× slow, and a
+    confident 4096-GPU answer). Raised as a `FitError`, with the likely cause."""
+    name = "compute.e_max"
+    if name not in bounds:
+        return
+    lo, hi = bounds[name]
+    value = float(result.model.parameters()[name])
+    off = float(np.exp(np.median(np.asarray(result.residuals))))
+    if value >= hi * 0.99 and off > UNREACHABLE:
+        why = (
+            f"even at {name} = {hi:g} (its upper bound) the model of the {gpu} is "
+            f"{off:.2f}× slower than the runs"
+        )
+        hint = (
+            f"were they measured on another GPU? (--gpu or a 'gpu' column; {', '.join(GPUS)})"
+            if told and "taken as" in told
+            else "is a layout or recipe field (recompute, seq_parallel, flash_attention, "
+            "microbatch_size) or the time unit off?"
+        )
+    elif value <= lo * 1.01 and off < 1.0 / UNREACHABLE:
+        why = (
+            f"even at {name} = {lo:g} (its lower bound) the model of the {gpu} is "
+            f"{1.0 / off:.2f}× faster than the runs"
+        )
+        hint = (
+            "is a layout or recipe field (recompute, zero, microbatch_size), the GPU or the "
+            "time unit off?"
+        )
+    else:
+        return
+    raise FitError(f"{result.data.source}: the hybrid model cannot fit these runs: {why}; {hint}")
 
 
 def ignored_columns(data) -> list[str]:
@@ -273,7 +368,11 @@ def ignored_columns(data) -> list[str]:
         return []
     known = {*CONFIG_FIELDS, *MEASURED_COLUMNS}
     names = [c.strip() for c in header if c.strip()]
-    return [c for c in names if c not in known and f"read {c} as" not in data.read_as]
+    return [
+        c
+        for c in names
+        if c not in known and c != GPU_COLUMN and f"read {c} as" not in data.read_as
+    ]
 
 
 def _did_you_mean(column: str) -> str:
