@@ -47,6 +47,7 @@ from .._fitting import (
 from .._levels import level_text
 from .._presets import build, hybrid_kind
 from .._sweep import inherited_recipe, invalid_reasons, layout_alternatives, sweep
+from .._sweep.robustness import pick_robustness
 from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
 from .._text import wrap
 from .common import finite_or_none
@@ -749,6 +750,11 @@ def optimal_layout(
         best,
         fixed={**fixed, "gpus": float(best["gpus"])},
     )
+    listed = [
+        {**layout, **{k: float(v) for k, v in alt.items() if k in layout}}
+        for alt in alternatives.to_dict(orient="records")
+    ]
+    robustness = pick_robustness(result.model, result.free, fixed, [layout, *listed])
     return {
         "gpus": int(best["gpus"]),
         "layout": layout,
@@ -777,6 +783,8 @@ def optimal_layout(
             {k: (float(v) if isinstance(v, (int, float, np.floating)) else v) for k, v in r.items()}
             for r in alternatives.to_dict(orient="records")
         ],
+        # Whether the pick holds when each parameter the fit fixed is halved or doubled.
+        "robustness": robustness,
         "family": result.family,
         "precision": found.precision,
     }
@@ -863,6 +871,33 @@ def _worth_buying_line(document: dict) -> str | None:
     )
 
 
+def robustness_lines(robustness: dict | None) -> list[str]:
+    """What `pick_robustness` found, in words: each fixed parameter whose halving or
+    doubling hands the win to another listed layout, or that none does."""
+    if not robustness or not robustness["tried"]:
+        return []
+    changes = robustness["changes"]
+    if not changes:
+        return [
+            wrap(
+                "  the pick holds (within 2%) with each parameter the fit fixed "
+                f"({', '.join(robustness['tried'])}) halved or doubled, among the layouts above"
+            )
+        ]
+    lines = []
+    for change in changes:
+        lines.append(
+            wrap(
+                f"  the pick rests on {change['parameter']}, fixed, not fitted: at "
+                f"{change['factor']:g}x ({change['value']:.3g} {change['unit']}) "
+                f"{describe_layout(change['layout'])} is faster ({change['time_s']:.4g} s "
+                f"against {change['pick_time_s']:.4g} s); a run where it matters, or its "
+                "measured value (--fix), settles it"
+            )
+        )
+    return lines
+
+
 def print_optimal_layout(document: dict) -> None:
     ref = document["reference"]
     worth = _worth_buying_line(document)
@@ -893,6 +928,8 @@ def print_optimal_layout(document: dict) -> None:
             f"  {alt['slower_pct']:5.1f}% slower with another {alt['axis']}: "
             f"{describe_layout(alt, names)} ({alt['step_time_s']:.4g} s)"
         )
+    for line in robustness_lines(document.get("robustness")):
+        print(line)
     knee = document["diminishing_returns"]
     if knee["gpus"] is None:
         print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")
