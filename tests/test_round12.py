@@ -1,6 +1,7 @@
 """What the twelfth round of review (2026-12-06) found answered with a silent wrong number,
 a traceback or misleading words; each now gets the answer it should."""
 
+import json
 from pathlib import Path
 
 from helpers import run_cli
@@ -117,3 +118,102 @@ def test_a_pick_that_rests_on_a_fixed_parameter_is_named():
         model, ("compute.e_max", "allreduce.bandwidth_inter"), LLAMA_70B, [pick, other]
     )
     assert "allreduce.bandwidth_inter" not in fitted["tried"] and fitted["changes"] == []
+
+
+SHIPPED_LOG = (
+    Path(__file__).resolve().parents[1] / "datasets" / "nccl" / "nccl_tests_44_2x2080ti.log"
+)
+
+
+def _edited_log(tmp_path, old, new, name="edited.log"):
+    text = SHIPPED_LOG.read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [  # fuzz round 12: each row was dropped or read without a word
+        (
+            "     1048576        131072",
+            "     l048576        131072",
+            "line 19: expected a data row starting with its size",
+        ),
+        (
+            "0e+00\n     2097152",
+            "0e+00 host:1:1 [0] NCCL INFO Channel 00 : 0 1\n     2097152",
+            "line 19: a data row with NCCL log text in it",
+        ),
+        (
+            "     1048576        131072",
+            "     1048576        1310٧2",
+            "expected an integer for count",
+        ),
+    ],
+)
+def test_a_garbled_nccl_row_is_refused_not_dropped(tmp_path, old, new, message):
+    with pytest.raises(pm.InputError, match=message):
+        pm.parse_nccl_tests(_edited_log(tmp_path, old, new), collective="all_reduce", n_ranks=2)
+
+
+def test_an_algbw_above_size_over_time_is_refused(tmp_path):
+    # algbw three times size/time: a ZeroDivisionError traceback (fuzz round 12).
+    log = tmp_path / "r3.log"
+    log.write_text(
+        "# ./build/all_reduce_perf -g 8\n"
+        "# size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+        "1048576 262144 float sum -1 100.0 31.46 55.05 0 100.0 31.46 55.05 0\n"
+        "2097152 524288 float sum -1 200.0 31.46 55.05 0 200.0 31.46 55.05 0\n"
+    )
+    code, _, err = run_cli("fit-collective", log, "--ranks", "8")
+    assert code == 2 and "prints algbw = 3 × size / time" in err and "Traceback" not in err
+
+
+def test_a_log_named_twice_or_written_over_is_refused(tmp_path):
+    twice = run_cli("fit-collective", SHIPPED_LOG, "--dataset", "nccl_tests_44_2x2080ti")
+    assert twice[0] == 2 and "given twice" in twice[2]
+    over = run_cli("fit-collective", "--dataset", "nccl_tests_44_2x2080ti", "-o", SHIPPED_LOG)
+    assert over[0] == 2 and "-o names an input of this command" in over[2]
+
+
+def test_sweep_output_over_its_convergence_fit_is_refused(tmp_path):
+    fit = tmp_path / "ssd.json"
+    fit.write_text("{}")
+    space = tmp_path / "s.toml"
+    space.write_text('[model]\nfamily = "amdahl"\n[axes]\ngpus = [8, 16]\n')
+    code, _, err = run_cli("sweep", space, "--convergence", fit, "-o", fit)
+    assert code == 2 and "-o names an input of this command" in err and fit.read_text() == "{}"
+
+
+def test_a_distributed_sweep_reads_its_space_before_joining(tmp_path):
+    # It waited --init-timeout (120 s by default) for the cluster, then named no file.
+    code, _, err = run_cli(
+        "sweep", tmp_path / "none.toml", "--distributed", "--coordinator", "localhost:1",
+        "--num-processes", "2", "--process-id", "0",
+    )  # fmt: skip
+    assert code == 2 and "none.toml: no such file" in err
+
+
+def test_a_preset_space_that_leaves_the_gradient_at_one_byte_warns(tmp_path):
+    from perfmodel._sweep.space import load_space
+
+    space = tmp_path / "dp.toml"
+    space.write_text('[model]\nfamily = "data_parallel"\n[axes]\ngpus = [1, 2]\n')
+    [note] = load_space(space).notes
+    assert note.startswith("message_bytes is read by the data_parallel model but not given")
+    space.write_text(space.read_text() + "[fixed]\nmessage_bytes = 1e9\n")
+    assert load_space(space).notes == ()
+
+
+def test_a_collective_fit_of_one_rank_is_refused(tmp_path):
+    saved = tmp_path / "c.json"
+    assert run_cli("fit-collective", "--dataset", "nccl_tests_44_2x2080ti", "-o", saved)[0] == 0
+    doc = json.loads(saved.read_text())
+    doc["groups"][0]["n_ranks"] = 1
+    saved.write_text(json.dumps(doc))
+    with pytest.raises(
+        pm.InputError, match=r"groups\[0\].n_ranks: expected a whole number of ranks from 2"
+    ):
+        pm.load_collective_fit(saved)

@@ -19,7 +19,7 @@ from .._collective import (
     load_collective_fit,
     save_collective_fit,
 )
-from .._datasets import datasets_dir, list_nccl_logs, load_nccl_log
+from .._datasets import datasets_dir, list_nccl_logs, load_nccl_log, nccl_log_info
 from .._errors import InputError
 from .._fitting import fit, LOSSES
 from .._presets import data_parallel
@@ -94,10 +94,9 @@ def _inputs(args) -> list:
     if args.ranks is not None and args.ranks < 1:
         raise InputError(f"--ranks must be ≥ 1, got {args.ranks}")
     names = [*args.logs, *(args.dataset or ())]
+    paths = [*args.logs, *map(str, _shipped_paths(args))]
     for i, name in enumerate(names):  # the same log twice was counted twice, silently
-        if name in names[:i] or (
-            i < len(args.logs) and any(_same(name, other) for other in args.logs[:i])
-        ):
+        if name in names[:i] or any(_same(paths[i], other) for other in paths[:i]):
             raise InputError(f"{name}: given twice; each log counts once, give it once")
     items = list(args.logs)
     items += [load_nccl_log(name) for name in args.dataset or ()]
@@ -107,6 +106,11 @@ def _inputs(args) -> list:
             f"{datasets_dir() / 'nccl'}"
         )
     return items
+
+
+def _shipped_paths(args) -> list:
+    """The files of the shipped logs `--dataset` names (its errors name unknown ones)."""
+    return [datasets_dir() / "nccl" / f"{nccl_log_info(n).name}.log" for n in args.dataset or ()]
 
 
 def _same(a: str, b: str) -> bool:
@@ -127,7 +131,8 @@ def cli_hints(error: InputError, ranks_flag: str) -> InputError:
 
 
 def _run_fit_collective(args) -> int:
-    check_outputs({"-o": args.output}, input_paths(args.logs))
+    # A shipped log named by --dataset is an input too: -o over it replaced it by JSON.
+    check_outputs({"-o": args.output}, input_paths(args.logs, *map(str, _shipped_paths(args))))
     try:
         result = fit_collective(
             _inputs(args),

@@ -44,8 +44,17 @@ from .._sweep import (
     SweepResult,
     WHOLE_FIELDS,
 )
+from .._sweep.space import read_space_document
 from . import train
-from .common import check_outputs, format_table, message, POSITIVE, print_json, whole
+from .common import (
+    check_outputs,
+    format_table,
+    input_paths,
+    message,
+    POSITIVE,
+    print_json,
+    whole,
+)
 
 # The measures shown after the axes, the one ranked by first and the Pareto front's next:
 # a table too wide for the terminal leaves out its last columns, never those.
@@ -321,7 +330,10 @@ def _no_cluster(args) -> None:
 
 
 def _run_sweep(args) -> int:
-    check_outputs({"-o": args.output}, [args.space])
+    # The fit --convergence reads is an input too: -o over it replaced it by the sweep.
+    check_outputs({"-o": args.output}, input_paths(args.space, args.convergence))
+    if args.distributed:  # a missing or garbled space, said at once, not after the join
+        read_space_document(args.space)
     reporter = _join_cluster(args)
     space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
     for note in space.notes:

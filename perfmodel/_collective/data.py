@@ -49,6 +49,12 @@ def _algbw_bytes(size, time_s, algbw, n, source, op, notes):
     ratio = float(np.median(algbw[reliable] * time_s[reliable] / size[reliable]))
     if abs(ratio - 1.0) <= 0.02:
         return size
+    if ratio > 1.0:  # nccl-tests' algbw is size/time, or size/n/time: never more
+        raise InputError(
+            f"{source}: {op} at {n} ranks prints algbw = {ratio:.4g} × size / time; "
+            "nccl-tests prints size / time (or size / ranks / time): the time or algbw "
+            "column is off"
+        )
     snapped = 1.0 / round(1.0 / ratio)
     ratio = snapped if abs(ratio / snapped - 1.0) <= 0.02 else ratio
     notes.append(

@@ -207,8 +207,9 @@ def _group(c: _Fields, doc, where: str) -> CollectiveGroupFit:
     doc = c.mapping(doc, where, _GROUP_KEYS)
     values = {k: c.number(doc[k], f"{where}.{k}", *_RANGES[k]) for k in _RANGES}
     ranks = doc["n_ranks"]
-    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 1 <= ranks <= LARGEST_COUNT:
-        c.fail(f"{where}.n_ranks", f"a whole number of ranks from 1 to {LARGEST_COUNT:,}", ranks)
+    # fit-collective refuses 1-rank runs (no communication): a fit file of one is edited.
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 2 <= ranks <= LARGEST_COUNT:
+        c.fail(f"{where}.n_ranks", f"a whole number of ranks from 2 to {LARGEST_COUNT:,}", ranks)
     errors = doc["log_stderr"]
     if not isinstance(errors, dict):
         c.fail(f"{where}.log_stderr", "an object", errors)

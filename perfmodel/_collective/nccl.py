@@ -35,7 +35,7 @@ _SMALLEST_US = sys.float_info.min * 1e6  # less is 0 or subnormal in seconds: lo
 _BINARY_RE = re.compile(r"\b([a-z][a-z0-9_]*?)_perf(?:_mpi)?\b")
 _RANK_RE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group|Pid)\b")
 _NCCL_LOG_RE = re.compile(r"\bNCCL (?:INFO|WARN|TRACE|ABORT)\b")
-_DATA_START_RE = re.compile(r"^[+-]?\d")
+_DATA_START_RE = re.compile(r"^[+-]?\d", re.ASCII)
 # The data types and reductions nccl-tests prints (common.cu's test_typenames, test_opnames).
 TYPES = (
     "int8",
@@ -83,8 +83,8 @@ def _read(path_or_text: str | os.PathLike) -> tuple[str, str]:
 
 
 def _number(token: str, what: str, where: str) -> float:
-    try:
-        value = float(token)
+    try:  # Python reads "1٠24" (an Arabic-Indic zero) as 1024: nccl-tests prints ASCII
+        value = float(token) if token.isascii() else math.nan
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
@@ -92,8 +92,18 @@ def _number(token: str, what: str, where: str) -> float:
     return value
 
 
+def _looks_like_a_row(line: str, width: int) -> bool:
+    """Whether a line that does not start with a number is a garbled data row: as many
+    tokens as the last row, all but a few (type, op, N/A and the garbled one) numbers."""
+    tokens = line.split()
+    if width < 6 or len(tokens) != width:
+        return False
+    numbers = sum(bool(re.fullmatch(r"[+-]?[\d.]+(?:e[+-]?\d+)?", t, re.ASCII)) for t in tokens)
+    return numbers >= width - 4
+
+
 def _integer(token: str, what: str, where: str) -> int:
-    if not re.fullmatch(r"[+-]?\d+", token):
+    if not re.fullmatch(r"[+-]?\d+", token, re.ASCII):
         raise InputError(f"{where}: expected an integer for {what}, got {token!r}")
     return int(token)
 
@@ -270,12 +280,21 @@ def parse_nccl_tests(
     ):
         raise InputError(f"n_ranks must be an integer ≥ 1, got {n_ranks!r}")
     current, max_rank, rank_line, data_since_ranks = collective, -1, 0, False
+    row_width = 0  # tokens of the last data row read
     header: tuple[int, int, bool | None] = (4, 2, None)  # block, blocks, root?
     records = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         where = f"{name} line {lineno}"
-        if not line or _NCCL_LOG_RE.search(line):
+        if not line:
+            continue
+        if _NCCL_LOG_RE.search(line):
+            words = line.split()  # a row with NCCL's text in it, not a host "10-0-0-1:…"
+            if row_width and re.fullmatch(r"\d+", words[0], re.ASCII) and len(words) > row_width:
+                raise InputError(
+                    f"{where}: a data row with NCCL log text in it; expected the row alone "
+                    "(split the log text onto its own line)"
+                )
             continue
         rank = _RANK_RE.match(line)
         # A `#  Rank` line names the host, which may hold "_perf" (node_perf-3): no binary.
@@ -301,10 +320,18 @@ def parse_nccl_tests(
             words = line.split()  # column header
             n_blocks = min(words.count("busbw"), 2)
             header = (8 if "i_min" in words else 4, n_blocks, "root" in words)
-        if line.startswith("#") or not _DATA_START_RE.match(line):
+        if line.startswith("#"):
+            continue
+        if not _DATA_START_RE.match(line):
+            if _looks_like_a_row(line, row_width):
+                raise InputError(
+                    f"{where}: expected a data row starting with its size in bytes, got "
+                    f"{line.split()[0]!r} (a garbled row; a row left out would change the fit)"
+                )
             continue
         data_since_ranks = True
         tokens = _TIMESTAMP_RE.sub("", line).split()
+        row_width = len(tokens)
         size, blocks = _parse_row(tokens, header, where)
         if current is None:
             raise InputError(

@@ -68,9 +68,7 @@ def pick_robustness(
                             "factor": factor,
                             "value": value,
                             "unit": model.parameter_specs()[name].unit,
-                            "layout": {
-                                n: float(columns[n][winner]) for n in names if n != "gpus"
-                            },
+                            "layout": {n: float(columns[n][winner]) for n in names if n != "gpus"},
                             "time_s": float(times[winner]),
                             "pick_time_s": float(times[0]),
                         }

@@ -239,6 +239,16 @@ def load_space(
         yes: build and return the space whatever its size.
     """
     source = os.fspath(path)
+    document = read_space_document(source)
+    try:
+        return _parse(document, source, max_configs, yes)
+    except InputError as error:
+        raise InputError(f"{source}: {error.template}")
+
+
+def read_space_document(source: str) -> dict:
+    """The TOML of a space file, its tables checked by name (no JAX: `sweep
+    --distributed` reads it before joining the cluster)."""
     content = read_bytes(source, "space file")
     try:
         document = tomllib.loads(content.decode("utf-8-sig"))  # a BOM, as CSVs may have
@@ -251,10 +261,7 @@ def load_space(
     unknown = sorted(set(document) - set(SECTIONS))
     if unknown:
         raise InputError(f"{source}: unknown table [{unknown[0]}]; valid: {', '.join(SECTIONS)}")
-    try:
-        return _parse(document, source, max_configs, yes)
-    except InputError as error:
-        raise InputError(f"{source}: {error.template}")
+    return document
 
 
 def _limit(options: dict, max_configs: float | None) -> float:
@@ -273,6 +280,28 @@ def _check_read(model, axes: dict, fixed: dict) -> None:
         left, read = unread(model, names, per_step=fit is None or fit.target == "time")
         if left:
             raise InputError(f"{table}.{left[0]}: {unread_line(model.family, left[0], read)}")
+
+
+# Config fields whose default, 1.0, stands for "unknown" in a fit (its bandwidth is then
+# in messages/s): in a preset's space it is a 1-byte gradient or input.
+PLACEHOLDERS = {
+    "message_bytes": "the gradient's bytes per data-parallel rank",
+    "input_bytes": "the input's bytes per step",
+    "flops_per_sample": "FLOPs of one sample's forward and backward",
+    "sample_bytes": "one sample's input bytes",
+}
+
+
+def _placeholders_left(model, axes: dict, fixed: dict) -> list[str]:
+    """A note per field a preset reads and the space leaves at its placeholder 1.0 (a
+    data_parallel space without message_bytes swept a 1-byte all-reduce, silently)."""
+    _, read = unread(model, ())
+    return [
+        f"{name} is read by the {model.family} model but not given: it stays 1 (a "
+        f"placeholder), so the sweep prices {what} at 1; give it in [fixed] or [axes]"
+        for name, what in PLACEHOLDERS.items()
+        if name in read and name not in axes and name not in fixed
+    ]
 
 
 def _gpu(options: dict) -> str:
@@ -363,6 +392,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     if "fit" in spec:
         axes, past = _past_the_batch(model, axes, fixed)
         notes += past
+    else:
+        notes += _placeholders_left(model, axes, fixed)
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
             raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
