@@ -207,13 +207,38 @@ def test_a_preset_space_that_leaves_the_gradient_at_one_byte_warns(tmp_path):
     assert load_space(space).notes == ()
 
 
-def test_a_collective_fit_of_one_rank_is_refused(tmp_path):
-    saved = tmp_path / "c.json"
+@pytest.fixture(scope="module")
+def collective_document(tmp_path_factory):
+    saved = tmp_path_factory.mktemp("collective") / "c.json"
     assert run_cli("fit-collective", "--dataset", "nccl_tests_44_2x2080ti", "-o", saved)[0] == 0
-    doc = json.loads(saved.read_text())
-    doc["groups"][0]["n_ranks"] = 1
+    return json.loads(saved.read_text())
+
+
+def _group_edit(doc, key, value):
+    doc["groups"][0][key] = value
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [  # fuzz round 12: each was read (a 1-rank group gave a LinAlgError traceback)
+        (lambda d: _group_edit(d, "n_ranks", 1), r"groups\[0\].n_ranks: expected a whole"),
+        (lambda d: d.update(bogus_key=1), "bogus_key: expected no such field"),
+        (lambda d: d["groups"][0]["log_stderr"].update(zzz=1.0), "log_stderr.zzz: expected one"),
+        (lambda d: d["groups"].append(d["groups"][0]), r"groups\[1\]: expected one group per"),
+        (lambda d: _group_edit(d, "latency_s", 1.0), "base_latency_s: expected .*, what latency_s"),
+        (lambda d: _group_edit(d, "busbw_bytes_per_s", 0.0), "busbw_bytes_per_s: expected"),
+    ],
+)
+def test_an_edited_collective_fit_is_refused(tmp_path, collective_document, edit, message):
+    doc = json.loads(json.dumps(collective_document))
+    edit(doc)
+    saved = tmp_path / "edited.json"
     saved.write_text(json.dumps(doc))
-    with pytest.raises(
-        pm.InputError, match=r"groups\[0\].n_ranks: expected a whole number of ranks from 2"
-    ):
+    with pytest.raises(pm.InputError, match=message):
         pm.load_collective_fit(saved)
+
+
+def test_an_unedited_collective_fit_loads(tmp_path, collective_document):
+    saved = tmp_path / "c.json"
+    saved.write_text(json.dumps(collective_document))
+    assert pm.load_collective_fit(saved).groups[0].n_ranks == 2

@@ -46,8 +46,13 @@ from .._fitting import (
 )
 from .._levels import level_text
 from .._presets import build, hybrid_kind
-from .._sweep import inherited_recipe, invalid_reasons, layout_alternatives, sweep
-from .._sweep.robustness import pick_robustness
+from .._sweep import (
+    inherited_recipe,
+    invalid_reasons,
+    layout_alternatives,
+    pick_robustness,
+    sweep,
+)
 from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
 from .._text import wrap
 from .common import finite_or_none

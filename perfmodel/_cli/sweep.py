@@ -39,12 +39,12 @@ from .._sweep import (
     load_space,
     OBJECTIVES,
     PRECISIONS,
+    read_space_document,
     Space,
     sweep,
     SweepResult,
     WHOLE_FIELDS,
 )
-from .._sweep.space import read_space_document
 from . import train
 from .common import (
     check_outputs,
@@ -291,6 +291,7 @@ def _join_cluster(args) -> bool:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise InputError(f"--coordinator: expected HOST:PORT, got {address!r}")
+    read_space_document(args.space)  # a missing or garbled space, said now, not after the join
     try:
         # Collectives between CPU processes (GPUs use NCCL whatever this says).
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -332,8 +333,6 @@ def _no_cluster(args) -> None:
 def _run_sweep(args) -> int:
     # The fit --convergence reads is an input too: -o over it replaced it by the sweep.
     check_outputs({"-o": args.output}, input_paths(args.space, args.convergence))
-    if args.distributed:  # a missing or garbled space, said at once, not after the join
-        read_space_document(args.space)
     reporter = _join_cluster(args)
     space = load_space(args.space, max_configs=args.max_configs, yes=args.yes)
     for note in space.notes:

@@ -133,6 +133,31 @@ _GROUP_KEYS = (
 )
 
 
+# Group fields written from others (`CollectiveGroupFit`'s properties of the same name).
+DERIVED = {
+    "busbw_bytes_per_s": "busbw",
+    "base_latency_s": "base_latency_s",
+    "efficiency": "efficiency",
+}
+STDERR_KEYS = ("latency", "bandwidth", "factor")
+DOCUMENT_KEYS = (
+    "format",
+    "schema_version",
+    "perfmodel_version",
+    "created",
+    "precision",
+    "factor",
+    "link_bandwidth",
+    "loss",
+    "converged",
+    "message",
+    "warnings",
+    "notes",
+    "sources",
+    "groups",
+)
+
+
 class _Fields:
     """Checks of one collective fit document; every failure one line naming the field."""
 
@@ -213,7 +238,10 @@ def _group(c: _Fields, doc, where: str) -> CollectiveGroupFit:
     errors = doc["log_stderr"]
     if not isinstance(errors, dict):
         c.fail(f"{where}.log_stderr", "an object", errors)
-    return CollectiveGroupFit(
+    for key in errors:  # the fitted parameters' standard errors: no other names
+        if key not in STDERR_KEYS:
+            c.fail(f"{where}.log_stderr.{key}", f"one of {', '.join(STDERR_KEYS)}", key)
+    group = CollectiveGroupFit(
         collective=c.text(doc["collective"], f"{where}.collective"),
         n_ranks=ranks,
         latency_s=values["latency_s"],
@@ -229,13 +257,38 @@ def _group(c: _Fields, doc, where: str) -> CollectiveGroupFit:
         mape=c.number(doc["mape_percent"], f"{where}.mape_percent", 0.0, 1e300, nullable=True),
         rows=_rows(c, doc["rows"], f"{where}.rows"),
     )
+    # Written from latency_s, bandwidth and factor: an edit of one side alone is ambiguous
+    # (latency_s set to 1 s beside base_latency_s 7e-5 was read as 1 s, silently).
+    for key, derived in DERIVED.items():
+        expected = float(getattr(group, derived))
+        if not math.isclose(values[key], expected, rel_tol=1e-9, abs_tol=1e-300):
+            c.fail(
+                f"{where}.{key}",
+                f"{expected:.6g}, what latency_s, bandwidth_bytes_per_s and factor give (an "
+                "edited file: edit those three and this one together)",
+                values[key],
+            )
+    return group
 
 
 def _from_dict(c: _Fields, document: dict) -> CollectiveFit:
+    for key in document:  # one misspelt key ignored reads the file at the others' values
+        if key not in DOCUMENT_KEYS:
+            c.fail(key, f"no such field (valid: {', '.join(DOCUMENT_KEYS)})", key)
     groups = document.get("groups")
     if not isinstance(groups, list) or not groups:
         c.fail("groups", "a non-empty list of fitted groups", groups)
     fitted = tuple(_group(c, g, f"groups[{i}]") for i, g in enumerate(groups))
+    seen: dict[tuple, int] = {}
+    for i, g in enumerate(fitted):  # two fits of one collective were blended, silently
+        first = seen.setdefault((g.collective, g.n_ranks), i)
+        if first != i:
+            c.fail(
+                f"groups[{i}]",
+                f"one group per collective and rank count ({g.collective} at {g.n_ranks} "
+                f"ranks is groups[{first}] too)",
+                f"{g.collective} × {g.n_ranks}",
+            )
     link = document.get("link_bandwidth")
     loss = document.get("loss")
     if not isinstance(loss, dict):

@@ -37,7 +37,7 @@ from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._reads import unread, unread_line
 from .._schema import check_options
 from .._terms import gpu_named
-from .run import WHOLE_FIELDS
+from .run import MAX_CHUNK_SIZE, WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -402,7 +402,12 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
             kinds = kind if isinstance(kind, tuple) else (kind,)
             expected = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
             raise InputError(f"sweep.{name}: expected {expected}, got {value!r}")
-        if name in ("top_k", "chunk_size") and value < 1:
+        if name == "chunk_size" and not 1 <= value <= MAX_CHUNK_SIZE:
+            raise InputError(
+                f"sweep.chunk_size: expected a whole number from 1 to {MAX_CHUNK_SIZE} (2²⁴), "
+                f"got {value!r}"
+            )
+        if name == "top_k" and value < 1:
             raise InputError(f"sweep.{name}: expected a whole number ≥ 1, got {value!r}")
     per = options.get("per", [])
     if not all(isinstance(p, str) for p in per):

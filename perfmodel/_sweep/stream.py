@@ -542,8 +542,14 @@ def stream(
     if (per_lane * lanes + 1) * plan.rows_per_chunk >= _ROW_LIMIT:
         raise ValueError(
             f"{plan.rows} rows of {plan.inner_width} configurations (with padding) exceed "
-            f"the {_ROW_LIMIT} rows int32 indices reach; give the last axes more values "
-            "and the first ones fewer, so that more configurations share a row"
+            f"the {_ROW_LIMIT} rows int32 indices reach; split the space (part of its "
+            "first axis per sweep)"
+            + (
+                ", or give the last axes more values and the first ones fewer, so that more "
+                "configurations share a row"
+                if plan.inner_width < 1024
+                else ""
+            )
         )
     run = compile_stream(plan, evaluate, tuple(devices))
     show = sys.stderr.isatty() if progress is None else progress
