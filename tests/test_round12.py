@@ -242,3 +242,63 @@ def test_an_unedited_collective_fit_loads(tmp_path, collective_document):
     saved = tmp_path / "c.json"
     saved.write_text(json.dumps(collective_document))
     assert pm.load_collective_fit(saved).groups[0].n_ranks == 2
+
+
+LLAMA_RUNS = (
+    "gpu,gpus,time_s,tp,pp,layers,hidden,heads,query_groups,ffn_hidden,gated_mlp,"
+    "untied_embeddings,seq_len,vocab,global_batch,microbatch_size,interleave,recompute,"
+    "seq_parallel,zero,flash_attention,gpus_per_node,gpu_memory_bytes\n"
+    "H100,64,75.4,8,4,80,8192,64,8,28672,1,1,4096,128256,1024,1,1,selective,1,1,1,8,77.3e9\n"
+    "H100,128,38.7,8,4,80,8192,64,8,28672,1,1,4096,128256,1024,1,1,selective,1,1,1,8,77.3e9\n"
+)
+
+
+@pytest.fixture(scope="module")
+def llama_fit(tmp_path_factory):
+    """Review round 12's two 70B runs on H100 (one layout, 64 and 128 GPUs)."""
+    folder = tmp_path_factory.mktemp("llama")
+    (folder / "runs.csv").write_text(LLAMA_RUNS)
+    code, _, err = run_cli("fit", folder / "runs.csv", "--model", "hybrid", "-o", folder / "f.json")
+    assert code == 0, err
+    assert "GPU H100-80GB: read from the 'gpu' column" in err
+    return folder / "f.json"
+
+
+@pytest.mark.slow  # a hybrid fit and two layout searches (about 40 s)
+def test_a_zero3_pick_on_an_assumed_network_says_both(llama_fit):
+    code, out, _ = run_cli("optimal", llama_fit, "--max-gpus", "512")
+    assert code == 0 and "zero=3" in out.splitlines()[0]
+    assert "the pick rests on allreduce.bandwidth_inter, fixed, not fitted: at 0.5x" in out
+    assert "zero=3 is fully sharded data parallelism" in out and "--set zero=1" in out
+    code, out, _ = run_cli(
+        "optimal", llama_fit, "--max-gpus", "512", "--objective", "cost",
+        "--price-per-gpu-hour", "2.5", "--json",
+    )  # fmt: skip
+    found = json.loads(out)
+    # Perfect scaling under ZeRO-3: every count from 64 to 512 costs the same per step.
+    assert code == 0 and found["gpus"] == 64 and found["same_cost_up_to"] == 512
+    assert [c["parameter"] for c in found["robustness"]["changes"]][-1] == (
+        "allreduce.bandwidth_inter"
+    )
+
+
+@pytest.mark.slow  # loads a hybrid fit (about 5 s)
+def test_a_what_if_on_a_hybrid_fit_points_to_set_and_checks_units(llama_fit):
+    code, _, err = run_cli("whatif", llama_fit, "--gpus", "64", "--set", "tensor.bandwidth=x2")
+    assert code == 2 and "predict and optimal take --set NAME=VALUE" in err
+    code, _, err = run_cli(
+        "optimal", llama_fit, "--max-gpus", "64", "--set", "allreduce.bandwidth_inter=100"
+    )
+    assert code == 2 and "100 B/s is below 1 MB/s; the unit is B/s (100 GB/s is 100e9)" in err
+
+
+def test_a_space_with_gpu_memory_in_gigabytes_is_refused(tmp_path):
+    from perfmodel._sweep.space import load_space
+
+    space = tmp_path / "mem.toml"
+    space.write_text(
+        '[model]\nfamily = "hybrid"\n[fixed]\ngpu_memory_bytes = 80\nlayers = 2\n'
+        "hidden = 1024\nseq_len = 128\nglobal_batch = 8\n[axes]\ngpus = [1, 2]\n"
+    )
+    with pytest.raises(pm.InputError, match="fixed.gpu_memory_bytes: 80 bytes of GPU memory"):
+        load_space(space)

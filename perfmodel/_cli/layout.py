@@ -79,6 +79,8 @@ WHY_FIXED = {
     "tensor.latency": "assumed (negligible at training message sizes)",
     "allreduce.latency_inter": "assumed (negligible at training message sizes)",
 }
+# Costs per step this close are one cost (`optimal --objective cost` names the range).
+COST_TIE = 0.005
 DEFAULT_BOUNDS = {"compute.e_max": (0.3, 0.95), "compute.d0": (1.0, 5000.0)}
 MIN_ELASTICITY = 0.02
 # The GEMM efficiency has no published value to fall back on: it is fitted while its
@@ -717,8 +719,13 @@ def optimal_layout(
         if not ok.any():
             raise InputError(f"--deadline {deadline:g} s: no layout is that fast")
         i = int(np.flatnonzero(ok)[np.argmin(curve["cost_per_step"].to_numpy()[ok])])
+        # Counts that cost the same per step finish sooner for nothing: "64 GPUs" alone
+        # hid that 128–1024 cost the same (review round 12).
+        cost = curve["cost_per_step"].to_numpy()
+        tied = np.flatnonzero(ok & (cost <= cost[i] * (1.0 + COST_TIE)))
+        same_cost_up_to = int(curve["gpus"].iloc[tied[-1]]) if tied[-1] > i else None
     else:
-        i = int(np.argmin(curve["step_time_s"].to_numpy()))
+        i, same_cost_up_to = int(np.argmin(curve["step_time_s"].to_numpy())), None
     best = curve.iloc[i]
     gpus = curve["gpus"].to_numpy()
     marginal = best_return_ahead(gpus, speedup) * reference["gpus"]
@@ -768,6 +775,8 @@ def optimal_layout(
         "efficiency": float(efficiency[i]),
         "memory_gb": float(best["memory_gb"]),
         "cost_per_step": float(best["cost_per_step"]) if price_per_gpu_hour is not None else None,
+        # With --objective cost: the largest count whose cost per step is within COST_TIE.
+        "same_cost_up_to": same_cost_up_to,
         "objective": objective,
         "reference": reference,
         "searched_up_to": int(axes["gpus"][-1]),
@@ -927,6 +936,11 @@ def print_optimal_layout(document: dict) -> None:
     if document["cost_per_step"] is not None:
         money = f" {document['currency']}" if document.get("currency") else ""
         print(f"  cost per step {document['cost_per_step']:.4g}{money}")
+    if document.get("same_cost_up_to"):
+        print(
+            f"  the same cost per step (within {COST_TIE:.1%}) up to "
+            f"{document['same_cost_up_to']} GPUs: more GPUs finish sooner at no extra cost"
+        )
     for alt in document["alternatives"]:
         names = [k for k in alt if k not in ("axis", "best_value", "step_time_s", "slower_pct")]
         print(
@@ -935,6 +949,15 @@ def print_optimal_layout(document: dict) -> None:
         )
     for line in robustness_lines(document.get("robustness")):
         print(line)
+    picks = [document["layout"], (document.get("worth_buying") or {}).get("layout", {})]
+    if any(layout.get("zero") == 3 for layout in picks):
+        print(
+            wrap(
+                "  zero=3 is fully sharded data parallelism (PyTorch FSDP, DeepSpeed ZeRO-3, "
+                "Megatron-Core's FSDP), its all-gathers assumed hidden under the compute; "
+                "--set zero=1 searches Megatron's distributed optimizer alone"
+            )
+        )
     knee = document["diminishing_returns"]
     if knee["gpus"] is None:
         print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")

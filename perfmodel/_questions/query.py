@@ -309,7 +309,9 @@ def refuse_layout_fit(fit, what: str) -> None:
             f"{what}: a hybrid (Megatron-LM layout) fit answers per layout, and {what} varies "
             "the GPU count alone at one layout, invalid at most counts; search layouts "
             "instead: perfmodel predict FIT --tp/--pp/... or --layouts CSV, perfmodel optimal "
-            "FIT (a layout search), perfmodel sweep, or perfmodel.sweep over a layout space"
+            "FIT (a layout search), perfmodel sweep, or perfmodel.sweep over a layout space; "
+            "for a what-if, predict and optimal take --set NAME=VALUE (e.g. "
+            "allreduce.bandwidth_inter=x2)"
         )
 
 

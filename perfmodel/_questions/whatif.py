@@ -79,6 +79,26 @@ def _check_range(name: str, value: float, kind: str) -> float:
     return value
 
 
+# The least a hybrid (physical-unit) parameter can be: 100 B/s for a network read as
+# 100 GB/s answered "step time 1.7e8 s" (review round 12). Other families' rates may be
+# in messages/s (`Config.message_bytes` unknown), so only the hybrid's are checked.
+LEAST_PHYSICAL = {
+    "B/s": (1e6, "1 MB/s", "100 GB/s is 100e9"),
+    "FLOP/s": (1e9, "1 GFLOP/s", "989 TFLOP/s is 989e12"),
+}
+
+
+def _check_unit(fit: FitResult, name: str, value: float, unit: str) -> None:
+    from .._presets import hybrid_kind
+
+    least = LEAST_PHYSICAL.get(unit)
+    if least is None or hybrid_kind(fit.model) != "hybrid" or value >= least[0]:
+        return
+    raise InputError(
+        f"set {name}: {value:g} {unit} is below {least[1]}; the unit is {unit} ({least[2]})"
+    )
+
+
 def split_changes(fit: FitResult, changes: Mapping[str, object]):
     """Parse `changes` into (parameter values, config values), both physical floats."""
     specs = fit.model.parameter_specs()
@@ -88,9 +108,15 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         if name in specs:
             value = _parse_value(name, raw, values[name])
             params[name] = _check_range(name, value, specs[name].kind)
+            _check_unit(fit, name, value, specs[name].unit)
         elif name in CONFIG_FIELDS and name != "gpus":
             current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
             config[name] = _check_range(name, _parse_value(name, raw, current), "config")
+            if name == "gpu_memory_bytes" and config[name] < 2.0**20:
+                raise InputError(
+                    f"set {name}: {config[name]:g} bytes is below 1 MiB; the unit is bytes "
+                    "(80 GB is 80e9)"
+                )
         elif name == "gpus":
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:

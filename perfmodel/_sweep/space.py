@@ -216,7 +216,18 @@ def _axis_values(name: str, spec) -> list[float]:
         raise InputError(
             f"{where}: expected GPU counts from 1 to {LARGEST_COUNT:,}, got {max(values):g}"
         )
+    check_memory_unit(where, name, min(values))
     return values
+
+
+def check_memory_unit(where: str, name: str, value: float) -> None:
+    """`gpu_memory_bytes` of 80 (GB meant): "no configuration is valid and within memory
+    (needs ≥ 3.7 GB per GPU)", with nothing to say the unit was off (review round 12)."""
+    if name == "gpu_memory_bytes" and 0 < value < 2.0**20:
+        raise InputError(
+            f"{where}: {value:g} bytes of GPU memory is below 1 MiB; the unit is bytes "
+            "(80 GB is 80e9)"
+        )
 
 
 def _table(document: dict, key: str, source: str) -> dict:
@@ -382,6 +393,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         name: _number(_coded(name, value), f"fixed.{name}")
         for name, value in _table(document, "fixed", source).items()
     }
+    for name, value in fixed.items():
+        check_memory_unit(f"fixed.{name}", name, value)
     axes_spec = _table(document, "axes", source)
     if not axes_spec:
         raise InputError("[axes]: no axes; give at least one, e.g. gpus = [8, 16, 32]")
