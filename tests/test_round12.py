@@ -302,3 +302,18 @@ def test_a_space_with_gpu_memory_in_gigabytes_is_refused(tmp_path):
     )
     with pytest.raises(pm.InputError, match="fixed.gpu_memory_bytes: 80 bytes of GPU memory"):
         load_space(space)
+
+
+@pytest.mark.slow  # loads a hybrid fit (about 5 s)
+def test_predict_of_a_layout_gives_its_memory(llama_fit):
+    code, out, _ = run_cli("predict", llama_fit, "--gpus", "64,64", "--tp", "8,1", "--pp", "4,1")
+    assert code == 0
+    header = out.splitlines()[1].split()
+    at = header.index("time_s")
+    assert header[at + 1 : at + 3] == ["memory_gb", "status"]
+    code, out, _ = run_cli(
+        "predict", llama_fit, "--gpus", "64,64", "--tp", "8,1", "--pp", "4,1", "--json"
+    )
+    rows = json.loads(out)["rows"]
+    assert rows[0]["status"] == "ok" and rows[0]["memory_gb"] < 77.3
+    assert rows[1]["status"] == "out of memory" and rows[1]["memory_gb"] > 77.3

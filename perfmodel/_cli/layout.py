@@ -572,6 +572,8 @@ def layout_rows(result: FitResult, layouts, interval=None, method="laplace", kin
         valid = code == 0 or code == OUT_OF_MEMORY
         time_s = float(found["time_s"][i])
         row["time_s"] = time_s if valid else None
+        # GB per GPU: how far out of memory a fast-looking row is (review round 12).
+        row["memory_gb"] = float(found["memory_gb"][i]) if valid else None
         if band is not None and valid:
             row["time_s_lo"] = float(band["time_s_lo"][i])
             row["time_s_hi"] = float(band["time_s_hi"][i])
@@ -846,13 +848,13 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         )
         labels = ("interval", "speedup_interval")
         rows = [{k: v for k, v in row.items() if k not in labels} for row in rows]
-    if any(row["status"] != "ok" for row in rows):  # why a row has no time, in view
-        first = ("speedup", "speedup_lo", "speedup_hi", "efficiency")
-        rows = [
-            {k: v for k, v in row.items() if k not in first}
-            | {k: row[k] for k in first if k in row}
-            for row in rows
-        ]
+    # The status beside the time, whatever the rows (it moved when a row was invalid):
+    # why a row has no time, in view.
+    last = ("speedup", "speedup_lo", "speedup_hi", "efficiency")
+    rows = [
+        {k: v for k, v in row.items() if k not in last} | {k: row[k] for k in last if k in row}
+        for row in rows
+    ]
     print(format_table(rows))
     other = sum(row["time_s"] is not None and row["speedup"] is None for row in rows)
     if other:

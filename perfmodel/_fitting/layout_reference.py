@@ -15,7 +15,14 @@ import numpy as np
 from .._config import Config, LAYOUT_FIELDS, with_defaults, WORKLOAD_FIELDS
 from .._errors import InputError
 from .._presets import hybrid_kind
-from .._terms import GPUS, layout_status, REASONS, USABLE_MEMORY
+from .._terms import (
+    basic_memory_per_gpu,
+    GPUS,
+    layout_status,
+    memory_per_gpu,
+    REASONS,
+    USABLE_MEMORY,
+)
 
 
 def workload(values: dict, kind: str) -> tuple:
@@ -125,12 +132,19 @@ def memory_budget(result) -> dict[str, float]:
 
 
 def evaluate_layouts(result, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``time_s`` (s per step) and ``code`` (`layout_status`, memory against
-    `memory_budget`) of the fit at `layouts`."""
+    """``time_s`` (s per step), ``code`` (`layout_status`, memory against
+    `memory_budget`) and ``memory_gb`` (GB per GPU, 10⁹ bytes, the `memory_per_gpu` total
+    the status checks) of the fit at `layouts`."""
     kind = hybrid_kind(result.model)
     defaults = {**memory_budget(result), **result.config_defaults}
+    memory = memory_per_gpu if kind == "hybrid" else basic_memory_per_gpu
     with jax.enable_x64(True):
         config = Config(**with_defaults(defaults, layouts))
         time_s = np.asarray(result.model(config), dtype=np.float64)
         code = np.asarray(layout_status(config, kind))
-    return {"time_s": np.broadcast_to(time_s, code.shape), "code": code}
+        memory_gb = np.asarray(memory(config)["total"], dtype=np.float64) / 1e9
+    return {
+        "time_s": np.broadcast_to(time_s, code.shape),
+        "code": code,
+        "memory_gb": np.broadcast_to(memory_gb, code.shape),
+    }
