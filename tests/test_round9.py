@@ -202,7 +202,7 @@ def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
     assert code == 1 and "no configuration is valid and within memory" in err, err
     assert json.loads(out)["axes"]["recompute"] == [0.0, 2.0]
     space.write_text(base + 'recompute = ["fulll"]\n')
-    refused(*run_cli("sweep", space)[::2], "recompute: expected one of none (0)", "'fulll'")
+    refused(*run_cli("sweep", space)[::2], "axes.recompute[0]: expected one of none (0)", "'fulll'")
     space.write_text(base + "zero = [0, 1, 4]\n")
     refused(*run_cli("sweep", space)[::2], "axis 'zero': expected one of 0, 1, 2, 3, got 4")
 

@@ -293,7 +293,10 @@ def fit_with_collectives(args, data, fix: dict, bounds: dict):
             raise cli_hints(error, "--collective-ranks") from None
         return joint.fit, {"joint": joint.to_dict()}
     collective = load_collective_fit(args.collective_fit)
-    links = link_parameters(collective, model, gpus_per_node=gpus_per_node_of(data, None))
+    try:
+        links = link_parameters(collective, model, gpus_per_node=gpus_per_node_of(data, None))
+    except InputError as error:  # name the file whose values it read
+        raise InputError(f"{args.collective_fit}: {error.template}") from None
     twice = sorted(set(links) & set(fix))
     if twice:
         raise InputError(

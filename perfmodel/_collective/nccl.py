@@ -230,7 +230,7 @@ def _check_busbw(label, alg, bus, collective, n, where):
         hint = _ranks_hint(a, b, alg, bus)
     raise InputError(
         f"{where}: {label} busbw {bus:g} GB/s does not match algbw {alg:g} GB/s ×"
-        f" {factor:.4g} (the {collective} factor for n_ranks={n}); busbw/algbw ="
+        f" {factor:.4g} (the {collective} factor for {n} ranks); busbw/algbw ="
         f" {bus / alg if alg else math.inf:.3f}{hint}. Is the rank count ({{arg:n_ranks}}) or"
         " the collective wrong?"
     )

@@ -96,15 +96,16 @@ def _number(value, where: str) -> float:
     return float(value)
 
 
-def _coded(name: str, value):
+def _coded(name: str, value, where: str | None = None):
     """A field's code for a name it may be given by (`FIELD_NAMES`: ``recompute =
-    "full"``, as a CSV and ``--recompute`` take it), else `value` as it is."""
+    "full"``, as a CSV and ``--recompute`` take it), else `value` as it is; errors name
+    `where` (``axes.recompute[3]``), else the field."""
     names = FIELD_NAMES.get(name, {})
     if not isinstance(value, str) or not names:
         return value
     if value.strip().lower() not in names:
         codes = ", ".join(f"{n} ({c})" for n, c in names.items())
-        raise InputError(f"{name}: expected one of {codes}, got {value!r}")
+        raise InputError(f"{where or name}: expected one of {codes}, got {value!r}")
     return names[value.strip().lower()]
 
 
@@ -130,6 +131,10 @@ def _range_spec(spec: dict, where: str) -> tuple[float, float, float | None, int
     num = spec["num"]
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
         raise InputError(f"{where}.num: expected a whole number ≥ 1, got {num!r}")
+    if num == 1 and stop != start:  # it gave [start], `stop` unread
+        raise InputError(
+            f"{where}.num: 1 value cannot span {start:g} to {stop:g}; give num ≥ 2, or a list"
+        )
     return start, stop, None, num
 
 
@@ -204,7 +209,8 @@ def _axis_values(name: str, spec) -> list[float]:
     elif isinstance(spec, list):
         if not spec:
             raise InputError(f"{where}: empty list; give at least one value")
-        values = [_number(_coded(name, v), f"{where}[{i}]") for i, v in enumerate(spec)]
+        at = [f"{where}[{i}]" for i in range(len(spec))]
+        values = [_number(_coded(name, v, w), w) for v, w in zip(spec, at)]
     else:
         raise InputError(f"{where}: expected a list or a range table, got {spec!r}")
     if name in WHOLE_FIELDS:
@@ -390,7 +396,7 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
                 'Megatron-LM hybrid, or write family = "hybrid_basic"'
             )
     fixed = {
-        name: _number(_coded(name, value), f"fixed.{name}")
+        name: _number(_coded(name, value, f"fixed.{name}"), f"fixed.{name}")
         for name, value in _table(document, "fixed", source).items()
     }
     for name, value in fixed.items():
