@@ -49,12 +49,14 @@ def test_the_gpu_column_names_the_gpu_of_the_runs(tmp_path):
     from perfmodel._cli.layout import gpu_of_runs, ignored_columns
 
     data = pm.load_benchmarks(_runs(tmp_path, "h100.csv", gpu=["H100", "NVIDIA H100-SXM5-80GB"]))
-    assert gpu_of_runs(data, None) == ("H100-80GB", "GPU H100-80GB: read from the 'gpu' column")
+    assert gpu_of_runs(data, None) == (
+        "H100-80GB", "GPU H100-80GB: read from the 'gpu' column", False
+    )  # fmt: skip
     assert gpu_of_runs(data, "H100-80GB")[0] == "H100-80GB"
     assert ignored_columns(data) == []
     plain = pm.load_benchmarks(K22)
-    gpu, note = gpu_of_runs(plain, None)
-    assert gpu == "A100-80GB" and "taken as A100-80GB" in note and "--gpu" in note
+    gpu, note, assumed = gpu_of_runs(plain, None)
+    assert gpu == "A100-80GB" and "taken as A100-80GB" in note and "--gpu" in note and assumed
 
 
 @pytest.mark.parametrize(
@@ -101,10 +103,10 @@ def test_a_pick_that_rests_on_a_fixed_parameter_is_named():
     model = pm.hybrid(gpu="H100-80GB", e_max=0.75)
     pick = dict(gpus=512, tp=2, pp=1, interleave=1, zero=3)
     other = dict(gpus=512, tp=4, pp=4, interleave=5, zero=1)
-    found = pick_robustness(model, ("compute.e_max",), LLAMA_70B, [pick, other])
-    assert found["tried"] == [
-        "compute.d0", "tensor.bandwidth", "compute.hbm_bandwidth", "allreduce.bandwidth_inter"
-    ]  # fmt: skip
+    assumed = ("compute.d0", "tensor.bandwidth", "compute.hbm_bandwidth")
+    assumed += ("allreduce.bandwidth_inter",)
+    found = pick_robustness(model, assumed, LLAMA_70B, [pick, other])
+    assert found["tried"] == list(assumed)
     [change] = found["changes"]
     assert change["parameter"] == "allreduce.bandwidth_inter" and change["factor"] == 0.5
     assert change["layout"] == dict(tp=4.0, pp=4.0, interleave=5.0, zero=1.0)
@@ -113,11 +115,11 @@ def test_a_pick_that_rests_on_a_fixed_parameter_is_named():
         times = [float(slow(pm.Config(**LLAMA_70B, **lay))) for lay in (pick, other)]
     np.testing.assert_allclose([change["pick_time_s"], change["time_s"]], times, rtol=1e-6)
     assert change["time_s"] < 0.98 * change["pick_time_s"]
-    # Fitted, the bandwidth is the runs' to say: not tried.
-    fitted = pick_robustness(
-        model, ("compute.e_max", "allreduce.bandwidth_inter"), LLAMA_70B, [pick, other]
-    )
-    assert "allreduce.bandwidth_inter" not in fitted["tried"] and fitted["changes"] == []
+    # Fitted, or given by the user (--fix, --set), the bandwidth is not an assumption.
+    given = pick_robustness(model, assumed[:3], LLAMA_70B, [pick, other])
+    assert "allreduce.bandwidth_inter" not in given["tried"] and given["changes"] == []
+    # One layout: nothing ranked, no claim that the pick holds.
+    assert pick_robustness(model, assumed, LLAMA_70B, [pick])["tried"] == []
 
 
 SHIPPED_LOG = (
@@ -151,11 +153,32 @@ def _edited_log(tmp_path, old, new, name="edited.log"):
             "     1048576        1310٧2",
             "expected an integer for count",
         ),
+        (  # the first row: no row read yet, the column header's width
+            "       32768          4096",
+            "       l2768          4096",
+            "line 14: expected a data row starting with its size",
+        ),
+        (
+            "1.38  0e+00\n",
+            "1.38  0e+00 host:1:1 [0] NCCL INFO Channel 00 : 0 1\n",
+            "line 14: a data row with NCCL log text in it",
+        ),
     ],
 )
 def test_a_garbled_nccl_row_is_refused_not_dropped(tmp_path, old, new, message):
     with pytest.raises(pm.InputError, match=message):
         pm.parse_nccl_tests(_edited_log(tmp_path, old, new), collective="all_reduce", n_ranks=2)
+
+
+def test_a_garbled_row_of_a_timestamped_log_is_refused(tmp_path):
+    # With `-R` every row ends in a timestamp, which the width check counted (review).
+    lines = SHIPPED_LOG.read_text().splitlines()
+    stamped = [line + " 2024-01-02 03:04:05" if line[:1] == " " else line for line in lines]
+    text = "\n".join(stamped).replace("     1048576        131072", "     l048576        131072")
+    log = tmp_path / "stamped.log"
+    log.write_text(text + "\n")
+    with pytest.raises(pm.InputError, match="line 19: expected a data row starting"):
+        pm.parse_nccl_tests(log, collective="all_reduce", n_ranks=2)
 
 
 def test_an_algbw_above_size_over_time_is_refused(tmp_path):
@@ -317,3 +340,45 @@ def test_predict_of_a_layout_gives_its_memory(llama_fit):
     rows = json.loads(out)["rows"]
     assert rows[0]["status"] == "ok" and rows[0]["memory_gb"] < 77.3
     assert rows[1]["status"] == "out of memory" and rows[1]["memory_gb"] > 77.3
+
+
+def test_the_gpu_column_is_read_for_the_runs_fitted_as_the_csv_reader_reads_it(tmp_path):
+    # Code review: every row of the file was read (another series' GPU refused the fit),
+    # and a header with spaces or a byte-order mark hid the column.
+    from perfmodel._cli.layout import gpu_of_runs
+
+    rows = K22.read_text().splitlines()
+    body = [f"{s},{g},{r}" for s, g, r in zip(("h", "a"), ("H100", "A100"), rows[1:])]
+    series = tmp_path / "series.csv"
+    series.write_text("\n".join([f"series,gpu,{rows[0]}", *body]) + "\n")
+    assert gpu_of_runs(pm.load_benchmarks(series, series="h"), None).name == "H100-80GB"
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text("\ufeff" + rows[0].replace(",", ", ") + ", gpu\n")
+    with spaced.open("a") as stream:
+        stream.write("".join(f"{r}, H100\n" for r in rows[1:]))
+    assert gpu_of_runs(pm.load_benchmarks(spaced), None).name == "H100-80GB"
+    blank = _runs(tmp_path, "blank.csv", gpu=["H100", ""])
+    with pytest.raises(pm.InputError, match="line 3: column 'gpu': expected .*every run, got ''"):
+        gpu_of_runs(pm.load_benchmarks(blank), None)
+    # --gpu given: a cell it does not know is left to it, a known other GPU contradicts it.
+    pcie = _runs(tmp_path, "pcie.csv", gpu=["H100 PCIe", "H100 PCIe"])
+    assert gpu_of_runs(pm.load_benchmarks(pcie), "H100").name == "H100-80GB"
+
+
+@pytest.mark.slow  # one hybrid fit (about 10 s)
+def test_a_hybrid_fit_of_throughputs_reads_them_per_step(tmp_path):
+    # Samples/s were compared with the model's seconds per step as seconds per sample:
+    # R² −6 and "optimal: 4096 GPUs" (code review).
+    header, *runs = LLAMA_RUNS.splitlines()
+    at = header.split(",").index("time_s")
+    lines = [header.replace("time_s", "throughput")]
+    for run in runs:
+        cells = run.split(",")
+        cells[at] = f"{1024 / float(cells[at]):.6g}"
+        lines.append(",".join(cells))
+    csv = tmp_path / "thr.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli("fit", csv, "--model", "hybrid", "-o", tmp_path / "f.json")
+    assert code == 0 and "step time = global_batch / throughput" in err
+    fitted = pm.load_fit(tmp_path / "f.json")
+    np.testing.assert_allclose(np.exp(fitted.residuals), 1.0, atol=0.02)

@@ -257,7 +257,7 @@ def test_sweep_of_a_fit_on_real_data_matches_optimal_gpus():
         (dict(precision="float16"), "unknown precision 'float16'"),
         (dict(top_k=0), "top_k: expected a whole number ≥ 1"),
         (dict(chunk_size=0), "chunk_size: expected a whole number from 1 to"),
-        (dict(chunk_size=2**24 + 1), "chunk_size: expected a whole number from 1 to 16777216"),
+        (dict(chunk_size=2**26 + 1), "chunk_size: expected a whole number from 1 to 67108864"),
         (dict(max_configs=2), "the space has 3 configurations, more than the maximum 2"),
         # Past float32 (NumPy's overflow warnings, then "0 fit in memory" with status 0):
         (dict(fixed={"serial.time": 1e300}), "'serial.time': expected at most 1e\\+18"),

@@ -16,6 +16,7 @@ import csv
 import dataclasses
 import difflib
 import math
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -134,7 +135,7 @@ def add_fit_options(p) -> None:
         default=None,
         help=f"with --model hybrid: the GPU whose published numbers fix what the runs "
         f"do not determine: {', '.join(GPUS)} or a spelling of one (A100, DGX H100, "
-        "H100-SXM5-80GB; default A100-80GB)",
+        "H100-SXM5-80GB; default: the runs' gpu column, else A100-80GB)",
     )
 
 
@@ -222,6 +223,17 @@ def parameter_plan(model, data, fix: dict) -> tuple[list[str], dict[str, float],
     return free, {**fixed, **fix}, notes
 
 
+def assumed_parameters(result: FitResult) -> list[str]:
+    """Parameters a hybrid fit held at published values because its runs did not
+    determine them: those `parameter_plan` and `WHY_FIXED` note as ``NAME fixed at …``
+    (the notes travel with a saved fit); a value the user gave (``--fix``) has no note."""
+    return [
+        name
+        for name in result.model.parameters()
+        if any(w.startswith(f"{name} fixed at ") for w in result.warnings)
+    ]
+
+
 def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -> FitResult:
     """Fit the `hybrid` family to measured runs (`parameter_plan` decides what is free).
 
@@ -232,7 +244,9 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -
             "--weak-scaling: the hybrid family reads each run's layout and batch from the "
             "data (global_batch, tp, pp, …); drop --weak-scaling"
         )
-    gpu, told = gpu_of_runs(data, gpu)
+    runs_gpu = gpu_of_runs(data, gpu)
+    data, per_step = _steps_of_throughput(data)
+    gpu, told = runs_gpu.name, runs_gpu.note
     model = build("hybrid", gpu=gpu)
     fix = dict(options.pop("fix", None) or {})
     specs = model.parameter_specs()
@@ -265,10 +279,12 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -
     bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **links, **given}
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
-    _refuse_unreachable(result, bounds, gpu, told)
+    _refuse_unreachable(result, bounds, gpu, runs_gpu.assumed)
     notes += at_link_bounds(result.model, links, gpu)
     if told:
         notes.append(told)
+    if per_step:
+        notes.append(per_step)
     missing = [n for n in ("heads", "vocab") if n not in data.config]
     if missing:
         notes.append(
@@ -284,53 +300,96 @@ GPU_COLUMN = "gpu"
 UNREACHABLE = 1.25
 
 
-def gpu_of_runs(data, given: str | None) -> tuple[str, str]:
+class RunsGpu(NamedTuple):
+    """The GPU a hybrid fit's runs are read on (`gpu_of_runs`)."""
+
+    name: str  # a key of `GPUS`, or the `--gpu` spelling
+    note: str  # where it came from, for the fit's warnings ("" for --gpu)
+    assumed: bool  # neither --gpu nor a column said it: A100-80GB by default
+
+
+def gpu_of_runs(data, given: str | None) -> RunsGpu:
     """The GPU the runs were measured on, and a note saying where it came from.
 
-    `given` (``--gpu``) first; else the CSV's ``gpu`` column (one GPU for every run,
-    spelt as `gpu_named` reads); else A100-80GB, the GPU of the published Megatron-LM
-    runs, said in the note: runs of another GPU fitted as A100 leave e_max at its bound.
+    `given` (``--gpu``) first (cells of the ``gpu`` column that name another known GPU
+    contradict it; others are left to it); else the column, one GPU for every run fitted,
+    spelt as `gpu_named` reads; else A100-80GB, the GPU of the published Megatron-LM runs,
+    said in the note: runs of another GPU fitted as A100 leave e_max at its bound.
     """
     cells = _column_cells(data, GPU_COLUMN)
-    named = {gpu_named(c) for c in cells}
-    if None in named:
-        bad = next(c for c in cells if gpu_named(c) is None)
-        raise InputError(
-            f"{data.source}: column {GPU_COLUMN!r}: expected one of {', '.join(GPUS)} "
-            f"(or a spelling of one), got {bad!r}"
-        )
+    named = {gpu_named(text) for _, text in cells}
+    if given is not None:
+        if gpu_named(given) is None:
+            raise InputError(f"unknown gpu {given!r}; valid: {', '.join(GPUS)}")
+        given = gpu_named(given)
+        others = sorted(n for n in named - {None, given})
+        if others:
+            raise InputError(
+                f"--gpu {given} contradicts {data.source}'s {GPU_COLUMN!r} column "
+                f"({', '.join(others)}): give one"
+            )
+        return RunsGpu(given, "", False)
+    for line, text in cells:
+        if gpu_named(text) is None:
+            expected = f"one of {', '.join(GPUS)} (or a spelling of one)"
+            if not text:
+                expected += ", the GPU of every run"
+            raise InputError(
+                f"{data.source} line {line}: column {GPU_COLUMN!r}: expected {expected}, "
+                f"got {text!r}"
+            )
     if len(named) > 1:
         raise InputError(
             f"{data.source}: column {GPU_COLUMN!r} names {len(named)} GPUs "
             f"({', '.join(sorted(named))}): fit each GPU's runs apart"
         )
-    column = named.pop() if named else None
-    if given is not None:
-        if column is not None and column != gpu_named(given):
-            raise InputError(
-                f"--gpu {given} contradicts {data.source}'s {GPU_COLUMN!r} column "
-                f"({column}): give one"
-            )
-        return given, ""
-    if column is not None:
-        return column, f"GPU {column}: read from the {GPU_COLUMN!r} column"
-    return "A100-80GB", (
+    if named:
+        column = named.pop()
+        return RunsGpu(column, f"GPU {column}: read from the {GPU_COLUMN!r} column", False)
+    note = (
         "GPU taken as A100-80GB (the published Megatron-LM runs'): runs of another GPU "
         f"need --gpu or a {GPU_COLUMN!r} column ({', '.join(GPUS)})"
     )
+    return RunsGpu("A100-80GB", note, True)
 
 
-def _column_cells(data, name: str) -> list[str]:
-    """The non-empty cells of column `name` of the runs CSV (none without a CSV)."""
+def _column_cells(data, name: str) -> list[tuple[int, str]]:
+    """``(line, cell)`` of column `name` for each run of `data` (its `lines`: the rows
+    of its series only), as the CSV reader reads a header (a BOM, spaces around names);
+    none without a CSV or the column."""
     try:
-        with open(data.source, newline="", encoding="utf-8") as stream:
-            rows = list(csv.DictReader(stream))
+        with open(data.source, newline="", encoding="utf-8-sig") as stream:
+            reader = csv.reader(stream)
+            header = [c.strip() for c in next(reader, [])]
+            if name not in header:
+                return []
+            at = header.index(name)
+            rows = {reader.line_num: row for row in reader}
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-    return [r[name].strip() for r in rows if (r.get(name) or "").strip()]
+    lines = [int(n) for n in np.asarray(data.lines)]
+    return [
+        (n, (rows[n][at] if at < len(rows.get(n, ())) else "").strip()) for n in lines if n in rows
+    ]
 
 
-def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, told: str) -> None:
+def _steps_of_throughput(data) -> tuple:
+    """Throughput runs as step times, ``global_batch / throughput`` (samples per second
+    of each run's global batch), and a note saying so; other data as they are.
+
+    The hybrid model gives seconds per step; a throughput is read as seconds per sample
+    (1/throughput), so the two were compared as they were: a fit 1024× off, R² −6.
+    """
+    if data.target != "throughput":
+        return data, ""
+    if "global_batch" not in data.config:  # refused as a missing field by the caller
+        return data, ""
+    steps = data.time_s * np.asarray(data.config["global_batch"], float)
+    read = "read throughput as samples/s: step time = global_batch / throughput"
+    return dataclasses.replace(data, time_s=steps, target="time", unit="s", per_gpu=False), read
+
+
+def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, assumed: bool) -> None:
     """A fit whose GEMM efficiency stopped at an end of its range while the runs stay
     `UNREACHABLE` apart from the model is no fit: every answer read from it would be
     off by that factor (four H100 runs fitted as A100: R² −20, 2.4× slow, and a
@@ -340,7 +399,10 @@ def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, told: str) ->
         return
     lo, hi = bounds[name]
     value = float(result.model.parameters()[name])
-    off = float(np.exp(np.median(np.asarray(result.residuals))))
+    # Residuals are log(model / measured) of the measured quantity: a rate's ratio is the
+    # inverse of the time's.
+    sign = 1.0 if result.data.target == "time" else -1.0
+    off = float(np.exp(sign * np.median(np.asarray(result.residuals))))
     if value >= hi * 0.99 and off > UNREACHABLE:
         why = (
             f"even at {name} = {hi:g} (its upper bound) the model of the {gpu} is "
@@ -348,7 +410,7 @@ def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, told: str) ->
         )
         hint = (
             f"were they measured on another GPU? (--gpu or a 'gpu' column; {', '.join(GPUS)})"
-            if told and "taken as" in told
+            if assumed
             else "is a layout or recipe field (recompute, seq_parallel, flash_attention, "
             "microbatch_size) or the time unit off?"
         )
@@ -370,7 +432,7 @@ def ignored_columns(data) -> list[str]:
     """Columns of the runs CSV that no `Config` field reads: a misspelt
     ``micro_batch_size`` leaves every run at the default micro-batch size."""
     try:
-        with open(data.source, newline="", encoding="utf-8") as stream:
+        with open(data.source, newline="", encoding="utf-8-sig") as stream:
             header = next(csv.reader(stream), [])
     except (OSError, UnicodeDecodeError):
         return []
@@ -722,10 +784,14 @@ def optimal_layout(
             raise InputError(f"--deadline {deadline:g} s: no layout is that fast")
         i = int(np.flatnonzero(ok)[np.argmin(curve["cost_per_step"].to_numpy()[ok])])
         # Counts that cost the same per step finish sooner for nothing: "64 GPUs" alone
-        # hid that 128–1024 cost the same (review round 12).
+        # hid that 128–1024 cost the same (review round 12). The run of such counts from
+        # the pick up, none between costing more.
         cost = curve["cost_per_step"].to_numpy()
-        tied = np.flatnonzero(ok & (cost <= cost[i] * (1.0 + COST_TIE)))
-        same_cost_up_to = int(curve["gpus"].iloc[tied[-1]]) if tied[-1] > i else None
+        tied = ok & (cost <= cost[i] * (1.0 + COST_TIE))
+        end = i
+        while end + 1 < len(curve) and tied[end + 1]:
+            end += 1
+        same_cost_up_to = int(curve["gpus"].iloc[end]) if end > i else None
     else:
         i, same_cost_up_to = int(np.argmin(curve["step_time_s"].to_numpy())), None
     best = curve.iloc[i]
@@ -768,7 +834,8 @@ def optimal_layout(
         {**layout, **{k: float(v) for k, v in alt.items() if k in layout}}
         for alt in alternatives.to_dict(orient="records")
     ]
-    robustness = pick_robustness(result.model, result.free, fixed, [layout, *listed])
+    assumed = [n for n in assumed_parameters(result) if n not in pinned]
+    robustness = pick_robustness(result.model, assumed, fixed, [layout, *listed])
     return {
         "gpus": int(best["gpus"]),
         "layout": layout,

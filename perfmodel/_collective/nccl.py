@@ -92,14 +92,24 @@ def _number(token: str, what: str, where: str) -> float:
     return value
 
 
-def _looks_like_a_row(line: str, width: int) -> bool:
+def _looks_like_a_row(line: str, widths: range) -> bool:
     """Whether a line that does not start with a number is a garbled data row: as many
-    tokens as the last row, all but a few (type, op, N/A and the garbled one) numbers."""
-    tokens = line.split()
-    if width < 6 or len(tokens) != width:
+    tokens as a row has (`widths`), all but a few (type, op, N/A and the garbled one)
+    numbers."""
+    tokens = _TIMESTAMP_RE.sub("", line).split()
+    if not widths or len(tokens) not in widths:
         return False
     numbers = sum(bool(re.fullmatch(r"[+-]?[\d.]+(?:e[+-]?\d+)?", t, re.ASCII)) for t in tokens)
-    return numbers >= width - 4
+    return numbers >= len(tokens) - 4
+
+
+def _row_widths(header: tuple[int, int, bool | None], last: int) -> range:
+    """Token counts of a data row: the last row's, else what the column header allows
+    (`_parse_row`: size, count, type, [redop], [root], then the blocks)."""
+    if last:
+        return range(last, last + 1)
+    need = header[0] * header[1]
+    return range(3 + need, 6 + need)
 
 
 def _integer(token: str, what: str, where: str) -> int:
@@ -280,7 +290,7 @@ def parse_nccl_tests(
     ):
         raise InputError(f"n_ranks must be an integer ≥ 1, got {n_ranks!r}")
     current, max_rank, rank_line, data_since_ranks = collective, -1, 0, False
-    row_width = 0  # tokens of the last data row read
+    row_width, seen_header = 0, False  # tokens of the last data row; a column header read
     header: tuple[int, int, bool | None] = (4, 2, None)  # block, blocks, root?
     records = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -290,7 +300,8 @@ def parse_nccl_tests(
             continue
         if _NCCL_LOG_RE.search(line):
             words = line.split()  # a row with NCCL's text in it, not a host "10-0-0-1:…"
-            if row_width and re.fullmatch(r"\d+", words[0], re.ASCII) and len(words) > row_width:
+            widths = _row_widths(header, row_width) if seen_header or row_width else range(0)
+            if widths and re.fullmatch(r"\d+", words[0], re.ASCII) and len(words) > widths[-1]:
                 raise InputError(
                     f"{where}: a data row with NCCL log text in it; expected the row alone "
                     "(split the log text onto its own line)"
@@ -320,10 +331,12 @@ def parse_nccl_tests(
             words = line.split()  # column header
             n_blocks = min(words.count("busbw"), 2)
             header = (8 if "i_min" in words else 4, n_blocks, "root" in words)
+            seen_header = True
         if line.startswith("#"):
             continue
         if not _DATA_START_RE.match(line):
-            if _looks_like_a_row(line, row_width):
+            widths = _row_widths(header, row_width) if seen_header or row_width else range(0)
+            if _looks_like_a_row(line, widths):
                 raise InputError(
                     f"{where}: expected a data row starting with its size in bytes, got "
                     f"{line.split()[0]!r} (a garbled row; a row left out would change the fit)"

@@ -88,12 +88,14 @@ LEAST_PHYSICAL = {
 }
 
 
-def _check_unit(fit: FitResult, name: str, value: float, unit: str) -> None:
+def _check_unit(fit: FitResult, name: str, value: float, unit: str, raw: str) -> None:
     from .._presets import hybrid_kind
 
     least = LEAST_PHYSICAL.get(unit)
     if least is None or hybrid_kind(fit.model) != "hybrid" or value >= least[0]:
         return
+    if raw.strip()[:1] in ("x", "×", "*"):  # a factor: the unit is not what slipped
+        raise InputError(f"set {name}={raw.strip()}: {value:g} {unit} is below {least[1]}")
     raise InputError(
         f"set {name}: {value:g} {unit} is below {least[1]}; the unit is {unit} ({least[2]})"
     )
@@ -108,7 +110,7 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         if name in specs:
             value = _parse_value(name, raw, values[name])
             params[name] = _check_range(name, value, specs[name].kind)
-            _check_unit(fit, name, value, specs[name].unit)
+            _check_unit(fit, name, params[name], specs[name].unit, str(raw))
         elif name in CONFIG_FIELDS and name != "gpus":
             current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
             config[name] = _check_range(name, _parse_value(name, raw, current), "config")

@@ -27,15 +27,17 @@ MARGIN = 0.02
 
 def pick_robustness(
     model,
-    free: Sequence[str],
+    assumed: Sequence[str],
     fixed: Mapping[str, float],
     layouts: Sequence[Mapping[str, float]],
 ) -> dict:
-    """How the ranking of `layouts` (the pick first) moves with each fixed parameter.
+    """How the ranking of `layouts` (the pick first) moves with each assumed parameter.
 
     Args:
         model: the fitted hybrid model (`ScalingModel`).
-        free: the fit's fitted parameters; the others of `VARIED` the model has are tried.
+        assumed: the parameters the fit held at published values because its runs did
+            not determine them (not those the user fixed or set); those of `VARIED` are
+            tried.
         fixed: the configuration fields the layouts share (the search's `fixed`).
         layouts: the pick, then its alternatives: layout fields and ``gpus``.
 
@@ -47,8 +49,10 @@ def pick_robustness(
         winner's fields), ``time_s`` (its step time) and ``pick_time_s``.
     """
     present = model.parameters()
-    tried = [n for n in VARIED if n in present and n not in free]
-    if len(layouts) < 2 or not tried:
+    tried = [n for n in VARIED if n in present and n in assumed]
+    if len(layouts) < 2:  # nothing to rank: no claim either way
+        tried = []
+    if not tried:
         return {"tried": tried, "factors": list(FACTORS), "changes": []}
     names = sorted({n for layout in layouts for n in layout})
     columns = {n: np.asarray([float(layout[n]) for layout in layouts]) for n in names}
