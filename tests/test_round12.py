@@ -299,7 +299,7 @@ def test_a_zero3_pick_on_an_assumed_network_says_both(llama_fit):
     )  # fmt: skip
     found = json.loads(out)
     # Perfect scaling under ZeRO-3: every count from 64 to 512 costs the same per step.
-    assert code == 0 and found["gpus"] == 64 and found["same_cost_up_to"] == 512
+    assert code == 0 and found["gpus"] == 64 and {128, 256, 512} <= set(found["same_cost_gpus"])
     assert [c["parameter"] for c in found["robustness"]["changes"]][-1] == (
         "allreduce.bandwidth_inter"
     )

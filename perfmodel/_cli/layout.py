@@ -392,7 +392,7 @@ def _steps_of_throughput(data) -> tuple:
 def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, assumed: bool) -> None:
     """A fit whose GEMM efficiency stopped at an end of its range while the runs stay
     `UNREACHABLE` apart from the model is no fit: every answer read from it would be
-    off by that factor (four H100 runs fitted as A100: R² −20, 2.4× slow, and a
+    off by that factor (two H100 runs fitted as A100: R² −20, 2.4× slow, and a
     confident 4096-GPU answer). Raised as a `FitError`, with the likely cause."""
     name = "compute.e_max"
     if name not in bounds:
@@ -784,16 +784,13 @@ def optimal_layout(
             raise InputError(f"--deadline {deadline:g} s: no layout is that fast")
         i = int(np.flatnonzero(ok)[np.argmin(curve["cost_per_step"].to_numpy()[ok])])
         # Counts that cost the same per step finish sooner for nothing: "64 GPUs" alone
-        # hid that 128–1024 cost the same (review round 12). The run of such counts from
-        # the pick up, none between costing more.
+        # hid that 128–1024 cost the same (review round 12). Named one by one: counts
+        # between them may cost more (72 GPUs, whose layouts split the batch unevenly).
         cost = curve["cost_per_step"].to_numpy()
-        tied = ok & (cost <= cost[i] * (1.0 + COST_TIE))
-        end = i
-        while end + 1 < len(curve) and tied[end + 1]:
-            end += 1
-        same_cost_up_to = int(curve["gpus"].iloc[end]) if end > i else None
+        tied = np.flatnonzero(ok & (cost <= cost[i] * (1.0 + COST_TIE)))
+        same_cost = [int(curve["gpus"].iloc[j]) for j in tied if j > i]
     else:
-        i, same_cost_up_to = int(np.argmin(curve["step_time_s"].to_numpy())), None
+        i, same_cost = int(np.argmin(curve["step_time_s"].to_numpy())), []
     best = curve.iloc[i]
     gpus = curve["gpus"].to_numpy()
     marginal = best_return_ahead(gpus, speedup) * reference["gpus"]
@@ -844,8 +841,8 @@ def optimal_layout(
         "efficiency": float(efficiency[i]),
         "memory_gb": float(best["memory_gb"]),
         "cost_per_step": float(best["cost_per_step"]) if price_per_gpu_hour is not None else None,
-        # With --objective cost: the largest count whose cost per step is within COST_TIE.
-        "same_cost_up_to": same_cost_up_to,
+        # With --objective cost: the larger counts whose cost per step is within COST_TIE.
+        "same_cost_gpus": same_cost,
         "objective": objective,
         "reference": reference,
         "searched_up_to": int(axes["gpus"][-1]),
@@ -1005,10 +1002,18 @@ def print_optimal_layout(document: dict) -> None:
     if document["cost_per_step"] is not None:
         money = f" {document['currency']}" if document.get("currency") else ""
         print(f"  cost per step {document['cost_per_step']:.4g}{money}")
-    if document.get("same_cost_up_to"):
+    same = document.get("same_cost_gpus") or []
+    if same:
+        counts = (
+            ", ".join(map(str, same))
+            if len(same) <= 6
+            else f"{len(same)} counts from {same[0]} to {same[-1]}"
+        )
         print(
-            f"  the same cost per step (within {COST_TIE:.1%}) up to "
-            f"{document['same_cost_up_to']} GPUs: more GPUs finish sooner at no extra cost"
+            wrap(
+                f"  the same cost per step (within {COST_TIE:.1%}) at {counts} GPUs: more "
+                "GPUs finish sooner at no extra cost"
+            )
         )
     for alt in document["alternatives"]:
         names = [k for k in alt if k not in ("axis", "best_value", "step_time_s", "slower_pct")]
