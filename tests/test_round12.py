@@ -382,3 +382,21 @@ def test_a_hybrid_fit_of_throughputs_reads_them_per_step(tmp_path):
     assert code == 0 and "step time = global_batch / throughput" in err
     fitted = pm.load_fit(tmp_path / "f.json")
     np.testing.assert_allclose(np.exp(fitted.residuals), 1.0, atol=0.02)
+
+
+@pytest.mark.slow  # a layout search at one count (about 8 s)
+def test_optimal_gives_the_best_layout_at_one_gpu_count(llama_fit):
+    # "The best layout at 256 GPUs" needed --max-gpus 256, which may answer fewer.
+    code, out, _ = run_cli("optimal", llama_fit, "--gpus", "256", "--json")
+    found = json.loads(out)
+    assert code == 0 and found["gpus"] == 256 and found["at_gpus"] == 256
+    assert not found["at_search_limit"] and found["alternatives"]
+    code, out, _ = run_cli("optimal", llama_fit, "--gpus", "256")
+    assert "256 GPUs (--gpus: the best layout at this count)" in out
+    assert "diminishing returns" not in out
+
+
+def test_optimal_at_one_gpu_count_is_for_layout_searches():
+    fit = Path(__file__).resolve().parents[1] / "fit" / "dle_mxnet_rn50_dgx1_fp32.json"
+    code, _, err = run_cli("optimal", fit, "--gpus", "8")
+    assert code == 2 and "--gpus is not read by a blend fit" in err

@@ -117,6 +117,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
     add_optimal_options(p)
+    p.add_argument(
+        "--gpus",
+        type=whole(1, 10_000_000, "the layout search runs at that one count"),
+        default=None,
+        help="with a hybrid fit: the best layout at exactly this GPU count",
+    )
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
     add_interval_options(
         p,
@@ -612,6 +618,8 @@ _STEP_ONLY = {
 
 # What a hybrid fit's layout search does not read, of `optimal`'s options: it answered
 # 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word (fuzz round 11).
+# Read by a hybrid fit's layout search alone: the best layout at one GPU count.
+_LAYOUT_ONLY = {"gpus": ("--gpus", None)}
 _STEP_COUNT_ONLY = {
     "budget": ("--budget", None),
     "interval": ("--interval", None),
@@ -640,6 +648,7 @@ def _run_optimal(args) -> int:
             )
     if args.objective in train.OBJECTIVES:
         _refuse_unread(args, _STEP_ONLY, chosen)
+        _refuse_unread(args, _LAYOUT_ONLY, chosen)
         return train.run_optimal(args)
     _refuse_unread(args, _TRAIN_ONLY, f"--objective {args.objective} (time-to-train fits read it)")
     result = load_with_changes(args.fit, args.set)
@@ -653,10 +662,11 @@ def _run_optimal(args) -> int:
         if args.currency and args.price_per_gpu_hour is None:
             raise InputError("--currency names the currency of --price-per-gpu-hour; give both")
         pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
-        document = optimal_layout(result, **optimal_options(args), pinned=pinned)
+        document = optimal_layout(result, **optimal_options(args), pinned=pinned, at_gpus=args.gpus)
         document["currency"] = args.currency or None
         print_json(document) if args.json else print_optimal_layout(document)
         return 0
+    _refuse_unread(args, _LAYOUT_ONLY, f"a {result.family} fit (it answers every count)")
     return answer_optimal(args, result)
 
 

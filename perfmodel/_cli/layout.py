@@ -744,16 +744,23 @@ def optimal_layout(
     threshold: float = 0.5,
     efficiency_floor: float | None = None,
     pinned: tuple[str, ...] = (),
+    at_gpus: int | None = None,
     **_,
 ) -> dict:
     """``optimal`` of a hybrid fit: the best GPU count and layout, by a layout search.
 
     `pinned`: fields the search keeps at the fit's value (``--set zero=1`` searches only
-    ZeRO-1; a searched field set otherwise was overwritten by the search, silently)."""
+    ZeRO-1; a searched field set otherwise was overwritten by the search, silently).
+    `at_gpus` (``--gpus``): search that one count alone (the best layout at 256 GPUs
+    needed ``--max-gpus 256``, which may answer fewer)."""
     if max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
     check_one_microbatch_field(pinned, "--set")
+    if at_gpus is not None:
+        max_gpus = multiple_of = max(at_gpus, 2)  # one count; its axes as at it
     axes = search_axes(result, max_gpus, multiple_of)
+    if at_gpus is not None:
+        axes["gpus"] = [float(at_gpus)]
     for name in pinned:
         if name == "microbatches":  # a count instead of a size (`with_defaults`)
             axes.pop("microbatch_size", None)
@@ -846,7 +853,8 @@ def optimal_layout(
         "objective": objective,
         "reference": reference,
         "searched_up_to": int(axes["gpus"][-1]),
-        "at_search_limit": bool(int(best["gpus"]) == int(axes["gpus"][-1])),
+        "at_gpus": at_gpus,
+        "at_search_limit": at_gpus is None and bool(int(best["gpus"]) == int(axes["gpus"][-1])),
         # The best count is the largest with a valid layout, below the search limit.
         "largest_valid": bool(int(best["gpus"]) == int(gpus[-1]) < int(axes["gpus"][-1])),
         "diminishing_returns": {
@@ -989,6 +997,8 @@ def print_optimal_layout(document: dict) -> None:
             f" (the largest count with a valid layout that fits, searched up to "
             f"{document['searched_up_to']})"
         )
+    if document.get("at_gpus") is not None:
+        limit = " (--gpus: the best layout at this count)"
     print(
         f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}, "
         f"{describe_layout(document['layout'])}"
@@ -1033,6 +1043,8 @@ def print_optimal_layout(document: dict) -> None:
             )
         )
     knee = document["diminishing_returns"]
+    if document.get("at_gpus") is not None:
+        return  # one count: no returns to diminish
     if knee["gpus"] is None:
         print(f"diminishing returns: not reached up to {document['searched_up_to']} GPUs")
     else:
