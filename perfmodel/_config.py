@@ -23,6 +23,16 @@ def _field(default: float):
     return eqx.field(default=default, converter=_as_float)
 
 
+def check_memory_unit(where: str, name: str, value: float) -> None:
+    """Refuse a `gpu_memory_bytes` below 1 MiB as a unit slip: 80 (GB meant) answered "no
+    configuration is valid and within memory", with nothing to say why (review round 12)."""
+    if name == "gpu_memory_bytes" and 0 < value < 2.0**20:
+        raise InputError(
+            f"{where}: {value:g} bytes of GPU memory is below 1 MiB; the unit is bytes "
+            "(80 GB is 80e9)"
+        )
+
+
 class Config(eqx.Module):
     """A configuration to evaluate; every field is an array and all fields broadcast.
 

@@ -616,10 +616,10 @@ _STEP_ONLY = {
 }
 
 
-# What a hybrid fit's layout search does not read, of `optimal`'s options: it answered
-# 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word (fuzz round 11).
 # Read by a hybrid fit's layout search alone: the best layout at one GPU count.
 _LAYOUT_ONLY = {"gpus": ("--gpus", None)}
+# What a hybrid fit's layout search does not read, of `optimal`'s options: it answered
+# 512 GPUs beside --budget 1 at 2 per GPU-hour, without a word (fuzz round 11).
 _STEP_COUNT_ONLY = {
     "budget": ("--budget", None),
     "interval": ("--interval", None),

@@ -199,34 +199,39 @@ def parameter_plan(model, data, fix: dict) -> tuple[list[str], dict[str, float],
         largest = float(np.max(np.abs(jac[:, i])))
         if largest < MIN_ELASTICITY:
             notes.append(
-                f"{name} fixed at {values[name]:.4g}: the runs barely depend on it "
-                f"(|d ln T/d ln θ| ≤ {largest:.3f}); measure runs where it matters to fit it"
+                fixed_note(name, values[name], "the runs barely depend on it ")
+                + f"(|d ln T/d ln θ| ≤ {largest:.3f}); measure runs where it matters to fit it"
             )
             continue
         if len(free) >= room:
-            notes.append(f"{name} fixed at {values[name]:.4g}: no distinct runs left for it")
+            notes.append(fixed_note(name, values[name], "no distinct runs left for it"))
             continue
         trial = jac[:, [names.index(n) for n in free] + [i]]
         singular = np.linalg.svd(trial, compute_uv=False)
         condition = singular[0] / singular[-1] if singular[-1] > 0 else math.inf
         if condition > MAX_CONDITION.get(name, MAX_LINK_CONDITION):
             notes.append(
-                f"{name} fixed at {values[name]:.4g}: not identifiable from these runs, "
-                f"its effect is nearly that of {', '.join(free)} (condition {condition:.3g})"
+                fixed_note(name, values[name], "not identifiable from these runs, ")
+                + f"its effect is nearly that of {', '.join(free)} (condition {condition:.3g})"
             )
             continue
         free.append(name)
     for name, why in WHY_FIXED.items():
         if name in values and name not in fix:
-            notes.append(f"{name} fixed at {values[name]:.4g}: {why}")
+            notes.append(fixed_note(name, values[name], why))
     fixed = {n: v for n, v in values.items() if n not in free}
     return free, {**fixed, **fix}, notes
 
 
+def fixed_note(name: str, value: float, why: str) -> str:
+    """The fit's note for a parameter `parameter_plan` holds at a published value."""
+    return f"{name} fixed at {value:.4g}: {why}"
+
+
 def assumed_parameters(result: FitResult) -> list[str]:
     """Parameters a hybrid fit held at published values because its runs did not
-    determine them: those `parameter_plan` and `WHY_FIXED` note as ``NAME fixed at …``
-    (the notes travel with a saved fit); a value the user gave (``--fix``) has no note."""
+    determine them: those with a `fixed_note` (the notes travel with a saved fit); a value
+    the user gave (``--fix``) has none."""
     return [
         name
         for name in result.model.parameters()
@@ -399,10 +404,8 @@ def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, assumed: bool
         return
     lo, hi = bounds[name]
     value = float(result.model.parameters()[name])
-    # Residuals are log(model / measured) of the measured quantity: a rate's ratio is the
-    # inverse of the time's.
-    sign = 1.0 if result.data.target == "time" else -1.0
-    off = float(np.exp(sign * np.median(np.asarray(result.residuals))))
+    # log(model / measured) of step times: `_steps_of_throughput` read any rates as those.
+    off = float(np.exp(np.median(np.asarray(result.residuals))))
     if value >= hi * 0.99 and off > UNREACHABLE:
         why = (
             f"even at {name} = {hi:g} (its upper bound) the model of the {gpu} is "

@@ -103,11 +103,14 @@ def _looks_like_a_row(line: str, widths: range) -> bool:
     return numbers >= len(tokens) - 4
 
 
-def _row_widths(header: tuple[int, int, bool | None], last: int) -> range:
-    """Token counts of a data row: the last row's, else what the column header allows
-    (`_parse_row`: size, count, type, [redop], [root], then the blocks)."""
+def _row_widths(header: tuple[int, int, bool | None], last: int, seen_header: bool) -> range:
+    """Token counts of a data row: the last row's, else what a column header read allows
+    (`_parse_row`: size, count, type, [redop], [root], then the blocks); none before
+    either."""
     if last:
         return range(last, last + 1)
+    if not seen_header:
+        return range(0)
     need = header[0] * header[1]
     return range(3 + need, 6 + need)
 
@@ -300,7 +303,7 @@ def parse_nccl_tests(
             continue
         if _NCCL_LOG_RE.search(line):
             words = line.split()  # a row with NCCL's text in it, not a host "10-0-0-1:…"
-            widths = _row_widths(header, row_width) if seen_header or row_width else range(0)
+            widths = _row_widths(header, row_width, seen_header)
             if widths and re.fullmatch(r"\d+", words[0], re.ASCII) and len(words) > widths[-1]:
                 raise InputError(
                     f"{where}: a data row with NCCL log text in it; expected the row alone "
@@ -335,7 +338,7 @@ def parse_nccl_tests(
         if line.startswith("#"):
             continue
         if not _DATA_START_RE.match(line):
-            widths = _row_widths(header, row_width) if seen_header or row_width else range(0)
+            widths = _row_widths(header, row_width, seen_header)
             if _looks_like_a_row(line, widths):
                 raise InputError(
                     f"{where}: expected a data row starting with its size in bytes, got "

@@ -12,7 +12,13 @@ import jax
 import numpy as np
 
 from .._blend import Blend
-from .._config import Config, CONFIG_FIELDS, LARGEST_VALUE, NONNEGATIVE_FIELDS
+from .._config import (
+    check_memory_unit,
+    Config,
+    CONFIG_FIELDS,
+    LARGEST_VALUE,
+    NONNEGATIVE_FIELDS,
+)
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
 from .._schema import FIT_FILE_WHOLE, MAGNITUDE
@@ -35,10 +41,15 @@ _CONFIG_DEFAULTS = {
 }
 
 
+def is_factor(text: str) -> bool:
+    """Whether a ``--set`` value is a factor on the current one (``x0.5``, ``×2``, ``*2``)."""
+    return text.strip()[:1] in ("x", "×", "*")
+
+
 def _parse_value(name: str, value, current: float) -> float:
     """A number, or a factor on the current value written ``x0.5`` (also ``*0.5``)."""
     text = str(value).strip()
-    relative = text[:1] in ("x", "×", "*")
+    relative = is_factor(text)
     number = text[1:].strip() if relative else text
     try:
         result = float(number)
@@ -94,7 +105,7 @@ def _check_unit(fit: FitResult, name: str, value: float, unit: str, raw: str) ->
     least = LEAST_PHYSICAL.get(unit)
     if least is None or hybrid_kind(fit.model) != "hybrid" or value >= least[0]:
         return
-    if raw.strip()[:1] in ("x", "×", "*"):  # a factor: the unit is not what slipped
+    if is_factor(raw):  # a factor: the unit is not what slipped
         raise InputError(f"set {name}={raw.strip()}: {value:g} {unit} is below {least[1]}")
     raise InputError(
         f"set {name}: {value:g} {unit} is below {least[1]}; the unit is {unit} ({least[2]})"
@@ -114,11 +125,7 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         elif name in CONFIG_FIELDS and name != "gpus":
             current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
             config[name] = _check_range(name, _parse_value(name, raw, current), "config")
-            if name == "gpu_memory_bytes" and config[name] < 2.0**20:
-                raise InputError(
-                    f"set {name}: {config[name]:g} bytes is below 1 MiB; the unit is bytes "
-                    "(80 GB is 80e9)"
-                )
+            check_memory_unit(f"set {name}", name, config[name])
         elif name == "gpus":
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:

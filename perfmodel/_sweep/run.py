@@ -400,6 +400,14 @@ def sweep(
     )
 
 
+def check_chunk_size(value, where: str) -> None:
+    """Refuse a chunk size that is not a whole number from 1 to `MAX_CHUNK_SIZE`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHUNK_SIZE:
+        raise InputError(
+            f"{where}: expected a whole number from 1 to {MAX_CHUNK_SIZE} (2²⁶), got {value!r}"
+        )
+
+
 def _request(
     model_or_fit,
     axes,
@@ -427,13 +435,8 @@ def _request(
         raise InputError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
     if not isinstance(top_k, int) or top_k < 1:
         raise InputError(f"top_k: expected a whole number ≥ 1, got {top_k!r}")
-    if chunk_size is not None and (
-        not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE
-    ):  # 10⁸ took 72 s where the default takes 12; 10¹¹ ran out of memory
-        raise InputError(
-            f"chunk_size: expected a whole number from 1 to {MAX_CHUNK_SIZE} (2²⁶), got "
-            f"{chunk_size!r}"
-        )
+    if chunk_size is not None:
+        check_chunk_size(chunk_size, "chunk_size")
     samples_to_target = _check_convergence(objective, samples_to_target, fit, axes, fixed)
     axes, fixed = _split(model, axes, fixed)
     check_one_microbatch_field([*axes, *fixed], "axes and fixed values")

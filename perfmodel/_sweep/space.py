@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from .. import _closed
-from .._config import FIELD_NAMES
+from .._config import check_memory_unit, FIELD_NAMES
 from .._errors import InputError
 from .._files import read_bytes
 from .._fitting import FitResult
@@ -37,7 +37,7 @@ from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._reads import unread, unread_line
 from .._schema import check_options
 from .._terms import gpu_named
-from .run import MAX_CHUNK_SIZE, WHOLE_FIELDS
+from .run import check_chunk_size, WHOLE_FIELDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -224,16 +224,6 @@ def _axis_values(name: str, spec) -> list[float]:
         )
     check_memory_unit(where, name, min(values))
     return values
-
-
-def check_memory_unit(where: str, name: str, value: float) -> None:
-    """`gpu_memory_bytes` of 80 (GB meant): "no configuration is valid and within memory
-    (needs ≥ 3.7 GB per GPU)", with nothing to say the unit was off (review round 12)."""
-    if name == "gpu_memory_bytes" and 0 < value < 2.0**20:
-        raise InputError(
-            f"{where}: {value:g} bytes of GPU memory is below 1 MiB; the unit is bytes "
-            "(80 GB is 80e9)"
-        )
 
 
 def _table(document: dict, key: str, source: str) -> dict:
@@ -423,11 +413,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
             kinds = kind if isinstance(kind, tuple) else (kind,)
             expected = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
             raise InputError(f"sweep.{name}: expected {expected}, got {value!r}")
-        if name == "chunk_size" and not 1 <= value <= MAX_CHUNK_SIZE:
-            raise InputError(
-                f"sweep.chunk_size: expected a whole number from 1 to {MAX_CHUNK_SIZE} (2²⁶), "
-                f"got {value!r}"
-            )
+        if name == "chunk_size":
+            check_chunk_size(value, "sweep.chunk_size")
         if name == "top_k" and value < 1:
             raise InputError(f"sweep.{name}: expected a whole number ≥ 1, got {value!r}")
     per = options.get("per", [])
