@@ -1,5 +1,6 @@
 """One fit of one model, the path chosen by the model: exact when it is linear in its
-parameters (`exact`), multi-start Adam then L-BFGS through Optax otherwise."""
+parameters (`exact`), multi-start Adam then L-BFGS otherwise (compiled Optax loops, or
+stepwise for the families of `STEPWISE_FAMILIES`)."""
 
 import jax.numpy as jnp
 
@@ -10,9 +11,13 @@ from .assemble import assemble, sensitivities
 from .exact import fit_exact
 from .groups import Groups, measurement_weights, reduce
 from .loss import loss_value, objective
-from .optimise import minimise
+from .optimise import minimise, minimise_stepwise
 from .problem import FitOptions, setup
 from .result import FitResult
+
+# Families whose graph is too large to inline into the optimisers' loops: the hybrid
+# model's gradient, four times over in L-BFGS's line search, took 15–20 s to compile.
+STEPWISE_FAMILIES = frozenset({"hybrid"})
 
 
 def fit_prepared(model: ScalingModel, data: Benchmarks, free, options: FitOptions) -> FitResult:
@@ -37,7 +42,8 @@ def fit_optax(model, data, free, options, groups: Groups, weights) -> FitResult:
     ready = setup(model, data, free, options)
     args = (ready.static, groups.config, jnp.asarray(groups.time_s), jnp.asarray(groups.weights))
     args = (*args, options.loss, data.target)
-    found = minimise(
+    search = minimise_stepwise if model.family in STEPWISE_FAMILIES else minimise
+    found = search(
         objective,
         ready.starts,
         ready.lower,
