@@ -79,6 +79,11 @@ ANCHOR_SPAN = 1.0  # doublings below N_max over which the anchor hands over
 # Past N_max the curve's efficiency is held at most at its own there (`_log_u`); False
 # gives the default before 2026-12-05 (extrapolation_research/held_efficiency.py).
 HOLD_EFFICIENCY = True
+# ... and at points on the ramps where the weights move with N (`hold_points`): a ramp
+# moving weight to a faster member made a weak-scaled step time fall with N (review round
+# 13, 2026-12-06). False holds at N_max alone (extrapolation_research/ramp_hold.py).
+HOLD_RAMPS = True
+HOLD_STEPS = 8  # points per doubling of a ramp
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
@@ -230,6 +235,16 @@ def infer_scaling(n, measured, target, scaling=None):
     )
 
 
+def hold_points(max_gpus: float, node: float) -> list[float]:
+    """N_max, and HOLD_STEPS + 1 points evenly spaced in log2 N on the far ramp
+    [N_max·2^FAR_FROM, N_max·2^FAR_TO] and, with an unmeasured node G, on [G, 2G]."""
+    ramp = np.linspace(0.0, 1.0, HOLD_STEPS + 1)
+    points = [max_gpus, *(max_gpus * 2.0 ** (FAR_FROM + (FAR_TO - FAR_FROM) * ramp))]
+    if node:
+        points += list(node * 2.0**ramp)
+    return [float(p) for p in points]
+
+
 def past_node(m, node) -> np.ndarray:
     """c = clip(log2(N/G), 0, 1): 0 within one node, 1 from two nodes on."""
     return np.clip(np.log2(np.asarray(m, float) / node), 0.0, 1.0)
@@ -291,16 +306,22 @@ class DefaultFit:
         return sum(w * logs[f] for f, w in self.weights(m, anchored).items())
 
     def _log_u(self, m, anchored: bool = True) -> np.ndarray:
-        """The mixed log u, its efficiency held past the largest measured count: log u(N)
-        ≥ log u(largest) + log(largest/N) (the library's `_closed.held_efficiency`)."""
+        """The mixed log u, its efficiency held past the measurements: log u(N) ≥
+        log u(M) + log(M/N) for every hold point M < N, the largest measured count and
+        points on the weights' ramps (the library's `_closed.held_efficiency` and
+        `_closed.hold_points`; round 13, 2026-12-06: the largest count alone before)."""
         m = np.asarray(m, float)
         log_u = self._mixed_log_u(m, anchored)
         if not HOLD_EFFICIENCY:
             return log_u
-        largest = float(self.max_gpus)
-        at_largest = self._mixed_log_u(np.array([largest]), anchored)[0]
-        floor = at_largest + np.log(largest) - np.log(m)
-        return np.where(m > largest, np.maximum(log_u, floor), log_u)
+        points = [float(self.max_gpus)]
+        if HOLD_RAMPS:
+            points = hold_points(float(self.max_gpus), self.unmeasured_node() or 0.0)
+        for count in points:
+            at_count = self._mixed_log_u(np.array([count]), anchored)[0]
+            floor = at_count + np.log(count) - np.log(m)
+            log_u = np.where(m > count, np.maximum(log_u, floor), log_u)
+        return log_u
 
     def log_u(self, m) -> np.ndarray:
         """log u at `m` in the measured units (before mapping to the measured quantity)."""

@@ -17,7 +17,9 @@ anchors a blend whose members, weighted towards the largest counts, miss the sma
 ones.
 
 Past the largest measured count the curve's efficiency does not rise above its own
-there (`_closed.held_efficiency`): ``û(N) ≥ û(largest)·largest/N``.
+there, nor above its own at a smaller count on a ramp of the weights
+(`_closed.held_efficiency`): ``û(N) ≥ û(M)·M/N`` for the hold points M < N
+(`_closed.hold_points`).
 
 Past an *unmeasured node* (the data state a node of G GPUs and every measured count fits
 in it: nothing measured shows the network between nodes) the weights move on to
@@ -175,17 +177,30 @@ class Blend(AbstractScalingModel):
 
     def reaching_weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's share of the time at `config`: its weight at N, or, where the
-        held efficiency binds (`__call__`), its weight at the largest measured count,
-        whose time the hold carries on. A member of weight 0 at N moved the time there
-        (+55% from its serial time ×1000) while `whatif` said it could not (review)."""
-        at_n = self.weights(config)
+        held efficiency binds (`__call__`), its weight at the hold point whose time the
+        hold carries on. A member of weight 0 at N moved the time there (+55% from its
+        serial time ×1000) while `whatif` said it could not (review)."""
+        chosen = self.weights(config)
+        held = self._mixed(config)
+        for count, there in self._hold_configs(config):
+            candidate = self._mixed(there) * count / config.gpus
+            binds = (config.gpus > count) & (candidate > held)
+            weights = self.weights(there)
+            chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
+            held = jnp.where(binds, candidate, held)
+        return chosen
+
+    def _hold_configs(self, config: Config) -> list:
+        """``(M, config at M GPUs)`` for every hold point M (`_closed.hold_points`), one
+        configuration each, shaped as `config`: evaluated in its shapes, not stacked on a
+        new axis, which compiled twice the operations and made a first default fit 2 s
+        slower."""
         largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
-        there = eqx.tree_at(
-            lambda c: c.gpus, config, jnp.broadcast_to(largest, jnp.shape(config.gpus))
-        )
-        at_largest = self.weights(there)
-        binds = self(config) > self._mixed(config)
-        return {n: jnp.where(binds, at_largest[n], w) for n, w in at_n.items()}
+        found = []
+        for count in _closed.hold_points(largest, self.node):
+            at = jnp.broadcast_to(jnp.asarray(count, largest.dtype), jnp.shape(config.gpus))
+            found.append((count, eqx.tree_at(lambda c: c.gpus, config, at)))
+        return found
 
     def without_anchor(self) -> "Blend":
         """The same blend with no anchor (the curve past the measurements, everywhere)."""
@@ -230,13 +245,11 @@ class Blend(AbstractScalingModel):
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``, its
-        efficiency held past the largest measured count (`_closed.held_efficiency`)."""
-        largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
-        at_largest = eqx.tree_at(
-            lambda c: c.gpus, config, jnp.broadcast_to(largest, jnp.shape(config.gpus))
-        )
-        u_largest = self._mixed(at_largest)
-        return _closed.held_efficiency(jnp, config.gpus, self._mixed(config), u_largest, largest)
+        efficiency held past the measurements (`_closed.held_efficiency`: not above its
+        own at the largest measured count, nor at a smaller count on a ramp of the
+        weights)."""
+        held = [(count, self._mixed(there)) for count, there in self._hold_configs(config)]
+        return _closed.held_efficiency(jnp, config.gpus, self._mixed(config), held)
 
     @property
     def terms(self) -> tuple[AbstractCostTerm, ...]:

@@ -221,16 +221,41 @@ def linear_floor(xp, gpus, one_gpu, efficiency, centre, centre_one):
     return one_gpu / (gpus * xp.maximum(xp.maximum(1.0, efficiency), curve))
 
 
-def held_efficiency(xp, gpus, u, u_largest, largest):
-    """u(N) held to at least ``u(largest)·largest/N`` past the largest measured count:
-    a forecast's efficiency (∝ 1/(N·u)) does not rise above the curve's own at the last
-    count measured. Within the measurements a table may scale superlinearly (caches, a
-    per-GPU batch that fits better); past them, and past a node nothing measured, a rise
-    is the members' extrapolated exponent alone: 3% of superlinearity in one node read as
-    "cheapest at 4096 GPUs, 110% efficient" (review round 10). On the published series it
-    moves 36 of 506 forecasts, the mean error per set by −0.06 to +0.03 points
-    (`benchmarks/RESULTS.md`, "Efficiency held past the measurements")."""
-    return xp.where(gpus > largest, xp.maximum(u, u_largest * largest / gpus), u)
+# Points per doubling of a ramp at which `held_efficiency` holds the curve (`hold_points`).
+HOLD_STEPS = 8
+
+
+def hold_points(largest, node: float = 0.0) -> list:
+    """The counts past the measurements whose efficiency the blend's curve holds
+    (`held_efficiency`): the largest measured count, and `HOLD_STEPS` + 1 points on each
+    ramp where the weights move with N (`far_share`'s, and `past_node`'s when there is an
+    unmeasured node G), evenly spaced in log2 N. Between the ramps the weights are
+    constant and every member's GPU-seconds per unit of work grow with N, so the mix's
+    do too; on a ramp, weight moving to a member that is faster there made the step time
+    of a weak-scaled table fall from 32 to 56 GPUs (0.577 → 0.571 s, review round 13)."""
+    steps = [k / HOLD_STEPS for k in range(HOLD_STEPS + 1)]
+    points = [largest]
+    points += [largest * 2.0 ** (FAR_FROM + (FAR_TO - FAR_FROM) * r) for r in steps]
+    if node:
+        points += [node * 2.0**r for r in steps]
+    return points
+
+
+def held_efficiency(xp, gpus, u, held):
+    """u(N) held to at least ``u(M)·M/N`` for every hold point M < N (`held`: pairs
+    ``(M, u(M))``, M from `hold_points`): a forecast's efficiency (∝ 1/(N·u)) does not
+    rise above the curve's own at a smaller count past the measurements, nor above its
+    own at the last count measured. Within the measurements a table may scale
+    superlinearly (caches, a per-GPU batch that fits better); past them, and past a node
+    nothing measured, a rise is the members' extrapolated exponent alone (3% of
+    superlinearity in one node read as "cheapest at 4096 GPUs, 110% efficient", review
+    round 10), or weight moving between members along a ramp of the blend. On the
+    published series the hold at the largest count moved 36 of 506 forecasts, the mean
+    error per set by −0.06 to +0.03 points (`benchmarks/RESULTS.md`, "Efficiency held
+    past the measurements")."""
+    for count, u_count in held:
+        u = xp.where(gpus > count, xp.maximum(u, u_count * count / gpus), u)
+    return u
 
 
 def past_node(xp, gpus, node):

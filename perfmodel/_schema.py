@@ -568,6 +568,13 @@ def _check_parameters(c: _Checker, parameters, specs, family: str) -> set[str]:
             raise InputError(f"{c.source}: {where}.value: missing")
         if not parameter_ok(specs[name], entry["value"]):
             c.fail(f"{where}.value", _parameter_text(specs[name]), entry["value"])
+        if "unit" in entry and entry["unit"] != specs[name].unit:
+            # A value edited with its unit to "ms" was read in seconds, 1000× off.
+            c.fail(
+                f"{where}.unit",
+                f"{specs[name].unit!r}, the unit {family} reads it in (convert the value)",
+                entry["unit"],
+            )
         if c.boolean(entry.get("fixed", False), f"{where}.fixed"):
             fixed.add(name)
         c.number(entry.get("log_stderr"), f"{where}.log_stderr", nullable=True, low=0.0)

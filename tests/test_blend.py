@@ -154,10 +154,12 @@ def test_past_an_unmeasured_node_the_curve_moves_to_the_log_log_power_law(tmp_pa
         log_blend = np.log(np.asarray(dataclasses.replace(fit.model, node=0.0)(config)))
         flat = fit.model.members[fit.model.names.index("power_law_flat")]
         log_flat = np.log(np.asarray(flat(config)))
-        log_u = np.log(np.asarray(fit.model(config)))
+        log_u = np.log(np.asarray(fit.model._mixed(config)))  # before the hold
+        held = np.log(np.asarray(fit.model(config)))
     c = np.clip(np.log2(ask / 8.0), 0.0, 1.0)
     np.testing.assert_allclose(log_u, (1 - c) * log_blend + c * log_flat, rtol=1e-12)
     assert np.all(log_u[:2] == log_blend[:2]) and np.all(log_u[3:] == log_flat[3:])
+    assert np.all(held >= log_u) and np.all(np.diff(held + np.log(ask)) >= 0.0)
     pm.save_fit(fit, tmp_path / "f.json")
     saved = read_saved(tmp_path / "f.json")
     assert saved is not None and saved.model.node == 8.0

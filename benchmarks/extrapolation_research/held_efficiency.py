@@ -43,34 +43,43 @@ def scored(series, holdout: str, presentation: str, hold: bool) -> dict[str, tup
     return accuracy.proposed_scores(series, holdout, presentation)
 
 
+def compare(score, presentation: str, after_each=None) -> None:
+    """Print README's sets in `presentation`, before and after a rule of the default:
+    ``score(series, holdout, presentation, on)`` scores it with the rule off or on;
+    ``after_each(folder, holdout, series)`` is called per set (extra tables)."""
+    print(f"## Presentation: {presentation}\n")
+    print("| set | series | changed | before: median / mean | after: median / mean |")
+    print("| --- | --- | --- | --- | --- |")
+    changes = []
+    coverage = []
+    for label, folder, holdout in ROWS:
+        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+        before = score(series, holdout, presentation, False)
+        after = score(series, holdout, presentation, True)
+        b = np.array([v[0] for v in before.values()])
+        a = np.array([after[k][0] for k in before])
+        moved = [k for k in before if abs(after[k][0] - before[k][0]) > 1e-9]
+        print(
+            f"| {label} | {len(b)} | {len(moved)} | {np.median(b):.2f} / {np.mean(b):.2f} "
+            f"| {np.median(a):.2f} / {np.mean(a):.2f} |"
+        )
+        cover = [np.mean(np.concatenate([v[1] for v in d.values()])) for d in (before, after)]
+        coverage.append((label, *cover))
+        changes += [(label, k, before[k][0], after[k][0]) for k in moved]
+        if after_each is not None:
+            after_each(folder, holdout, series)
+    print("\n| set | 90% coverage before | after |\n| --- | --- | --- |")
+    for label, b, a in coverage:
+        print(f"| {label} | {100 * b:.0f}% | {100 * a:.0f}% |")
+    print("\n| set | series | error % before | after |\n| --- | --- | --- | --- |")
+    for label, name, b, a in changes:
+        print(f"| {label} | {name} | {b:.2f} | {a:.2f} |")
+    print()
+
+
 def main() -> None:
     for presentation in ("throughput", "time"):
-        print(f"## Presentation: {presentation}\n")
-        print("| set | series | changed | before: median / mean | after: median / mean |")
-        print("| --- | --- | --- | --- | --- |")
-        changes = []
-        coverage = []
-        for label, folder, holdout in ROWS:
-            series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
-            before = scored(series, holdout, presentation, hold=False)
-            after = scored(series, holdout, presentation, hold=True)
-            b = np.array([v[0] for v in before.values()])
-            a = np.array([after[k][0] for k in before])
-            moved = [k for k in before if abs(after[k][0] - before[k][0]) > 1e-9]
-            print(
-                f"| {label} | {len(b)} | {len(moved)} | {np.median(b):.2f} / {np.mean(b):.2f} "
-                f"| {np.median(a):.2f} / {np.mean(a):.2f} |"
-            )
-            cover = [np.mean(np.concatenate([v[1] for v in d.values()])) for d in (before, after)]
-            coverage.append((label, *cover))
-            changes += [(label, k, before[k][0], after[k][0]) for k in moved]
-        print("\n| set | 90% coverage before | after |\n| --- | --- | --- |")
-        for label, b, a in coverage:
-            print(f"| {label} | {100 * b:.0f}% | {100 * a:.0f}% |")
-        print("\n| set | series | error % before | after |\n| --- | --- | --- | --- |")
-        for label, name, b, a in changes:
-            print(f"| {label} | {name} | {b:.2f} | {a:.2f} |")
-        print()
+        compare(scored, presentation)
     reference.HOLD_EFFICIENCY = True
 
 

@@ -6,6 +6,7 @@ read without JAX (`perfmodel._saved.SavedFit`, `perfmodel._cli.quick`); this mod
 imports JAX only when given a `FitResult`, so both print the same from the same code.
 """
 
+import argparse
 import dataclasses
 
 import numpy as np
@@ -44,6 +45,16 @@ from .common import (
 TRAIN_OBJECTIVES = ("time-to-train", "cost-to-train")  # time-to-train fits (`train`)
 
 
+def _currency(text: str) -> str:
+    """``--currency``: printable, at most 16 characters (a newline split the answer's lines,
+    in every kind of fit's answer)."""
+    if not text.isprintable() or len(text) > 16:
+        raise argparse.ArgumentTypeError(
+            f"expected a currency name such as USD (printable, at most 16 characters), got {text!r}"
+        )
+    return text
+
+
 def add_optimal_options(p) -> None:
     p.add_argument(
         "--max-gpus",
@@ -63,7 +74,9 @@ def add_optimal_options(p) -> None:
     p.add_argument(
         "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"
     )
-    p.add_argument("--currency", default="", help="currency of the prices, e.g. USD")
+    p.add_argument(
+        "--currency", type=_currency, default="", help="currency of the prices, e.g. USD"
+    )
     p.add_argument(
         "--deadline",
         type=POSITIVE,

@@ -32,6 +32,7 @@ from .._config import (
     WHOLE_FIELDS,
 )
 from .._csvtext import unique_columns
+from .._data import MAX_GPUS
 from .._errors import FitError, InputError
 from .._fitting import (
     describe_layout,
@@ -513,6 +514,8 @@ def _value(text: str, field: str, where: str) -> float:
         raise InputError(f"{where}: expected a whole number, got {text!r}")
     if value > LARGEST_VALUE:  # global_batch = 1e300 was predicted inf s, "ok"
         raise InputError(f"{where}: expected at most {LARGEST_VALUE:g}, got {text!r}")
+    if field == "gpus" and value > MAX_GPUS:  # as --gpus (a row of 1e18 GPUs was answered)
+        raise InputError(f"{where}: expected a GPU count of at most {MAX_GPUS:,}, got {text!r}")
     return value
 
 

@@ -112,7 +112,8 @@ def _run_plot(args) -> int:
         )
     else:
         c = curves(result, **figure_options(args))
-        drawn = figure(c, relative_breakdown=args.breakdown == "share")
+        with _named(args.fit):
+            drawn = figure(c, relative_breakdown=args.breakdown == "share")
     with _named(args.fit):
         save_figure(drawn, args.output, dpi=args.dpi)
     message(f"wrote {args.output}")

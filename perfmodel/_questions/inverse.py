@@ -479,9 +479,14 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
             message += (
                 f" up to {counted(math.floor(feasible[0][1]), 'GPU')}, past which it is lost again"
             )
-        later = [lo for lo, hi in feasible[1:] if hi > lo]
+        later = [(lo, hi) for lo, hi in feasible[1:] if hi > lo]
         if side == "≤" and later:  # e.g. a blend whose serial share falls again far out
-            message += f", and again from {counted(math.ceil(later[0]), 'GPU')}"
+            lo, hi = later[0]
+            message += f", and again from {counted(math.ceil(lo), 'GPU')}"
+            if hi < problem.value(problem.grid[-1]):  # "again from 33" hid its end at 71
+                message += f" to {counted(math.floor(hi), 'GPU')}"
+            if len(later) > 1:
+                message += f" (and {len(later) - 1} more range{'s' if len(later) > 2 else ''})"
         return message
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "

@@ -78,7 +78,8 @@ def _because(shares: dict[str, float], total: float, blend: bool = False) -> str
 def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float, float]:
     if knee.gpus is None:
         return (
-            f"each GPU still adds at least {threshold:g}× speedup at {knee.searched} GPUs, "
+            f"each GPU still adds at least {threshold:g}× speedup at "
+            f"{counted(knee.searched, 'GPU')}, "
             "the end of the search: measure larger counts before buying more",
             None,
             0.0,
@@ -86,7 +87,10 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
         )
     shares, total = _limiting(fit, knee.gpus, overrides)
     if knee.criterion.startswith("efficiency"):
-        what = f"past {rec_gpus} GPUs efficiency falls below {knee.criterion.split('< ')[1]}"
+        what = (
+            f"past {counted(rec_gpus, 'GPU')} efficiency falls below "
+            f"{knee.criterion.split('< ')[1]}"
+        )
     elif knee.multiple_of > 1:
         added = f"{knee.marginal_speedup:.3g}× speedup per GPU (under {threshold:g}×)"
         if float(f"{knee.marginal_speedup:.3g}") >= threshold:  # "0.5× (under 0.5×)"
@@ -206,6 +210,12 @@ def recommend(
         raise InputError(f"max_gpus must be ≥ 1, got {max_gpus}")
     if budget_per_hour is not None and price_per_gpu_hour is None:
         raise InputError("{arg:budget_per_hour} needs {arg:price_per_gpu_hour}")
+    if not isinstance(currency, str) or not currency.isprintable() or len(currency) > 16:
+        # A newline in it split the answer's lines; a number (5) was printed as "5".
+        raise InputError(
+            f"{{arg:currency}}: expected a currency name such as USD (printable, at most 16 "
+            f"characters), got {currency!r}"
+        )
     for name, value in (
         ("price_per_gpu_hour", price_per_gpu_hour),
         ("deadline_s", deadline_s),
@@ -623,7 +633,9 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     at = speedups[:, column]
     cap = float(speedup_cap(fit, [rec], fit.predict([rec], **overrides)["speedup"])[0])
     lo, hi = (min(float(np.quantile(at, q)), cap) for q in (tail, 1.0 - tail))
-    speedup_band = (lo, hi)
+    # 1 at one GPU by definition, as `speedup_interval` has it (a conformal draw's T(1)
+    # is not the curve's: "Buy 1 GPU: speedup 1× (0.809–1×)", review round 13).
+    speedup_band = (1.0, 1.0) if rec == 1 else (lo, hi)
     gains = step_gains(counts, speedups, marginals, step)
     index, _ = _first_crossing(counts, speedups, gains, threshold, floor)
     picked = np.where(index >= 0, counts[np.maximum(index - 1, 0)], np.inf)

@@ -5,7 +5,7 @@ import math
 
 from .._jsontext import finite_or_null
 from .._levels import level_text
-from .._text import brief, wrap
+from .._text import brief, counted, wrap
 from .query import DiminishingReturns, GPU_BATCH, Optimum
 
 
@@ -18,6 +18,8 @@ def one_gpu_words(gap: float) -> str:
         return f"{abs(gap):.1%} {'longer' if gap > 0 else 'shorter'} than the one measured"
     if ratio <= 0.0:  # below float64's resolution of the measured time
         return "shorter than the one measured by more than 10¹⁶×"
+    if not math.isfinite(ratio):  # a time near 1e307 s against one of 0.3 s
+        return "longer than the one measured by more than 10³⁰⁰×"
     return f"{ratio:.3g}× the one measured"
 
 
@@ -29,7 +31,7 @@ def _against_measured(gap: float) -> str:
     if 0.5 <= ratio <= 2.0:
         return f"{abs(1.0 / ratio - 1.0):.0%} {'lower' if gap > 0 else 'higher'}"
     if ratio > 2.0:
-        return f"{ratio:.3g}× lower"
+        return f"{ratio:.3g}× lower" if math.isfinite(ratio) else "lower by more than 10³⁰⁰×"
     return f"{1.0 / ratio:.3g}× higher" if ratio > 0.0 else "higher by more than 10¹⁶×"
 
 
@@ -270,10 +272,21 @@ class Recommendation:
             noun = "GPU" if band == "1 to 1" else "GPUs"
             if lo is not None and lo == hi:  # "7 to 7 GPUs" read as a typo
                 band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
-            capped = self.beyond_node is not None or self.beyond_checked is not None
-            what = "the model's count" if capped else "the count worth buying"
+            uncapped = self.beyond_node if self.beyond_node is not None else self.beyond_checked
+            # The interval is the uncapped count's: under "Buy 16 GPUs" an interval of 36
+            # to 4096 read as if it excluded the answer (review round 13).
+            what = "the count worth buying"
+            if uncapped is not None:
+                what = f"the model's count, {counted(uncapped, 'GPU')} (capped above)"
             out.append(f"  {what}: {level_text(self.level)} confidence interval {band} {noun}")
-        out += [f"  {a.sentence}" for a in self.alternatives]
+        alternatives = [f"  {a.sentence}" for a in self.alternatives]
+        if self.optimum.objective == "cost" and alternatives:
+            # Asked for the cheapest, the answer leads (review round 13: "Buy 64 GPUs"
+            # opened the answer to --objective cost, whose count is 1).
+            first = self.alternatives[0].sentence
+            out = [first[:1].upper() + first[1:], *(f"  {line}" for line in out)]
+            alternatives = alternatives[1:]
+        out += alternatives
         if self.assumptions.get("max_gpus_is_global_batch"):
             out.append(
                 f"  searched up to {self.searched} GPUs, the fixed global batch of "

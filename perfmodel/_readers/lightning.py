@@ -64,7 +64,15 @@ def _record_lines(text: str, width: int, source: str) -> np.ndarray:
     lines: "row + 2" named line 7 for a cell on line 8."""
     reader = csv.reader(io.StringIO(text))
     starts, previous = [], 0
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:  # a cell over the csv module's 128 KiB, say
+            raise InputError(
+                f"{source} line {previous + 1}: {error}; expected a metrics CSV of numbers"
+            ) from None
         if len(row) > width and any(cell.strip() for cell in row[width:]):
             raise InputError(
                 f"{source} line {previous + 1}: {len(row)} cells, but the header has {width} "

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .._data import Benchmarks, MAX_GPUS, stated_scaling
+from .._data import Benchmarks, MAX_DECADES, MAX_GPUS, stated_scaling
 from .._errors import InputError
 
 WARMUP_FACTOR = 1.2  # "auto": a leading interval slower than this × the steady median
@@ -169,10 +169,21 @@ def to_benchmarks(runs: list[RunSummary], quantity: str, source: str) -> Benchma
             )
         config[name] = np.asarray(values, dtype=float)
     gpus = np.asarray([run.gpus for run in runs], dtype=float)
+    values = np.asarray([_value(run, quantity) for run in runs], dtype=float)
+    low, high = int(np.argmin(values)), int(np.argmax(values))
+    if np.log10(values[high]) - np.log10(values[low]) > MAX_DECADES:  # as a CSV's column
+        named = [
+            f"{r.source} line {r.line}" if r.line else r.source for r in (runs[low], runs[high])
+        ]
+        raise InputError(
+            f"{named[0]}: {quantity.replace('_', ' ')} {values[low]:.3g} is more than "
+            f"{MAX_DECADES:.0f} orders of magnitude below {values[high]:.3g} ({named[1]}); "
+            "check the units and typos of those runs"
+        )
     return Benchmarks(
         source=source,
         gpus=gpus,
-        time_s=np.asarray([_value(run, quantity) for run in runs], dtype=float),
+        time_s=values,
         target="time",
         config=config,
         lines=np.asarray([run.line for run in runs]),

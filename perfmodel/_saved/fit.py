@@ -209,9 +209,17 @@ class SavedFit:
         return np.log(self.data.as_measured(predicted) / self.data.measured)
 
 
+# Every parameter of the families NumPy evaluates is a time in seconds (a test checks it
+# against their specs): a value whose unit was edited to "ms" is left to the JAX path,
+# which refuses it, instead of being read in seconds, 1000× off.
+UNIT = "s"
+
+
 def _positive_values(parameters: dict) -> dict:
     values = {}
     for name, entry in parameters.items():
+        if entry.get("unit", UNIT) != UNIT:
+            raise ValueError(name)
         value = entry["value"]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(name)

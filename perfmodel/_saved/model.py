@@ -237,10 +237,12 @@ class Blend:
 
     def seconds(self, n, config):
         """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members, its efficiency held
-        past the largest measured count (`_closed.held_efficiency`, as `Blend`)."""
-        at_largest = xp.ones_like(n) * float(self.largest)  # a constant, whatever n carries
-        u_largest = self._mixed(at_largest, config)
-        return _closed.held_efficiency(xp, n, self._mixed(n, config), u_largest, self.largest)
+        past the measurements (`_closed.held_efficiency`, as `Blend`)."""
+        held = [  # constants, whatever n carries
+            (count, self._mixed(xp.ones_like(n) * count, config))
+            for count in _closed.hold_points(float(self.largest), self.node)
+        ]
+        return _closed.held_efficiency(xp, n, self._mixed(n, config), held)
 
     def spread(self, n, config):
         """D: max − min over every member of the regime (not an extra anchor) of its log u."""

@@ -456,10 +456,15 @@ def figure(
     fit = c.fit
     fig = _new_figure(figsize)
     axes = fig.subplots(2, 2)
-    _draw_measurements(axes[0, 0], c)
-    _draw_speedup(axes[0, 1], c)
-    _draw_efficiency(axes[1, 0], c)
-    _draw_breakdown(axes[1, 1], c, relative=relative_breakdown)
+    try:
+        _draw_measurements(axes[0, 0], c)
+        _draw_speedup(axes[0, 1], c)
+        _draw_efficiency(axes[1, 0], c)
+        _draw_breakdown(axes[1, 1], c, relative=relative_breakdown)
+    except (OverflowError, ValueError) as error:  # limits of inf or NaN (9e306 s / 0.3 s)
+        if not isinstance(error, OverflowError) and "NaN or Inf" not in str(error):
+            raise
+        raise InputError(OVERFLOW) from None
     if title is None:
         title = (
             f"{source_name(fit.data.source)}: {fit.label} fit ({fit.loss_kind} loss), "
@@ -467,6 +472,12 @@ def figure(
         )
     fig.suptitle(printable(title), fontsize=12)
     return fig
+
+
+OVERFLOW = (
+    "the figure's values overflow matplotlib's axes (times or speedups near 1e308: "
+    "parameters far from any measured run?); predict and optimal still answer"
+)
 
 
 def figure_bytes(fig, fmt: str = "png", *, dpi: int = 100, colors: int = 256) -> bytes:
@@ -482,10 +493,7 @@ def figure_bytes(fig, fmt: str = "png", *, dpi: int = 100, colors: int = 256) ->
     try:
         fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     except OverflowError:  # matplotlib's tick arithmetic on values near float64's limit
-        raise InputError(
-            "the figure's values overflow matplotlib's axes (times or speedups near 1e308: "
-            "parameters far from any measured run?); predict and optimal still answer"
-        ) from None
+        raise InputError(OVERFLOW) from None
     if fmt != "png":
         return buffer.getvalue()
     from PIL import Image

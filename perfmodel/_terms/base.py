@@ -13,9 +13,11 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
+import numpy as np
 
 from .. import _closed
 from .._config import Config
+from .._errors import InputError
 
 Role = Literal["overhead", "compute", "communication"]
 
@@ -80,6 +82,14 @@ class AbstractCostTerm(eqx.Module):
 
 
 def _positive(x: float) -> Float[Array, ""]:
+    """log of a term's time or rate given in physical units, which must be positive and
+    finite (`SerialTerm(-1.0)` evaluated to NaN, `ComputeTerm(inf)` to inf, silently)."""
+    if not isinstance(x, jax.core.Tracer):
+        values = np.asarray(x, dtype=np.float64)
+        if not np.all(np.isfinite(values) & (values > 0)):
+            raise InputError(
+                f"a cost term's time or rate: expected a positive finite number, got {x!r}"
+            )
     return jnp.log(jnp.asarray(x, dtype=jnp.result_type(float)))
 
 
