@@ -35,6 +35,7 @@ import dataclasses
 from typing import ClassVar
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 import numpy as np
@@ -190,6 +191,28 @@ class Blend(AbstractScalingModel):
             held = jnp.where(binds, candidate, held)
         return chosen
 
+    def _stacked_holds(self, config: Config) -> tuple:
+        """The hold points stacked on a new first axis (shaped to broadcast against the
+        counts of `config`) and `config` at them, every field on that axis."""
+        largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
+        counts = largest * np.asarray(_closed.hold_points(1.0))  # largest is an array leaf
+        if self.node:
+            counts = jnp.concatenate(
+                [
+                    counts,
+                    np.asarray(_closed.hold_points(1.0, self.node)[-(_closed.HOLD_STEPS + 1) :]),
+                ]
+            )
+        shape = jnp.shape(config.gpus)
+        points = counts
+        counts = counts.reshape((len(points),) + (1,) * len(shape))
+        stacked = jax.tree_util.tree_map(
+            lambda x: jnp.broadcast_to(x, (len(points), *jnp.shape(x))) if jnp.ndim(x) else x,
+            config,
+        )
+        at = jnp.broadcast_to(counts, (len(points), *shape))
+        return counts, eqx.tree_at(lambda c: c.gpus, stacked, at)
+
     def _hold_configs(self, config: Config) -> list:
         """``(M, config at M GPUs)`` for every hold point M (`_closed.hold_points`), one
         configuration each, shaped as `config`: evaluated in its shapes, not stacked on a
@@ -248,8 +271,10 @@ class Blend(AbstractScalingModel):
         efficiency held past the measurements (`_closed.held_efficiency`: not above its
         own at the largest measured count, nor at a smaller count on a ramp of the
         weights)."""
-        held = [(count, self._mixed(there)) for count, there in self._hold_configs(config)]
-        return _closed.held_efficiency(jnp, config.gpus, self._mixed(config), held)
+        counts, there = self._stacked_holds(config)
+        n = jnp.broadcast_to(config.gpus, there.gpus.shape)
+        floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
+        return jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
 
     @property
     def terms(self) -> tuple[AbstractCostTerm, ...]:

@@ -245,6 +245,14 @@ class Recommendation:
                 "node, give its size (a gpus_per_node column, or --gpus-per-node) and the "
                 "answer accounts for the network between nodes, which nothing measured shows"
             )
+        if self.measured_from > 1 and self.gpus >= self.measured_from:
+            # The 0.5× cut-off reads the speedups: against a 1-GPU time no run measured
+            # (an 8–32 GPU table's model did 485/s on 1 GPU, its 8 GPUs 332/s per GPU).
+            out.append(
+                f"no run on fewer than {self.measured_from} GPUs was measured: the speedups "
+                f"and efficiencies are against the model's 1-GPU time, extrapolated; they "
+                "compare counts with each other, not with a measured single GPU"
+            )
         if self.one_gpu_gap is not None:
             gap = self.one_gpu_gap
             out.append(
