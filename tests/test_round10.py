@@ -161,6 +161,7 @@ def test_python_and_the_command_line_search_the_same_counts(tmp_path):
     assert pm.optimal_gpus(fit, multiple_of=1).gpus != document["gpus"]  # every count
 
 
+@pytest.mark.slow  # 7–11 s since the ramp hold (round 13): the default run stays shorter
 def test_explain_says_which_parameters_cannot_reach_a_count(tmp_path):
     # Far past a 1–16 GPU table the blend is its log-log power law alone: explain said
     # "½ compute.time changes nothing measurable" beside compute at 85% of the step. (At
@@ -433,6 +434,7 @@ def test_a_time_with_400_digits_is_named_not_traced_back(tmp_path):
     refused(*run_cli("fit", logs)[::2], "expected a finite number in 'time_ms'")
 
 
+@pytest.mark.slow  # 7–11 s since the ramp hold (round 13): the default run stays shorter
 def test_a_batch_smaller_than_the_node_is_searched_gpu_by_gpu(tmp_path):
     # whatif of a 4-sample batch on nodes of 8 answered "optimal GPU count: 1 → 1".
     csv, saved = tmp_path / "b4.csv", tmp_path / "b4.json"

@@ -138,6 +138,7 @@ def test_bad_changes(amdahl_fit, changes, match):
         pm.what_if(amdahl_fit, changes)
 
 
+@pytest.mark.slow  # 7–11 s since the ramp hold (round 13): the default run stays shorter
 def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
     # `--set serial.time=x0.5`, as `whatif --help` shows, on the default fit: every
     # member's serial time is halved from its own value, and the comparison says where
@@ -172,6 +173,7 @@ def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
         pm.next_measurements(changed, [32, 64])
 
 
+@pytest.mark.slow  # 7–11 s since the ramp hold (round 13): the default run stays shorter
 def test_a_note_names_every_range_of_counts_the_change_cannot_reach():
     from perfmodel._questions.whatif import _ranges
 
