@@ -215,9 +215,9 @@ class Blend(AbstractScalingModel):
 
     def _hold_configs(self, config: Config) -> list:
         """``(M, config at M GPUs)`` for every hold point M (`_closed.hold_points`), one
-        configuration each, shaped as `config`: evaluated in its shapes, not stacked on a
-        new axis, which compiled twice the operations and made a first default fit 2 s
-        slower."""
+        configuration each, shaped as `config` (`reaching_weights`, which picks the
+        binding point's weights; `__call__` evaluates the points stacked,
+        `_stacked_holds`)."""
         largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
         found = []
         for count in _closed.hold_points(largest, self.node):
@@ -268,9 +268,9 @@ class Blend(AbstractScalingModel):
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
         """Seconds per unit of work at `config`: ``exp(Σ_f w_f(N)·log u_f(N))``, its
-        efficiency held past the measurements (`_closed.held_efficiency`: not above its
-        own at the largest measured count, nor at a smaller count on a ramp of the
-        weights)."""
+        efficiency held past the measurements: not above its own at the largest measured
+        count, nor at a smaller count on a ramp of the weights (the closed form of
+        `_closed.held_efficiency`, over the stacked hold points in one evaluation)."""
         counts, there = self._stacked_holds(config)
         n = jnp.broadcast_to(config.gpus, there.gpus.shape)
         floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
