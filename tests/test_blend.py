@@ -139,6 +139,7 @@ def test_intervals_past_an_unmeasured_node_widen_by_the_node_term(tmp_path):
     )
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_past_an_unmeasured_node_the_curve_moves_to_the_log_log_power_law(tmp_path):
     # Measured within one node of 8: up to 8 GPUs the blend is the weak regime's; from 16
     # on it is the power law fitted in log-log (PAST_NODE), in between the mix
@@ -329,6 +330,7 @@ def test_conformal_interval_is_q_times_its_scale(vgg):
         pm.predict_interval(fit, gpus, 0.9, kind="confidence")
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_optimum_interval_from_conformal_members(vgg):
     draws = pm.ensemble(vgg.best, samples=200)  # few members: the test is of the path
     assert draws.method == "conformal"

@@ -92,6 +92,7 @@ def test_optimal_json(capsys, fit_file):
     assert document["amdahl_bound"] > document["speedup"]
 
 
+@pytest.mark.slow  # 8 s: the default run stays under 4 minutes
 def test_throughput_fit_predicts_throughput(capsys, tmp_path):
     csv = tmp_path / "x.csv"
     csv.write_text("gpus,throughput\n1,100\n2,190\n4,350\n8,600\n")
@@ -110,6 +111,7 @@ def test_throughput_fit_predicts_throughput(capsys, tmp_path):
     assert "(time_s in s per image, throughput in images/s," in " ".join(text.split())
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_a_throughput_per_hour_answers_as_the_same_throughput_per_second(capsys, tmp_path):
     per_hour, per_second = tmp_path / "h.csv", tmp_path / "s.csv"
     per_hour.write_text("gpus,throughput\n1,3600\n2,6840\n4,12600\n8,21600\n")
@@ -250,6 +252,7 @@ def test_datasets_lists_shipped_series(capsys):
     assert {"usl_specsdm91", "tf_dgx1_p100_vgg16_real"} <= names
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_console_script_demo_has_no_traceback_on_error():
     exe = shutil.which("perfmodel") or f"{sys.executable} -m perfmodel"
     result = subprocess.run(
@@ -284,6 +287,7 @@ def test_demo_runs_on_shipped_dataset(capsys):
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_fit_opens_with_the_recommendation_and_says_how_it_read_the_file(capsys, tmp_path):
     csv = tmp_path / "bench.csv"
     csv.write_text("gpus,Time_ms\n1,1000\n2,530\n4,290\n8,180\n")
@@ -313,6 +317,7 @@ def test_fit_json_carries_the_recommendation(capsys, tmp_path):
     assert document["model"]["family"] == "usl"  # the fit's own keys stay
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_candidates_table_fits_100_columns_unless_wide(capsys, tmp_path):
     csv = tmp_path / "bench.csv"
     csv.write_text(CSV)
@@ -355,6 +360,7 @@ def test_optimal_answer_and_document(capsys, fit_file):
     assert document["gpus"] % 8 == 0
 
 
+@pytest.mark.slow  # 9 s: the default run stays under 4 minutes
 def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     """The default's conformal interval is a prediction interval: asking for the curve's
     confidence interval is refused in one line, not answered with the prediction band."""
@@ -400,6 +406,7 @@ def test_intervals_say_what_they_are_for(capsys, fit_file):
     assert answer["interval"] == pytest.approx([row["time_s_lo"], row["time_s_hi"]])
 
 
+@pytest.mark.slow  # 7 s: the default run stays under 4 minutes
 def test_whatif_says_when_returns_never_diminish(capsys, tmp_path):
     csv = tmp_path / "bench.csv"
     csv.write_text("gpus,time_s\n1,1.0\n2,0.5\n4,0.25\n8,0.125\n")
@@ -411,6 +418,7 @@ def test_whatif_says_when_returns_never_diminish(capsys, tmp_path):
     assert "not reached → not reached" not in out and "(none reached)" not in out
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_fit_takes_a_shipped_datasets_name(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no datasets/ folder here
     out = tmp_path / "fit.json"
@@ -587,6 +595,7 @@ def test_misplaced_options_are_named_as_such(capsys, tmp_path, fit_file):
     assert status == 2 and "-o and --report name the same file" in err
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_predict_past_a_measured_peak_says_the_rise_is_not_measured(capsys, tmp_path):
     """Throughput that peaks at 4 GPUs and falls at 8 was forecast to rise again at 32
     and 64 (the default blend's far families), and `predict` said nothing about it."""

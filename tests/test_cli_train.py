@@ -167,6 +167,7 @@ def test_megatron_logs_report_the_warm_up_dropped(capsys):
     assert status == 0 and "(the intervals ending at or before step 20)" in err
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_batch_ramp_up_fitted_by_batch_linear_is_per_step(tmp_path, capsys):
     # The slope rule read the ramp-up as weak scaling and divided the step times by N,
     # which batch_linear's c·B/N already does: R² −1.28, 1.308 s at 16 GPUs.
@@ -270,6 +271,7 @@ def test_fit_time_to_train_writes_its_report_or_nothing(tmp_path, capsys):
     assert not (tmp_path / "g.json").exists() and not bad.exists()
 
 
+@pytest.mark.slow  # 8 s: the default run stays under 4 minutes
 def test_plot_of_a_time_to_train_fit_draws_time_to_train_and_the_batch(ssd_fit, tmp_path, capsys):
     status, out, _ = run(capsys, "plot", ssd_fit, "-o", tmp_path / "t.png", "--max-gpus", "256")
     assert status == 0 and (tmp_path / "t.png").stat().st_size > 10_000

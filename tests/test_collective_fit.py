@@ -96,6 +96,7 @@ def test_recovers_alpha_beta_per_collective(two_collectives):
         np.testing.assert_allclose(fit_busbw[-4:], printed, rtol=0.08)
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_fitted_factor_recovers_a_tree_where_the_nominal_one_is_wrong(tmp_path):
     # A tree all-reduce moves 2·S per rank at every n, not the ring's 2(n−1)/n·S.
     rng = np.random.default_rng(1)

@@ -225,6 +225,7 @@ def test_huber_is_optaxs_huber_loss_values_and_gradients():
         assert float(jnp.max(jnp.abs(grad - expected))) == 0.0
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_an_exact_fit_imports_no_optax():
     import os
     from pathlib import Path

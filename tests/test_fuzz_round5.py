@@ -105,6 +105,7 @@ def test_zero_covariance_next_says_nothing_narrows_it(files):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # 7 s: the default run stays under 4 minutes
 def test_weak_amdahl_file_answers_optimal(files):
     path = _edited(files, "a.json", _set(("model", "options", "weak"), True))
     code, out, err = _run("optimal", path)

@@ -195,6 +195,7 @@ def test_an_evaluation_that_scored_nan_is_refused(tmp_path):
     _refused(*_run("fit", folder)[::2], "eval_accuracy is nan")
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_speedup_without_an_interval_says_so_rather_than_0_to_inf(tmp_path):
     # Four measurements, four free parameters: no interval, which read "0–inf×".
     collective = tmp_path / "coll.json"

@@ -168,6 +168,7 @@ def _random_settings(bench, rng, n):
     )
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_library_is_the_reference_on_random_configurations(bench, rng):
     cfg = _random_settings(bench, rng, 4000)
     lib = bench.evaluate(cfg, CALIBRATED, "library")

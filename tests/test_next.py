@@ -47,6 +47,7 @@ def usl_fit():
     )
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_optimum_and_its_delta_method_variance_in_closed_form(usl_fit):
     answer = pm.next_measurements(usl_fit, [64])
     p = usl_fit.parameters()
@@ -82,6 +83,7 @@ def test_rank_one_update_matches_a_refit_with_the_added_point(usl_fit):
     assert refitted * math.sqrt((m - k) / (m - 1 - k)) == pytest.approx(expected, rel=1e-3)
 
 
+@pytest.mark.slow  # 7 s: the default run stays under 4 minutes
 def test_ranking_prefers_counts_past_the_peak(usl_fit):
     answer = pm.next_measurements(usl_fit, [4, 16, 64, 256])
     sds = [m.sd_after for m in answer.ranking]

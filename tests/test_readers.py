@@ -468,6 +468,7 @@ def test_read_log_feeds_a_fit():
     assert result.predict([8])["time_s"][0] == pytest.approx(612.8, rel=0.2)
 
 
+@pytest.mark.slow  # 8 s: the default run stays under 4 minutes
 def test_logs_of_one_global_batch_state_strong_scaling_as_a_csv_does(tmp_path, capsys):
     # The same step times as logs of a fixed global batch and as a CSV with its
     # global_batch column: the same regime, the same answer (not exactly Amdahl's law,

@@ -186,6 +186,7 @@ def real_fit():
     return pm.fit("amdahl", pm.from_arrays(gpus, (S + C / gpus) * np.exp(noise)))
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_intervals_are_confidence_intervals_from_the_shared_draws(real_fit):
     draws = pm.ensemble(real_fit)
     rec = pm.recommend(real_fit, ensemble=draws)
@@ -204,6 +205,7 @@ def test_intervals_are_confidence_intervals_from_the_shared_draws(real_fit):
     assert "90% confidence interval" in rec.sentence
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_document_and_text(real_fit):
     rec = pm.recommend(real_fit)
     document = rec.to_dict()

@@ -52,6 +52,7 @@ def without_created(path: Path) -> dict:
 ARGV = ["fit", "bench.csv", "--model", "amdahl", "-o", "fit.json"]
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_repeated_fit_prints_and_writes_what_the_first_did(answers, tmp_path, monkeypatch):
     first = run(ARGV)
     written = without_created(tmp_path / "fit.json")

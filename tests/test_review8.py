@@ -49,6 +49,7 @@ def test_the_answer_says_when_the_model_misses_the_measured_one_gpu_time(tmp_pat
     assert "whose time is" in " ".join(printed.split()) and "longer than the one" in printed
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_a_single_familys_speedup_interval_stops_at_perfect_scaling(tmp_path):
     # Laplace draws of weak_data_parallel gave 26.9–66.1× on 64 GPUs of a table measured
     # at 93% efficiency; optimal's interval reached 104% efficiency.

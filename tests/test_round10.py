@@ -197,6 +197,7 @@ def test_a_deadline_answer_says_it_searched_whole_nodes(tmp_path):
     assert "whole nodes" not in out and out.startswith("Cheapest within the deadline of 0.0002 s")
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_a_python_optimum_says_what_its_time_is_per(tmp_path):
     # optimal_gpus(...).time_s of a fixed per-GPU batch was 0.0002 s (per GPU batch)
     # beside predict's 0.83 s per step, with no unit (the command line's JSON had one).
@@ -213,6 +214,7 @@ def test_a_python_optimum_says_what_its_time_is_per(tmp_path):
     assert pm.optimal_gpus(pm.fit("amdahl", throughput), max_gpus=64).unit != "GPU batch"
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_fixed_global_batch_is_strong_scaling_whatever_the_node(tmp_path):
     # With gpus_per_node, a stated fixed global batch was fitted in the straddling regime
     # (weak scaling's all-reduce), and its forecast sped up past the data: 38.9× at 64
@@ -420,6 +422,7 @@ def test_memory_takes_heads_left_unknown():
     assert float(pm.memory_per_gpu(pm.Config(**{**GPT3, "heads": 0.0}))["total"]) > 0
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_a_benchmark_with_a_step_column_and_a_named_measured_column_stays_one(tmp_path):
     csv = tmp_path / "it.csv"
     csv.write_text("gpus,iteration,imgs_per_s\n1,100,1000\n2,100,1950\n4,100,3800\n8,100,7300\n")

@@ -112,6 +112,7 @@ def test_unstated_step_times_name_the_answer_of_the_other_reading(tmp_path):
     assert code == 0 and out.startswith("Buy 96 GPUs") and "the runs do not say" not in out
 
 
+@pytest.mark.slow  # 7 s: the default run stays under 4 minutes
 def test_python_states_strong_scaling_as_the_flag_does(tmp_path):
     csv = tmp_path / "bert.csv"
     csv.write_text(BERT_STEPS)

@@ -94,6 +94,7 @@ LLAMA_70B = dict(
 )  # fmt: skip
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_a_pick_that_rests_on_a_fixed_parameter_is_named():
     # The ZeRO-3 pick of a 70B model was 15% ahead with the network bandwidth the fit
     # had fixed, not fitted; at half of it the interleaved pipeline won by 17%, and

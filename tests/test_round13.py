@@ -71,6 +71,7 @@ def _rosenbrock(params, scale):
     return (1.0 - x) ** 2 + scale * (y - x**2) ** 2
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_the_stepwise_minimiser_finds_what_the_compiled_one_does():
     # The hybrid fit's path (`STEPWISE_FAMILIES`): one compiled gradient, Adam driven from
     # Python, SciPy's L-BFGS-B; the compiled loops are the reference.

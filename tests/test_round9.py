@@ -207,6 +207,7 @@ def test_a_space_takes_recompute_by_name_and_names_a_bad_code(tmp_path):
     refused(*run_cli("sweep", space)[::2], "axis 'zero': expected one of 0, 1, 2, 3, got 4")
 
 
+@pytest.mark.slow  # 8 s: the default run stays under 4 minutes
 def test_repeats_far_apart_and_node_sizes_that_disagree_are_named(tmp_path):
     # A time typed in ms among seconds (1000× apart) and a row on nodes of 3 among rows on
     # nodes of 8 were fitted without a word (fuzz round 9).

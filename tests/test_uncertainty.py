@@ -165,6 +165,7 @@ def test_vmapped_bootstrap_refits_equal_a_loop_of_fresh_fits(fit):
         np.testing.assert_allclose(row, expected, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_prediction_interval_covers_new_measurements_at_its_level():
     # 40 synthetic datasets from known parameters (the fixture's shape, so nothing
     # recompiles), 5 new measurements each at an interpolated and an extrapolated count:
@@ -235,6 +236,7 @@ def test_rolling_origin_sees_a_model_that_extrapolates_badly(fit):
     assert pm.ensemble(fit).tau < _ensemble.DISCREPANCY
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_fixed_parameters_have_zero_width_and_bounds_hold():
     # A time_s fit here, so that path is covered too.
     data = amdahl_data(np.random.default_rng(2), throughput=False)
@@ -265,6 +267,7 @@ def test_throughput_fit_has_throughput_bounds(fit, laplace):
     np.testing.assert_allclose(band["throughput_hi"], 1.0 / band["time_s_lo"])
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_a_counts_bounds_do_not_depend_on_the_other_counts_asked():
     # Squared loss on times: at 1e5 GPUs the noise (absolute, in seconds) exceeds the
     # predicted time, so draws are floored; the floor must be each draw's own, not one

@@ -238,6 +238,7 @@ def test_cli_whatif_text_json_and_output(capsys, hier_file, tmp_path):
     assert document["time_ratio"][1] < 1.0
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_cli_predict_and_optimal_accept_set(capsys, hier_file, hier_fit):
     argv = ["predict", hier_file, "--gpus", "64", "--json"]
     assert main([*argv, "--set", "gpus_per_node=16", "--set", "serial.time=x2"]) == 0
