@@ -7,11 +7,11 @@ arguments when one is misspelt. The block under ``TYPE_CHECKING`` is the same li
 type checkers and editors (a test checks the two agree).
 """
 
-import importlib
-import inspect
-from typing import TYPE_CHECKING
+import importlib as _importlib
+import inspect as _inspect
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from ._blend import Blend as Blend
     from ._collective.fit import CollectiveFit as CollectiveFit
     from ._collective.fit import CollectiveGroupFit as CollectiveGroupFit
@@ -281,8 +281,8 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    if inspect.isfunction(value):
+    value = getattr(_importlib.import_module(module, __name__), name)
+    if _inspect.isfunction(value):
         from ._checked import checked
 
         value = checked(value)  # a misspelt keyword names the valid ones

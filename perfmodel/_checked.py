@@ -8,6 +8,7 @@ instead of an AttributeError deep inside."""
 import dataclasses
 import functools
 import inspect
+import os
 
 from ._config import CONFIG_FIELDS
 from ._data import BATCH_PER_GPU_COLUMN, Benchmarks
@@ -32,6 +33,10 @@ _EXPECTED = {
     ("after", FitResult): ((FitResult,), "fit_auto(data).best, fit or load_fit"),
     ("data", Benchmarks): ((Benchmarks,), "load_benchmarks, load_dataset or from_arrays"),
     ("benchmarks", Benchmarks): ((Benchmarks,), "load_benchmarks, load_dataset or from_arrays"),
+    # Files and names: None or a number stopped in os.fspath or str.removesuffix.
+    ("path", str | os.PathLike): ((str, os.PathLike), ""),
+    ("path_or_text", str | os.PathLike): ((str, os.PathLike), ""),
+    ("name", str): ((str,), ""),
 }
 _HINTS = {
     ("FitResult", "Selection"): "pass its .best",
@@ -72,6 +77,11 @@ def expect(value, name: str, types: tuple, made_by: str, where: str) -> None:
     if isinstance(value, types):
         return
     wanted, kind = types[0].__name__, type(value).__name__
+    if os.PathLike in types:
+        what = "a file path or the log's text" if name == "path_or_text" else "a file path"
+        raise InputError(f"{where}: expected {what} (str or os.PathLike) for {name}, got {kind}")
+    if not made_by:
+        raise InputError(f"{where}: expected {wanted} for {name}, got {kind}")
     hint = _HINTS.get((wanted, kind))
     raise InputError(
         f"{where}: expected {wanted} for {name} (from perfmodel.{made_by}), got {kind}"

@@ -24,7 +24,7 @@ from ._config import (
 from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
 from ._errors import InputError
 from ._files import read_bytes
-from ._levels import LARGEST_COUNT
+from ._levels import has_none, LARGEST_COUNT
 from ._text import brief
 from ._units import (
     names_a_time,
@@ -168,6 +168,7 @@ def from_arrays(
     measured = time_s if throughput is None else throughput
     columns = {"gpus": np.atleast_1d(gpus), name: np.atleast_1d(measured)}
     columns |= {key: np.atleast_1d(value) for key, value in config.items() if np.ndim(value)}
+    _refuse_none(source, {"gpus": gpus, name: measured, **config})  # before NumPy reads NaN
     lengths = {key: len(value) for key, value in columns.items()}
     if len(set(lengths.values())) > 1:
         given = ", ".join(f"{key} {length}" for key, length in lengths.items())
@@ -181,6 +182,20 @@ def from_arrays(
     frame.attrs["lines"] = np.arange(len(frame)) + 2
     frame.attrs["arrays"] = True
     return _validate(frame, source)
+
+
+def _refuse_none(source: str, given: dict) -> None:
+    """An InputError naming the first None among `given`'s values (NumPy and pandas read
+    it as NaN, which the checks would then report as ``'nan'``)."""
+    for key, value in given.items():
+        if value is None:
+            raise InputError(
+                f"{source}, column {key!r}: expected a number or one per measurement, got None"
+            )
+        if not has_none(value):
+            continue
+        row = next(i for i, v in enumerate(np.ravel(np.asarray(value, dtype=object))) if v is None)
+        raise InputError(f"{source} row {row + 1}, column {key!r}: expected a number, got None")
 
 
 def load_benchmarks(

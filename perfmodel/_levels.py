@@ -58,10 +58,20 @@ LARGEST_COUNT = 10_000_000
 ten times the largest machines built; past it a count is a typo."""
 
 
+def has_none(values) -> bool:
+    """Whether `values` is None or a (nested) list or tuple holding one, which
+    ``np.asarray(..., float)`` would read as NaN."""
+    if values is None:
+        return True
+    return isinstance(values, (list, tuple)) and any(has_none(v) for v in values)
+
+
 def check_gpu_counts(gpus) -> np.ndarray:
     """`gpus` as float64, after refusing anything that is not a finite count from 1 to
     `LARGEST_COUNT` (a time at 0 or −8 GPUs is not a prediction, it is a mistake)."""
     try:
+        if has_none(gpus):  # NumPy reads None as NaN: name what was given
+            raise TypeError
         counts = np.asarray(gpus, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         text = repr(gpus) if len(repr(gpus)) <= 40 else f"{repr(gpus)[:37]}..."
