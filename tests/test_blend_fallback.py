@@ -190,6 +190,7 @@ def test_edited_anchor_fields_are_refused_naming_the_field(sdm91, tmp_path, edit
         pm.load_fit(path)
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_gpus_for_a_serial_share_where_the_blends_serial_part_vanishes(sdm91):
     # Far out the members with a serial term have no weight: the share is exactly 0, and
     # log 0 = −inf is a share that meets every ceiling, not a gap in the curve.

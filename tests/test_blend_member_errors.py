@@ -140,6 +140,7 @@ def test_member_errors_hold_by_simulation():
         assert hits[name] / runs >= 0.86, hits
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_cli_prints_member_uncertainties_and_refuses_blend_draws(tmp_path):
     csv = tmp_path / "four.csv"
     csv.write_text("gpus,throughput\n1,100\n2,190\n4,350\n8,600\n")

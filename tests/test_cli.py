@@ -388,6 +388,7 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     assert f"{expected.description} of amdahl: {expected.estimate:.4g} GPUs" in printed
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_intervals_say_what_they_are_for(capsys, fit_file):
     argv = ["predict", str(fit_file), "--gpus", "4096", "--interval", "0.9"]
     status, out, _ = run(capsys, *argv)
@@ -454,6 +455,7 @@ def test_batch_linear_fits_step_times_of_a_batch_that_grows_with_the_gpus(capsys
     assert predicted == pytest.approx([0.372, 0.38131], rel=0.02)
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_rows_of_different_global_batches_at_one_gpu_count_are_warned_about(capsys, tmp_path):
     csv = tmp_path / "mixed.csv"
     csv.write_text("gpus,time_s,global_batch\n8,0.433,128\n8,0.812,256\n16,0.847,512\n")
@@ -464,6 +466,7 @@ def test_rows_of_different_global_batches_at_one_gpu_count_are_warned_about(caps
     assert "256)" in warned[0] and "--model batch_linear" in warned[0]
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_a_benchmark_csv_takes_a_node_size_and_refuses_log_options(capsys, tmp_path):
     """`--gpus-per-node` was read from MLPerf logs only, and `--gpus`, `--global-batch`,
     `--warmup` were silently ignored for a benchmark CSV: the answer did not change."""
@@ -510,6 +513,7 @@ def test_fit_file_scores_are_numbers_or_null(tmp_path, capsys):
     assert "| blend | 7 | — |" in report.read_text()
 
 
+@pytest.mark.slow  # 6 s: the default run stays under 4 minutes
 def test_predict_says_which_counts_exceed_a_fixed_global_batch(capsys, tmp_path):
     """`optimal` stops at the batch; `predict --gpus 512,1024` printed speedups there
     without a word (a GPU would get half a sample)."""
@@ -617,6 +621,7 @@ def test_predict_past_a_measured_peak_says_the_rise_is_not_measured(capsys, tmp_
     assert status == 2 and f"fit it first: perfmodel fit {csv} -o fit.json" in err
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_predict_says_when_the_model_misses_the_measured_one_gpu_time(capsys, tmp_path):
     """Speedups are the curve's, against its own one-GPU time; when that is more than 2%
     from the one measured the header says so (5.85× measured at 8 GPUs read 5.66×)."""

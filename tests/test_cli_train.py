@@ -74,6 +74,7 @@ def test_predict_gives_time_to_train_with_its_interval_per_row(ssd_fit, capsys):
     assert status == 0 and "the batch that trains fastest at each count" in out
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_optimal_time_to_train_states_the_critical_batch(ssd_fit, capsys):
     status, out, _ = run(
         capsys, "optimal", ssd_fit, "--objective", "time-to-train", "--min-gain", "0.2", "--json"
@@ -117,6 +118,7 @@ def test_optimal_time_to_train_states_the_critical_batch(ssd_fit, capsys):
     assert second.startswith("train cheapest with no deadline on ") and "within 1 s" not in out
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_fit_of_a_csv_of_runs_and_sweep_by_time_to_train(tmp_path, capsys):
     fit = tmp_path / "ssd.json"
     status, _, _ = run(capsys, "fit", "--time-to-train", SSD_CSV, "-o", fit)

@@ -347,7 +347,9 @@ HIER = {
 
 
 @pytest.fixture(scope="module")
-def joint_case(tmp_path_factory):
+def joint_inputs(tmp_path_factory):
+    """The model, step-time data, their CSV and an nccl-tests log (no fit: the refusals'
+    tests need only these, and the joint fit takes 10 s)."""
     folder = tmp_path_factory.mktemp("joint")
     rng = np.random.default_rng(4)
     model = pm.data_parallel(hierarchical=True).with_parameters(HIER)
@@ -360,7 +362,12 @@ def joint_case(tmp_path_factory):
     csv = write_csv(folder / "bench.csv", header, gpus, times, per_node=8, size=1000000000)
     log = folder / "intra.log"
     log.write_text(nccl_log([("all_reduce", 8, SIZES, noisy(t, rng))]))
-    data = pm.load_benchmarks(csv)
+    return model, pm.load_benchmarks(csv), csv, log
+
+
+@pytest.fixture(scope="module")
+def joint_case(joint_inputs):
+    model, data, csv, log = joint_inputs
     return model, data, csv, log, pm.fit_joint(model, data, log)
 
 
@@ -478,8 +485,8 @@ def test_bad_logs_and_options(two_collectives, tmp_path):
         pm.load_nccl_log("nope")
 
 
-def test_bad_joint_inputs(joint_case, two_collectives):
-    model, data, _, log, _ = joint_case
+def test_bad_joint_inputs(joint_inputs, two_collectives):
+    model, data, _, log = joint_inputs
     _, mixed, _ = two_collectives
     plain = pm.from_arrays(data.gpus, data.time_s, gpus_per_node=data.config["gpus_per_node"])
     with pytest.raises(pm.InputError, match="needs a message_bytes column"):
@@ -524,8 +531,8 @@ ALL_REDUCE = ["--collective", "all_reduce"]
         ),
     ],
 )
-def test_cli_errors_are_one_line(argv, message, joint_case, capsys, tmp_path):
-    _, _, csv, log, _ = joint_case
+def test_cli_errors_are_one_line(argv, message, joint_inputs, capsys, tmp_path):
+    _, _, csv, log = joint_inputs
     paths = {
         "bad": DATA / "malformed_bad_number.log",
         "trunc": DATA / "malformed_truncated_row.log",

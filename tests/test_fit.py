@@ -89,6 +89,7 @@ def test_squared_loss_on_throughput_matches_least_squares(rng):
     assert coefficients["gamma"] == pytest.approx(g, rel=1e-4)
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_huber_loss_resists_an_outlier(rng):
     truth = {"serial.time": 0.1, "compute.time": 1.0}
     data = synthetic(pm.amdahl().with_parameters(truth), rng, noise=0.005, repeats=1)

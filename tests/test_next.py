@@ -103,6 +103,7 @@ def test_ranking_prefers_counts_past_the_peak(usl_fit):
     assert lo < answer.estimate < hi
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_time_quantity_and_level(usl_fit):
     answer = pm.next_measurements(usl_fit, [64], quantity="time", max_gpus=512, level=0.5)
     assert answer.at_gpus == 512

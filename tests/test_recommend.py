@@ -221,6 +221,7 @@ def test_document_and_text(real_fit):
     assert math.isfinite(document["speedup"])
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_ensemble_reads_well(real_fit):
     draws = pm.ensemble(real_fit)
     text = repr(draws)
@@ -228,6 +229,7 @@ def test_ensemble_reads_well(real_fit):
     assert "model-form drift outside 1–8 GPUs" in draws.summary()
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_past_one_node_from_one_node_is_flagged():
     """Measured within one node of 8, a recommendation past it says the network between
     nodes is extrapolated; measured across two nodes, it does not."""
@@ -362,6 +364,7 @@ def test_a_marginal_that_rounds_to_the_threshold_reads_just_under_it():
     assert "would add just under 0.5× speedup per GPU," in reason
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_a_barely_bounded_parameter_reads_more_than_100():
     """A one-sigma factor of 5.18e+21 (the transfer term of four near-linear counts)."""
     fit = pm.fit_auto(pm.from_arrays([1, 2, 4, 8], throughput=[410.0, 790.0, 1500.0, 2700.0])).best

@@ -27,6 +27,7 @@ def test_a_bad_cell_is_named_by_the_column_the_file_has(tmp_path, header, option
     assert expected in str(caught.value)
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_a_parameter_on_its_bound_has_no_spread_but_says_so():
     # A hybrid fit's e_max capped at 0.95 was shown "± (×) 2.37", read as e_max ≤ 2.25.
     from perfmodel._fitting.describe import parameter_rows

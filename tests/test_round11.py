@@ -252,6 +252,7 @@ def test_whatif_does_not_write_over_the_fits_measurements(usl_file):
     assert code == 2 and "names an input of this command" in err and csv.read_text() == before
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_optimal_of_the_blend_refuses_draws_it_cannot_make(tmp_path):
     # Fuzz round 11: `--method bootstrap` dropped every interval of the answer, exit 0.
     saved = tmp_path / "vgg.json"
@@ -300,6 +301,7 @@ def test_a_budget_that_is_a_whole_number_of_gpus_buys_them_all(price, budget, mo
     assert f"(at most {most} GPUs)" in line.sentence
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(runs_fit):
     # Review round 11b: without --objective, "train within 60 s" was read per step at the
     # fit's one global batch and answered 1 GPU.
@@ -309,6 +311,7 @@ def test_optimal_of_a_time_to_train_fit_answers_time_to_the_target(runs_fit):
     assert code == 0 and out.startswith("train cheapest within 3000 s on ")
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_a_csv_of_runs_to_a_target_fitted_as_steps_gets_a_hint(tmp_path):
     # Review round 11b: "Buy 59 GPUs" of times to train, the samples column ignored.
     csv = tmp_path / "onebatch.csv"

@@ -62,6 +62,7 @@ def test_optimal_json_gives_the_step_time_predict_gives_for_a_fixed_per_gpu_batc
     assert document["unit"] == "step" and "step_time_s" not in document
 
 
+@pytest.mark.slow  # 1 s: the default run stays under 4 minutes
 def test_next_says_the_network_between_nodes_is_unmeasured(tmp_path):
     # `next` ranked 64 GPUs first from within one node of 8 without a word that nothing
     # measured shows the network its ranking leans on.
@@ -136,6 +137,7 @@ def test_a_fit_files_edited_measurements_are_refused_and_its_parameters_may_be_e
     refused(*run_cli("predict", fit, "--gpus", "16")[::2], "created: expected a string")
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_a_sweep_refuses_values_below_any_training_run(tmp_path):
     # A serial time of 1e-320 s answered a step of 0 s and an empty samples/s column.
     space = tmp_path / "space.toml"
@@ -227,6 +229,7 @@ def test_repeats_far_apart_and_node_sizes_that_disagree_are_named(tmp_path):
     refused(*run_cli("fit", csv, other)[::2], "rep.csv: a benchmark CSV", "one benchmark CSV at")
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_extreme_changes_answer_in_words_not_tracebacks(tmp_path):
     fit = _fitted(
         tmp_path, "gpus,time_s\n1,1.0\n2,0.55\n4,0.31\n8,0.19\n16,0.13\n", "--model", "amdahl"

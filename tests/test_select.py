@@ -183,6 +183,7 @@ def test_unknown_criterion():
         pm.fit_auto(synthetic(AMDAHL), criterion="aic")
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_cli_fit_reports_every_candidate(tmp_path, capsys):
     data = synthetic(USL, seed=5)
     csv = tmp_path / "bench.csv"

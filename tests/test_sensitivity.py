@@ -190,6 +190,7 @@ def blend_fit():
     return pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
 
 
+@pytest.mark.slow  # 1 s: the default run stays under 4 minutes
 def test_a_factor_that_takes_the_time_to_zero_is_refused(blend_fit):
     # ÷1e308 leaves a blend's one-GPU time 0: a ZeroDivisionError traceback before.
     with pytest.raises(pm.InputError, match=r"^factor: 1e\+308 takes \S+ to "):

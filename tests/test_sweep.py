@@ -131,6 +131,7 @@ def test_pareto_front_equals_brute_force(result, reference):
     assert (np.diff(sample_cost) < 0).all()
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_cost_objective_ranks_by_cost_per_sample():
     # USL per unit of work on GPUs at three prices: cost = N·price·T/3600 by brute force.
     model = pm.usl().with_parameters(
@@ -415,6 +416,7 @@ def test_cli_bad_space_exits_2_with_one_line(tmp_path, capsys, body, message):
     assert not out.exists()
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_cli_max_configs_and_yes(tmp_path, capsys):
     body = "[model]\nfamily = 'amdahl'\n[axes]\ngpus = { start = 1, stop = 64, step = 1 }\n"
     path = _space(tmp_path, body)
@@ -489,6 +491,7 @@ def test_cli_refuses_a_fit_swept_over_what_it_does_not_read(tmp_path, capsys):
     assert load_space(_space(tmp_path, head + "price_per_gpu_hour = [1, 2]")).axes["gpus"]
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_python_sweep_warns_of_fields_the_model_does_not_read():
     # Also as Python warnings, which a notebook shows (review round 11: only the tuple).
     with pytest.warns(UserWarning) as told:
@@ -506,6 +509,7 @@ def test_python_sweep_warns_of_fields_the_model_does_not_read():
     )
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_cli_writes_the_ranked_configurations_as_csv_for_a_csv_name(tmp_path, capsys):
     body = (
         '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n[axes]\n'

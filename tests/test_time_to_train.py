@@ -233,6 +233,7 @@ def test_a_step_fit_file_is_not_a_time_to_train_fit(ssd, tmp_path):
         pm.save_time_to_train(ssd, tmp_path / "missing" / "x.json")
 
 
+@pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_sweep_ranks_by_time_to_train_as_the_plan_does(exact):
     gpus, batches = [16, 64, 256, 1024], [512, 2048, 8192, 32768]
     axes = {"gpus": gpus, "global_batch": batches}

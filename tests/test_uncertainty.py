@@ -140,6 +140,7 @@ def test_bootstrap_spread_roughly_agrees_with_laplace(fit, laplace, bootstrap):
         assert np.all((ratio > lo) & (ratio < hi)), (resample, ratio)
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_vmapped_bootstrap_refits_equal_a_loop_of_fresh_fits(fit):
     rng = np.random.default_rng(3)
     # Four resamples: the shape the rolling-origin refits of the fixture compiled.

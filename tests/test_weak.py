@@ -158,6 +158,7 @@ def test_weak_hierarchical_fit_recovers_parameters_across_nodes(rng):
         assert result.parameters()[name] == pytest.approx(value, rel=0.1), name
 
 
+@pytest.mark.slow  # 2 s: the default run stays under 4 minutes
 def test_weak_hierarchical_from_the_cli_on_a_published_multi_node_table(tmp_path, capsys):
     # TF2 EfficientNet-B4 on DGX A100 nodes (benchmarks/external): fitted on 1, 8 and 32
     # GPUs, the 64-GPU throughput is 21,844 images/s. Per-GPU throughput levels off once

@@ -434,6 +434,7 @@ add(
         expect="either",
         outputs=(FIT_FILE,),
         names=("serial.time",),
+        slow=True,  # 9 s; tests/test_fit.py's bounded fits are the CI ones
         what="--bound serial.time=10:20 on data whose step takes at most 1 s",
     ),
     Case(
