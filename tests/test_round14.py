@@ -34,7 +34,8 @@ def test_a_shipped_name_given_none_is_refused(name):
         getattr(pm, name)(3)
 
 
-def test_a_writer_given_none_names_the_path_argument(fit, tmp_path):
+def test_a_writer_given_none_names_the_path_argument(fit, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a file named "None" or "12", or a report's assets, land here
     with pytest.raises(pm.InputError, match=r"^save_fit\(\): expected a file path .*NoneType$"):
         pm.save_fit(fit, None)
     with pytest.raises(pm.InputError, match=r"^write_report\(\): expected a file path"):
