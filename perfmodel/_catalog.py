@@ -65,3 +65,26 @@ def dataset_note(path) -> str:
         'each a time to train, datasets/SOURCES.md: a "step" below is one whole '
         "training run (docs/time-to-train.md models runs from their logs)"
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclLogInfo:
+    """One shipped nccl-tests log (``datasets/nccl/``), from its row in SOURCES.md."""
+
+    name: str
+    collective: str
+    n_ranks: int
+    rows: int
+    hardware: str
+    source: str
+
+
+def list_nccl_logs() -> list[NcclLogInfo]:
+    """Every shipped nccl-tests log, in the order of its table in ``datasets/SOURCES.md``."""
+    infos = []
+    for line in (datasets_dir() / "SOURCES.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].endswith(".log"):
+            name = cells[0].removesuffix(".log")
+            infos.append(NcclLogInfo(name, cells[1], int(cells[2]), int(cells[3]), *cells[4:]))
+    return infos

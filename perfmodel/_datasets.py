@@ -7,6 +7,8 @@ from pathlib import Path
 from ._catalog import dataset_unit as dataset_unit
 from ._catalog import DatasetInfo as DatasetInfo
 from ._catalog import list_datasets
+from ._catalog import list_nccl_logs as list_nccl_logs
+from ._catalog import NcclLogInfo as NcclLogInfo
 from ._data import Benchmarks, load_benchmarks
 from ._errors import InputError
 from ._files import datasets_dir, shipped_csv
@@ -30,29 +32,6 @@ def load_dataset(name: str) -> Benchmarks:
     path = dataset_path(name)
     data = load_benchmarks(path)  # in the unit SOURCES.md gives (`_catalog.dataset_unit`)
     return dataclasses.replace(data, source=os.path.basename(path))
-
-
-@dataclasses.dataclass(frozen=True)
-class NcclLogInfo:
-    """One shipped nccl-tests log (``datasets/nccl/``), from its row in SOURCES.md."""
-
-    name: str
-    collective: str
-    n_ranks: int
-    rows: int
-    hardware: str
-    source: str
-
-
-def list_nccl_logs() -> list[NcclLogInfo]:
-    """Every shipped nccl-tests log, in the order of its table in ``datasets/SOURCES.md``."""
-    infos = []
-    for line in (datasets_dir() / "SOURCES.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 6 and cells[0].endswith(".log"):
-            name = cells[0].removesuffix(".log")
-            infos.append(NcclLogInfo(name, cells[1], int(cells[2]), int(cells[3]), *cells[4:]))
-    return infos
 
 
 def nccl_log_info(name: str) -> NcclLogInfo:

@@ -1,5 +1,6 @@
-"""What `import perfmodel` and `perfmodel --help` load, the command table behind the lazy
-parser, and the CLI's persistent compilation cache (the library never turns it on)."""
+"""What `import perfmodel` and `perfmodel --help` load, the grammar that parses every
+command without JAX, and the CLI's persistent compilation cache (the library never turns
+it on)."""
 
 import argparse
 import ast
@@ -12,8 +13,9 @@ import jax
 import pytest
 
 import perfmodel
-from perfmodel._cli import app
+from perfmodel._cli import app, grammar
 from perfmodel._cli.cache import cache_dir, enable_compilation_cache
+from perfmodel._cli.grammar import vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,17 +57,61 @@ def test_public_names_resolve_and_match_the_type_checking_block():
     assert "recommend" in dir(perfmodel) and perfmodel.__version__
 
 
-def test_command_table_matches_what_the_modules_register():
-    parser = app.build_parser()  # every module imported
+def test_every_command_parses_without_jax_and_names_a_function_that_exists():
+    # `fit --help` and an argument error answer from the grammar alone (they took 2-3 s
+    # when each command module, which imports JAX, registered its own arguments).
+    code = (
+        "import sys, contextlib, io\n"
+        "from perfmodel._cli.app import build_parser, main\n"
+        "for argv in (['fit', '--help'], ['sweep', '--help'], ['fit', 'x.csv', '--bogus']):\n"
+        "    quiet = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
+        "        try:\n"
+        "            main(argv)\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+        "build_parser().parse_args(['report', 'fit.json', '-o', 'r.html'])\n"
+        "assert 'jax' not in sys.modules and 'pandas' not in sys.modules\n"
+    )
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    parser = app.build_parser()
     (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    helps = {c.dest: c.help for c in subparsers._choices_actions}
-    listed = {name: text for commands in app.COMMANDS.values() for name, text in commands.items()}
-    assert list(listed) == list(subparsers.choices) and listed == helps
-    # Parsing one command imports and builds that command's parser only.
-    lazy = app.build_parser(["predict", "fit.json", "--gpus", "8"])
-    (sub,) = [a for a in lazy._actions if isinstance(a, argparse._SubParsersAction)]
-    assert list(sub.choices) == list(listed)
-    assert not sub.choices["sweep"].add_help and sub.choices["predict"].add_help
+    for command, sub in subparsers.choices.items():
+        handler = sub.get_default("run")
+        assert isinstance(handler, grammar.Handler), command
+        assert callable(handler.resolve()), command
+
+
+def test_the_grammar_offers_what_the_library_has():
+    from perfmodel import (
+        _collective,
+        _config,
+        _fitting,
+        _presets,
+        _questions,
+        _readers,
+        _sweep,
+        _terms,
+    )
+    from perfmodel._fitting.problem import DEFAULTS
+
+    assert vocabulary.FAMILY_NAMES == tuple(_presets.FAMILIES)
+    assert vocabulary.CRITERIA == _fitting.CRITERIA
+    assert vocabulary.DEFAULT_CRITERION == _fitting.DEFAULT_CRITERION
+    assert vocabulary.LOSSES == _fitting.LOSSES
+    assert vocabulary.DEFAULT_STARTS == DEFAULTS.n_starts
+    assert vocabulary.NEXT_QUANTITIES == _questions.QUANTITIES
+    assert vocabulary.MAX_GPUS == _questions.MAX_GPUS
+    assert vocabulary.OPS == _terms.OPS
+    assert vocabulary.COLLECTIVE_FACTORS == _collective.FACTORS
+    assert vocabulary.GPU_NAMES == tuple(_terms.GPUS)
+    assert vocabulary.LAYOUT_FIELDS == _config.LAYOUT_FIELDS
+    assert vocabulary.LOG_FORMATS == _readers.FORMATS
+    assert vocabulary.WORK_UNITS == _readers.WORK_UNITS
+    assert vocabulary.SWEEP_OBJECTIVES == _sweep.OBJECTIVES
+    assert vocabulary.PRECISIONS == _sweep.PRECISIONS
+    assert vocabulary.DEFAULT_MAX_CONFIGS == _sweep.DEFAULT_MAX_CONFIGS
 
 
 def test_the_cli_cache_is_a_user_folder_and_can_be_turned_off(tmp_path, monkeypatch):

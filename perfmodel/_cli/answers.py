@@ -6,18 +6,16 @@ read without JAX (`perfmodel._saved.SavedFit`, `perfmodel._cli.quick`); this mod
 imports JAX only when given a `FitResult`, so both print the same from the same code.
 """
 
-import argparse
 import dataclasses
 
 import numpy as np
 
 from .. import _closed
 from .._errors import FitError, InputError
-from .._levels import level_text, METHODS, refuse_blend_draws
+from .._levels import level_text, refuse_blend_draws
 from .._questions import (
     check_finite_times,
     GPU_BATCH,
-    MAX_GPUS,
     measured_peak,
     one_gpu_gap,
     one_gpu_words,
@@ -34,96 +32,9 @@ from . import common
 from .common import (
     finite_or_none,
     format_table,
-    LEVEL,
-    number,
     parse_list,
-    POSITIVE,
     print_json,
-    whole,
 )
-
-TRAIN_OBJECTIVES = ("time-to-train", "cost-to-train")  # time-to-train fits (`train`)
-
-
-def _currency(text: str) -> str:
-    """``--currency``: printable, at most 16 characters (a newline split the answer's lines,
-    in every kind of fit's answer)."""
-    if not text.isprintable() or len(text) > 16:
-        raise argparse.ArgumentTypeError(
-            f"expected a currency name such as USD (printable, at most 16 characters), got {text!r}"
-        )
-    return text
-
-
-def add_optimal_options(p) -> None:
-    p.add_argument(
-        "--max-gpus",
-        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
-        default=4096,
-        help=f"largest GPU count (4096; at most {MAX_GPUS})",
-    )
-    p.add_argument(
-        "--objective",
-        default=None,
-        choices=("time", "cost", *TRAIN_OBJECTIVES),
-        help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
-        "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
-        "the target fastest or cheapest (default: time; for a time-to-train fit "
-        "time-to-train, or cost-to-train with --deadline)",
-    )
-    p.add_argument(
-        "--price-per-gpu-hour", type=POSITIVE, help="price of a GPU for an hour, in --currency"
-    )
-    p.add_argument(
-        "--currency", type=_currency, default="", help="currency of the prices, e.g. USD"
-    )
-    p.add_argument(
-        "--deadline",
-        type=POSITIVE,
-        help="seconds per step (per unit of work for throughput, per GPU batch for steps "
-        "of a fixed per-GPU batch): also the cheapest count meeting it; with --objective "
-        "cost, the optimum",
-    )
-    p.add_argument(
-        "--budget",
-        type=POSITIVE,
-        help="currency per hour: also the fastest count within it (needs --price-per-gpu-hour)",
-    )
-    p.add_argument(
-        "--multiple-of",
-        type=whole(1),
-        default=None,
-        help="only 1 and multiples of this, for the recommendation, the knee and the optimum "
-        "(default: gpus_per_node when the fit's data give it, else 1); for the "
-        "time-to-train objectives, the step of their GPU grid (four counts per doubling)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=POSITIVE,
-        default=0.5,
-        help="diminishing returns once one more GPU adds less speedup (0.5)",
-    )
-    p.add_argument(
-        "--efficiency-floor",
-        type=number(above=0, at_most=1),
-        help="diminishing returns once efficiency falls below this",
-    )
-
-
-def add_interval_options(p, what: str) -> None:
-    p.add_argument(
-        "--interval",
-        type=LEVEL,
-        metavar="LEVEL",
-        help=f"probability of a central interval, e.g. 0.9; {what}",
-    )
-    p.add_argument(
-        "--method",
-        default=None,
-        choices=METHODS,
-        help="conformal (the default blend's intervals, calibrated on published series), "
-        "laplace (a single family's default) or a vmapped bootstrap",
-    )
 
 
 def _band(result, gpus, interval: float, method: str | None, kind: str) -> dict:

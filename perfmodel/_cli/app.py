@@ -1,59 +1,24 @@
 """The `perfmodel` command: the parser, and how errors reach the terminal.
 
-Each group of subcommands lives in its own module exposing ``register(subparsers)``;
-add new ones to `COMMAND_MODULES`. User errors (`InputError`, and argparse's own) exit
-with status 2 and one line ``perfmodel: error: ...``, keyword arguments named in them
-shown as their flags; solver failures (`FitError`) exit with status 1. A reader that
-closes the pipe early (``perfmodel datasets | head``) ends the command quietly with
-status 141 (128 + SIGPIPE), as other command-line tools do.
+Each group of subcommands has its arguments in a module of `grammar` (no JAX, so that
+``--help`` and argument errors answer at once) and its code in a module here. User
+errors (`InputError`, and argparse's own) exit with status 2 and one line
+``perfmodel: error: ...``, keyword arguments named in them shown as their flags; solver
+failures (`FitError`) exit with status 1. A reader that closes the pipe early
+(``perfmodel datasets | head``) ends the command quietly with status 141 (128 +
+SIGPIPE), as other command-line tools do.
 """
 
 import argparse
 from collections.abc import Sequence
 import contextlib
-import importlib
 import os
 import sys
 import warnings
 
 from .._errors import FitError, InputError
+from . import grammar
 from .options import repeated_option
-
-COMMAND_MODULES = (
-    ".fit",
-    ".plot",
-    ".analysis",
-    ".collective",
-    ".sweep",
-)
-
-# Each module's commands in the order it registers them, with their one-line help, so
-# that `perfmodel --help` and every command but the one run import no command module
-# (they import JAX). A module missing here is imported on every call (a test checks
-# that this table matches what the modules register).
-COMMANDS = {
-    ".fit": {
-        "fit": "fit a model to a benchmark CSV",
-        "predict": "predict step time at GPU counts",
-        "optimal": "the GPU count worth buying, the fastest and the cheapest",
-        "demo": "the main job on a dataset shipped with perfmodel",
-        "datasets": "list the datasets shipped with perfmodel",
-    },
-    ".plot": {
-        "plot": "plot a fit: curve, speedup, efficiency, breakdown",
-        "report": "one self-contained HTML (or Markdown) report",
-    },
-    ".analysis": {
-        "explain": "time per term and what each parameter buys",
-        "require": "the parameter value (or GPU count) a target needs",
-        "whatif": "change parameters and compare before and after",
-        "next": "which GPU count to benchmark next",
-    },
-    ".collective": {
-        "fit-collective": "fit latency and bandwidth of collectives to nccl-tests logs",
-    },
-    ".sweep": {"sweep": "sweep a design space described in a TOML file"},
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,23 +70,16 @@ class _Version(argparse.Action):
         parser.exit(0, f"perfmodel {package_version()}\n")
 
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; with `argv`, only the module of the command in it is imported (the
-    others get placeholders that carry their name and help), without it every one."""
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command; it imports no JAX (`grammar`): a command's module is
+    imported when the command runs."""
     parser = _Parser(
         prog="perfmodel",
         description="Fit multi-GPU scaling models to benchmarks and ask how many GPUs pay.",
     )
     parser.add_argument("--version", action=_Version)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    wanted = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
-    for name in COMMAND_MODULES:
-        listed = COMMANDS.get(name)
-        if listed is None or wanted is None or wanted in listed:
-            importlib.import_module(name, __package__).register(subparsers)
-        else:
-            for command, text in listed.items():
-                subparsers.add_parser(command, help=text, add_help=False)
+    grammar.register_all(subparsers)
     for sub in subparsers.choices.values():
         if sub.add_help:
             sub.add_argument(
@@ -161,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # `predict` and `optimal` of the fits NumPy evaluates answer without JAX (`quick`).
     args = _quick_args(argv)
     if args is None:
-        parser = build_parser(argv)
+        parser = build_parser()
         args = parser.parse_args(argv)
         _start_jax()
     from . import common

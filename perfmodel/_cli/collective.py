@@ -11,7 +11,6 @@ import numpy as np
 
 from .._collective import (
     collective_fit_to_dict,
-    FACTORS,
     fit_collective,
     fit_joint,
     gpus_per_node_of,
@@ -19,75 +18,18 @@ from .._collective import (
     load_collective_fit,
     save_collective_fit,
 )
-from .._datasets import datasets_dir, list_nccl_logs, load_nccl_log, nccl_log_info
+from .._datasets import datasets_dir, load_nccl_log, nccl_log_info
 from .._errors import InputError
-from .._fitting import fit, LOSSES
+from .._fitting import fit
 from .._presets import data_parallel
-from .._terms import OPS
 from .common import (
     check_outputs,
     format_table,
     input_paths,
-    MAX_SEED,
-    MAX_STARTS,
     message,
-    number,
-    POSITIVE,
     print_json,
     warn_not_converged,
-    whole,
 )
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "fit-collective",
-        help="fit latency and bandwidth of collectives to nccl-tests logs",
-        description="Fit t = A(n)·α + f·S/β per collective and rank count to the text "
-        "output of nccl-tests (all_reduce_perf and friends; in-place and out-of-place "
-        "rows both kept). β is the bus bandwidth in nccl-tests' convention; with "
-        "--factor fitted, f is fitted against --link-bandwidth.",
-    )
-    p.add_argument("logs", nargs="*", metavar="LOG", help="nccl-tests output files")
-    p.add_argument(
-        "--dataset",
-        action="append",
-        metavar="NAME",
-        help="a shipped log (repeatable): " + ", ".join(i.name for i in list_nccl_logs()),
-    )
-    p.add_argument("-o", "--output", help="write the fit here as JSON")
-    p.add_argument("--json", action="store_true", help="print the fit as JSON")
-    p.add_argument("--collective", choices=OPS, help="fit only this collective")
-    p.add_argument("--ranks", type=whole(1), help="ranks, for logs without '#  Rank' lines")
-    p.add_argument(
-        "--factor",
-        default="nominal",
-        choices=FACTORS,
-        help="nominal: nccl-tests' bus-bandwidth factor (default); fitted: bytes moved "
-        "per message byte, fitted against --link-bandwidth",
-    )
-    p.add_argument(
-        "--link-bandwidth",
-        type=number(at_least=1e6, at_most=1e14),  # 400 was GB/s given as B/s: "R² −2.4e11"
-        help=(
-            "bytes/s of one rank's slowest link (--factor fitted; e.g. 5e10 for one "
-            "400 Gb/s NIC per GPU), from 1e6 to 1e14"
-        ),
-    )
-    p.add_argument(
-        "--loss",
-        default="log",
-        choices=LOSSES,
-        help=f"{', '.join(LOSSES)} (default log: every message size weighs alike)",
-    )
-    p.add_argument(
-        "--starts",
-        type=whole(1, MAX_STARTS),
-        default=16,
-        help=f"multi-start points (default 16, at most {MAX_STARTS})",
-    )
-    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="seed of the starting points")
-    p.set_defaults(run=_run_fit_collective)
 
 
 def _inputs(args) -> list:
@@ -130,7 +72,7 @@ def cli_hints(error: InputError, ranks_flag: str) -> InputError:
     return InputError(text.replace("pass n_ranks=", f"pass {ranks_flag} N"))
 
 
-def _run_fit_collective(args) -> int:
+def run_fit_collective(args) -> int:
     # A shipped log named by --dataset is an input too: -o over it replaced it by JSON.
     check_outputs({"-o": args.output}, input_paths(args.logs, *map(str, _shipped_paths(args))))
     try:
@@ -222,32 +164,6 @@ def _size_rows(g) -> list[dict]:
 
 
 # Options of `perfmodel fit` ----------------------------------------------------------------
-
-
-def add_collective_options(p) -> None:
-    """The `fit` options that bring nccl-tests measurements into a training fit."""
-    p.add_argument(
-        "--with-collective",
-        nargs="+",
-        action="extend",
-        metavar="LOG",
-        help="fit jointly with these nccl-tests logs: the model's all-reduce latency and "
-        "bandwidth are shared (needs message_bytes in the CSV)",
-    )
-    p.add_argument(
-        "--collective-fit",
-        metavar="FILE",
-        help="fix the model's link parameters from `perfmodel fit-collective -o FILE`",
-    )
-    p.add_argument(
-        "--collective-weight",
-        type=POSITIVE,
-        default=1.0,
-        help="weight of the nccl-tests loss against the step-time loss (1)",
-    )
-    p.add_argument(
-        "--collective-ranks", type=whole(1), help="ranks, for logs without '#  Rank' lines"
-    )
 
 
 def uses_collectives(args) -> bool:

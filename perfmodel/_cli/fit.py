@@ -11,14 +11,11 @@ from .._datasets import dataset_path, list_datasets, load_dataset
 from .._errors import FitError, InputError
 from .._files import all_or_nothing, shipped_csv, shipped_file
 from .._fitting import (
-    CRITERIA,
     DEFAULT_CRITERION,
-    DEFAULTS,
     fit,
     fit_auto,
     fit_blend,
     FitResult,
-    LOSSES,
     per_unit_of_work,
     Selection,
 )
@@ -31,12 +28,9 @@ from .._questions import (
 from .._readers import header_columns
 from .._saved import from_document, SAVED_FAMILIES
 from .._text import counted, wrap
-from .._uncertainty import KINDS
 from . import common, train
-from .analysis import load_with_changes, SET_HELP
+from .analysis import load_with_changes
 from .answers import (
-    add_interval_options,
-    add_optimal_options,
     answer_optimal,
     prediction_rows,
     print_predictions,
@@ -44,7 +38,6 @@ from .answers import (
 )
 from .cache import mark_checked
 from .collective import (
-    add_collective_options,
     fit_with_collectives,
     print_collective_extra,
     uses_collectives,
@@ -53,181 +46,21 @@ from .common import (
     check_outputs,
     format_table,
     input_paths,
-    MAX_SEED,
-    MAX_STARTS,
     message,
     parse_assignments,
     print_json,
     to_float,
     warn_not_converged,
-    whole,
 )
 from .draws import draws_or_none
 from .layout import (
-    add_fit_options,
-    add_layout_options,
     fit_hybrid,
     optimal_layout,
     print_optimal_layout,
-    run_predict,
 )
+from .layout import run_predict as predict_layouts
 from .plot import check_report_path, report_outputs
 from .quick import ensembles
-
-DEMO_DATASET = "tf_dgx1_p100_vgg16_real"
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("fit", help="fit a model to a benchmark CSV")
-    p.add_argument(
-        "csv",
-        help="benchmark CSV: gpus and time_s/time_ms/time_us/throughput, or the name of a "
-        "shipped dataset (`perfmodel datasets`)",
-    )
-    train.add_log_options(p)
-    p.add_argument("-o", "--output", help="write the fit here as JSON")
-    _add_fit_options(p)
-    add_fit_options(p)
-    add_collective_options(p)
-    p.add_argument("--json", action="store_true", help="print the fit as JSON")
-    p.add_argument(
-        "--report", metavar="PATH", help="also write a report: .html (self-contained) or .md"
-    )
-    p.set_defaults(run=_run_fit)
-
-    p = subparsers.add_parser("predict", help="predict step time at GPU counts")
-    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    p.add_argument("--gpus", help="comma-separated GPU counts, e.g. 1,8,64")
-    add_layout_options(p)
-    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    add_interval_options(p, "adds time_s_lo/_hi (throughput_lo/_hi) and speedup_lo/_hi per row")
-    p.add_argument(
-        "--kind",
-        default="prediction",
-        choices=KINDS,
-        help="prediction: where a new measurement would fall (default); confidence: the "
-        "curve itself, the same draws `next` and `optimal` use",
-    )
-    train.add_predict_options(p)
-    p.add_argument("--json", action="store_true", help="print a JSON list of rows")
-    p.set_defaults(run=_run_predict)
-
-    p = subparsers.add_parser(
-        "optimal", help="the GPU count worth buying, the fastest and the cheapest"
-    )
-    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    add_optimal_options(p)
-    p.add_argument(
-        "--gpus",
-        type=whole(1, 10_000_000, "the layout search runs at that one count"),
-        default=None,
-        help="with a hybrid fit: the best layout at exactly this GPU count",
-    )
-    p.add_argument("--set", action="append", metavar="NAME=VALUE", help=SET_HELP)
-    add_interval_options(
-        p,
-        "the recommendation's confidence intervals (default 0.9); also adds one on the "
-        "optimum and the knee to --json",
-    )
-    train.add_optimal_options(p)
-    p.add_argument("--json", action="store_true", help="print a JSON object")
-    p.set_defaults(run=_run_optimal)
-
-    p = subparsers.add_parser("demo", help="the main job on a dataset shipped with perfmodel")
-    p.add_argument("--dataset", default=DEMO_DATASET, help="a name from `perfmodel datasets`")
-    p.add_argument("--model", default="auto", help="auto or " + ", ".join(FAMILIES))
-    p.set_defaults(run=_run_demo)
-
-    p = subparsers.add_parser("datasets", help="list the datasets shipped with perfmodel")
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print a JSON list: name, rows, GPU counts, quantity, scaling",
-    )
-    p.set_defaults(run=_run_datasets)
-
-
-def _add_fit_options(p) -> None:
-    p.add_argument(
-        "--model",
-        default="auto",
-        help="auto (default: every family the data determine, best by "
-        "--criterion) or one of " + ", ".join(FAMILIES),
-    )
-    p.add_argument(
-        "--criterion",
-        default=DEFAULT_CRITERION,
-        choices=CRITERIA,
-        help=f"model selection criterion for --model auto (default {DEFAULT_CRITERION}); "
-        "the first candidate is kept unless another scores clearly better",
-    )
-    p.add_argument(
-        "--no-blend",
-        "--no-average",
-        dest="average",
-        action="store_false",
-        help="with --model auto, answer with the single family the criterion prefers "
-        "instead of the default blend (a geometric mean of amdahl, weak_data_parallel, "
-        "power laws and usl whose weights depend on the regime and on how far ahead), "
-        "which extrapolates published series better",
-    )
-    p.add_argument(
-        "--loss",
-        default=None,
-        choices=LOSSES,
-        help="log (relative error, default), squared (least squares on the "
-        "measured quantity), relative or huber (robust to outliers); giving it "
-        "turns off --model auto's blend",
-    )
-    scaling = p.add_mutually_exclusive_group()
-    scaling.add_argument(
-        "--weak-scaling",
-        action="store_true",
-        help="each GPU keeps its batch as GPUs are added: a time column is the step time "
-        "of more work (default: inferred from the data, and said)",
-    )
-    scaling.add_argument(
-        "--strong-scaling",
-        action="store_true",
-        help="the global batch is fixed: a time column is the time of a fixed amount of work",
-    )
-    p.add_argument(
-        "--fix",
-        action="append",
-        metavar="NAME=VALUE",
-        help="hold a parameter at a known value (repeatable)",
-    )
-    p.add_argument(
-        "--bound",
-        action="append",
-        metavar="NAME=LO:HI",
-        help="keep a parameter inside [LO, HI]; leave a side empty (repeatable)",
-    )
-    p.add_argument("--gpus-column", help="name of the GPU-count column")
-    p.add_argument("--time-column", help="name of the time column")
-    p.add_argument(
-        "--time-unit",
-        default=None,
-        choices=("s", "ms", "us"),
-        help="unit of --time-column (default: the unit its name ends in, as in Time_ms, "
-        "else s); a name and a unit that disagree are refused",
-    )
-    p.add_argument("--throughput-column", help="name of the throughput column")
-    p.add_argument(
-        "--throughput-unit",
-        metavar="WORK/TIME",
-        help="what the throughput counts, per s, min, h or day (images/s, scripts/hour: "
-        "read as per second); default: a shipped dataset's unit, else the rate the "
-        "column's name states (images_per_min, tokens/s), else work/s",
-    )
-    p.add_argument("--series", help="the series to fit when the CSV has a 'series' column")
-    p.add_argument(
-        "--starts",
-        type=whole(1, MAX_STARTS),
-        default=DEFAULTS.n_starts,
-        help=f"multi-start points (default {DEFAULTS.n_starts}, at most {MAX_STARTS})",
-    )
-    p.add_argument("--seed", type=whole(0, MAX_SEED), default=0, help="seed of the starting points")
 
 
 def _parse_fix(items) -> dict[str, float]:
@@ -439,7 +272,7 @@ def _refuse_unread_options(args) -> None:
             raise InputError(f"{flag} is read with --with-collective only")
 
 
-def _run_fit(args) -> int:
+def run_fit(args) -> int:
     _refuse_unread_options(args)
     args.csv = shipped_or_path(args.csv)
     if train.is_time_to_train(args):
@@ -562,12 +395,12 @@ def _layout_answer(result: FitResult) -> dict:
         return {"error": str(error)}
 
 
-def _run_predict(args) -> int:
+def run_predict(args) -> int:
     if train.has_time_to_train(args.fit):
         return train.run_predict(args)
     result = load_with_changes(args.fit, args.set)
     refuse_global_batch(args, result)
-    if run_predict(args, result, print_json, format_table):  # hybrid fits: layouts
+    if predict_layouts(args, result, print_json, format_table):  # hybrid fits: layouts
         return 0
     if not args.gpus:
         raise InputError("--gpus: give GPU counts, e.g. --gpus 1,8,64")
@@ -633,7 +466,7 @@ def _refuse_unread(args, options: dict, what: str) -> None:
             raise InputError(f"{flag} is not read by {what}; leave it out")
 
 
-def _run_optimal(args) -> int:
+def run_optimal(args) -> int:
     chosen = f"--objective {args.objective}"
     if args.objective is None:
         # A time-to-train fit answers time to the target: the step fit's answer (per step
@@ -670,7 +503,7 @@ def _run_optimal(args) -> int:
     return answer_optimal(args, result)
 
 
-def _run_demo(args) -> int:
+def run_demo(args) -> int:
     path = dataset_path(args.dataset)
     data = load_dataset(args.dataset)
     result, selection = fit_model(  # before any output: a bad --model prints nothing
@@ -686,7 +519,7 @@ def _run_demo(args) -> int:
     return 0
 
 
-def _run_datasets(args) -> int:
+def run_datasets(args) -> int:
     infos = list_datasets()
     rows = [
         {

@@ -11,7 +11,6 @@
 * `optimal_layout`: ``optimal`` as a layout search over GPU counts (`perfmodel.sweep`).
 """
 
-import argparse
 import csv
 import dataclasses
 import difflib
@@ -126,39 +125,6 @@ def at_link_bounds(model, bounds: dict, gpu: str) -> list[str]:
                 f"the runs, or --fix {name}=VALUE from nccl-tests"
             )
     return notes
-
-
-def add_fit_options(p) -> None:
-    """`fit` options of the hybrid family."""
-    p.add_argument(
-        "--gpu",
-        type=_gpu,
-        default=None,
-        help=f"with --model hybrid: the GPU whose published numbers fix what the runs "
-        f"do not determine: {', '.join(GPUS)} or a spelling of one (A100, DGX H100, "
-        "H100-SXM5-80GB; default: the runs' gpu column, else A100-80GB)",
-    )
-
-
-def _gpu(text: str) -> str:
-    """`--gpu`: the key of `GPUS` that `text` spells (`gpu_named`)."""
-    named = gpu_named(text)
-    if named is None:
-        raise argparse.ArgumentTypeError(
-            f"expected one of {', '.join(GPUS)} (or a spelling such as A100, H100), got {text!r}"
-        )
-    return named
-
-
-def add_layout_options(p) -> None:
-    """`predict` options giving layouts of hybrid fits."""
-    for field, flag in LAYOUT_OPTIONS.items():
-        p.add_argument(flag, metavar="N[,N...]", help=f"hybrid fits: {field} per row")
-    p.add_argument(
-        "--layouts",
-        metavar="CSV",
-        help="hybrid fits: a CSV of configurations (a gpus column and any Config fields)",
-    )
 
 
 # Fitting --------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from .._readers import (
     AUTO_MIN_INTERVALS,
     AUTO_RULE,
     detect_format,
-    FORMATS,
     header_columns,
     log_files,
     LOG_SUFFIXES,
@@ -18,59 +17,9 @@ from .._readers import (
     read_training_runs,
     same_runs,
     STEP_COLUMNS,
-    WORK_UNITS,
 )
-from .common import POSITIVE, whole
 
 QUANTITIES = ("step_time", "time_to_train", "epoch_time")
-
-
-def add_log_options(p) -> None:
-    """`fit`'s options for logs and time to train."""
-    p.add_argument("more", nargs="*", metavar="PATH", help="more log files or folders")
-    g = p.add_argument_group("training logs and time to train")
-    g.add_argument(
-        "--format",
-        choices=FORMATS,
-        help="read training logs: MLPerf result files (mllog), Megatron-LM logs, PyTorch "
-        "Lightning CSVLogger metrics or a tracker CSV export (csv); detected from the "
-        "content for folders, several files or a file without a gpus column",
-    )
-    g.add_argument(
-        "--time-to-train",
-        action="store_true",
-        help="fit time to train (the critical batch × the step time) to runs trained to a "
-        "target: MLPerf result files (the default for them) or a CSV with gpus, time_s "
-        "(to the target), global_batch and samples or epochs",
-    )
-    g.add_argument("--work", choices=WORK_UNITS, help="work to the target (default: samples)")
-    g.add_argument(
-        "--samples-per-epoch", type=POSITIVE, help="dataset size, when the work is in epochs"
-    )
-    g.add_argument(
-        "--quantity",
-        choices=QUANTITIES,
-        help="what a log's runs measure for a step-time fit (default: step_time; MLPerf: "
-        "time_to_train, fitted as time to train unless this is given)",
-    )
-    g.add_argument("--gpus", type=whole(1), help="GPU count of every run, when a log lacks it")
-    g.add_argument(
-        "--gpus-per-node",
-        type=whole(1),
-        help="GPUs per node: of an MLPerf system, or of every row of a benchmark CSV "
-        "without a gpus_per_node column (fits then know where the network starts)",
-    )
-    g.add_argument("--global-batch", type=POSITIVE, help="global batch, when a log lacks it")
-    g.add_argument(
-        "--warmup",
-        default="auto",
-        help="per-step logs: 'auto' (default: the first logged interval and slow leading "
-        "ones) or a step count to drop",
-    )
-    g.add_argument("--step-column", help="CSV logs: the optimizer-step column")
-    g.add_argument("--timestamp-column", help="CSV logs: a wall-clock column, seconds")
-    g.add_argument("--batch-column", help="CSV logs: a global-batch column")
-    g.add_argument("--all-runs", action="store_true", help="MLPerf: keep aborted runs too")
 
 
 def _paths(args) -> list[str]:

@@ -6,53 +6,7 @@ import os
 from .._errors import InputError
 from .._files import all_or_nothing
 from .._io import load_fit, read_document
-from .._questions import MAX_GPUS
-from .common import check_outputs, LEVEL, message, POSITIVE, whole
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("plot", help="plot a fit: curve, speedup, efficiency, breakdown")
-    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    p.add_argument("-o", "--output", required=True, help="image to write: .png, .svg or .pdf")
-    add_figure_options(p)
-    p.add_argument(
-        "--dpi", type=whole(10, 1000), default=100, help="resolution of a PNG (100; 10 to 1000)"
-    )
-    p.add_argument(
-        "--breakdown",
-        default="share",
-        choices=("share", "seconds"),
-        help="breakdown panel as each term's share of the step (default) or its seconds",
-    )
-    p.set_defaults(run=_run_plot)
-
-    p = subparsers.add_parser("report", help="one self-contained HTML (or Markdown) report")
-    p.add_argument("fit", help="fit JSON written by `perfmodel fit -o`")
-    p.add_argument("-o", "--output", required=True, help="report.html, or report.md (+ .png)")
-    add_figure_options(p)
-    p.set_defaults(run=_run_report)
-
-
-def add_figure_options(p) -> None:
-    """Options shared by `plot`, `report` and `fit --report`."""
-    p.add_argument(
-        "--max-gpus",
-        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
-        default=4096,
-        help=f"largest GPU count searched for the optimum and the knee (4096; at most {MAX_GPUS})",
-    )
-    p.add_argument(
-        "--interval",
-        type=LEVEL,
-        default=0.9,
-        help="level of the interval band and intervals (0.9)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=POSITIVE,
-        default=0.5,
-        help="diminishing returns once one more GPU adds less speedup (0.5)",
-    )
+from .common import check_outputs, message
 
 
 def figure_options(args) -> dict:
@@ -91,7 +45,7 @@ def report_outputs(path: str, flag: str, training: bool = False) -> dict[str, st
     return outputs
 
 
-def _run_plot(args) -> int:
+def run_plot(args) -> int:
     from .._show import curves, figure, save_figure
     from .._show import FIGURE_FORMATS as FORMATS
 
@@ -135,7 +89,7 @@ def stored_selection(path: str):
     return read_document(path).get("selection")
 
 
-def _run_report(args) -> int:
+def run_report(args) -> int:
     from .._convergence import has_time_to_train, load_time_to_train
     from .._show import write_report
 

@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from .._levels import KINDS
 from .._saved import read_saved
 from .answers import (
-    add_interval_options,
-    add_optimal_options,
     answer_optimal,
     print_predictions,
     refuse_global_batch,
 )
 from .cache import cache_dir, cache_off, was_checked
+from .grammar.shared import add_interval_options, add_optimal_options
 from .options import repeated_option
 
 

@@ -20,7 +20,6 @@ A space file has four tables::
     per = ["gpus"]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -33,12 +32,9 @@ from .._files import atomic_write
 from .._io import to_json
 from .._presets import is_hybrid
 from .._sweep import (
-    DEFAULT_MAX_CONFIGS,
     invalid_reasons,
     layout_alternatives,
     load_space,
-    OBJECTIVES,
-    PRECISIONS,
     read_space_document,
     Space,
     sweep,
@@ -51,9 +47,7 @@ from .common import (
     format_table,
     input_paths,
     message,
-    POSITIVE,
     print_json,
-    whole,
 )
 
 # The measures shown after the axes, the one ranked by first and the Pareto front's next:
@@ -68,69 +62,6 @@ SHOWN = {
 }
 DEFAULT_INIT_TIMEOUT = 120.0  # seconds for every process to join (--init-timeout)
 RANKED = {"time_to_train": "time to train", "cost_to_train": "cost to train"}
-
-
-def register(subparsers) -> None:
-    p = subparsers.add_parser("sweep", help="sweep a design space described in a TOML file")
-    p.add_argument("space", help="space file (TOML): model, fixed values, axes, options")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument(
-        "-o",
-        "--output",
-        help="also write the result here: with a .csv name the ranked configurations (the "
-        "top table: axes, step time, samples/s, cost, …) as CSV, else all of it as JSON",
-    )
-    p.add_argument(
-        "--top",
-        type=whole(1),
-        help="how many best configurations to list (at most the number of configurations)",
-    )
-    p.add_argument(
-        "--objective",
-        type=train.sweep_objective,
-        choices=OBJECTIVES,
-        help="rank by time or cost per sample, or by time-to-train or cost-to-train (with "
-        "the convergence of a time-to-train fit)",
-    )
-    p.add_argument(
-        "--convergence",
-        metavar="FIT",
-        help="with --objective time-to-train|cost-to-train: the time-to-train fit whose "
-        "critical batch gives the steps to the target (default: the space's model.fit)",
-    )
-    p.add_argument("--per", help="comma-separated axes to report the best for each value of")
-    p.add_argument("--precision", choices=PRECISIONS, help="float32 (default) or float64")
-    p.add_argument(
-        "--max-configs",
-        type=POSITIVE,
-        help=f"refuse larger spaces without --yes (default {DEFAULT_MAX_CONFIGS:.0e})",
-    )
-    p.add_argument("--yes", action="store_true", help="sweep a space above --max-configs")
-    p.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        help="show progress on stderr (default: on a terminal, for long sweeps)",
-    )
-    p.add_argument(
-        "--distributed",
-        action="store_true",
-        help="join a multi-host JAX cluster first (jax.distributed.initialize: Slurm and "
-        "Open MPI are detected, elsewhere give the three options below); run the same "
-        "command in every process: they sweep together and only process 0 prints and "
-        "writes",
-    )
-    p.add_argument("--coordinator", metavar="HOST:PORT", help="with --distributed: process 0")
-    p.add_argument("--num-processes", type=whole(1), help="with --distributed: processes in all")
-    p.add_argument("--process-id", type=whole(0), help="with --distributed: this process's index")
-    p.add_argument(
-        "--init-timeout",
-        type=POSITIVE,
-        default=None,
-        metavar="SECONDS",
-        help="with --distributed: how long to wait for every process to join (JAX aborts "
-        "the process when they do not; default 120)",
-    )
-    p.set_defaults(run=_run_sweep)
 
 
 def _options(space: Space, args) -> dict:
@@ -330,7 +261,7 @@ def _no_cluster(args) -> None:
     os._exit(2)
 
 
-def _run_sweep(args) -> int:
+def run_sweep(args) -> int:
     # The fit --convergence reads is an input too: -o over it replaced it by the sweep.
     check_outputs({"-o": args.output}, input_paths(args.space, args.convergence))
     reporter = _join_cluster(args)

@@ -32,9 +32,8 @@ from .._levels import level_text
 from .._questions import what_if
 from .._text import counted
 from . import common
-from .answers import TRAIN_OBJECTIVES
-from .common import format_table, number, parse_assignments, parse_list, print_json
-from .logs import add_log_options as add_log_options
+from .common import format_table, parse_assignments, parse_list, print_json
+from .grammar.vocabulary import TRAIN_OBJECTIVES
 from .logs import check_outside_log_folders as check_outside_log_folders
 from .logs import input_files as input_files
 from .logs import is_time_to_train as is_time_to_train
@@ -46,31 +45,6 @@ OBJECTIVES = TRAIN_OBJECTIVES
 
 
 # Options ------------------------------------------------------------------------------
-
-
-def add_predict_options(p) -> None:
-    """`predict`'s option for time-to-train fits."""
-    p.add_argument(
-        "--global-batch",
-        help="time-to-train fits: global batch per row (one value, or one per GPU count; "
-        "default: the batch that trains fastest at each count)",
-    )
-
-
-def add_optimal_options(p) -> None:
-    """`optimal`'s options for time and cost to train."""
-    p.add_argument(
-        "--global-batch",
-        help="time-to-train fits: global batches to consider, comma-separated (default: "
-        "powers of two from the smallest batch measured / 4 to the largest × 16)",
-    )
-    p.add_argument(
-        "--min-gain",
-        type=number(above=0, below=1),
-        default=0.1,
-        help="time-to-train fits: a doubling of the GPUs that saves less than this share "
-        "of the time does not help (0.1)",
-    )
 
 
 # fit ----------------------------------------------------------------------------------
@@ -397,11 +371,6 @@ def run_optimal(args) -> int:
 
 
 # sweep --------------------------------------------------------------------------------
-
-
-def sweep_objective(text: str) -> str:
-    """`sweep --objective` values: hyphens or underscores (time-to-train)."""
-    return text.replace("-", "_")
 
 
 def sweep_options(space_path: str, options: dict, convergence: str | None = None) -> dict:
