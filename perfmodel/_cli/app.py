@@ -17,7 +17,6 @@ import sys
 import warnings
 
 from .._errors import FitError, InputError
-from . import grammar
 from .options import repeated_option
 
 
@@ -79,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from . import grammar  # not for a replayed `fit` or a NumPy `predict` (~0.1 s)
+
     grammar.register_all(subparsers)
     for sub in subparsers.choices.values():
         if sub.add_help:

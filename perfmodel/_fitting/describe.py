@@ -147,7 +147,10 @@ def fit_summary(fit, width: int | None = 100) -> str:
 
 
 def fit_repr(fit) -> str:
-    values = ", ".join(f"{k}={v:.4g}" for k, v in fit.parameters().items())
+    open_ = set(undetermined(fit))
+    values = ", ".join(
+        f"{k}=undetermined" if k in open_ else f"{k}={v:.4g}" for k, v in fit.parameters().items()
+    )
     return brief(
         "FitResult",
         f"{fit.label} on {fit.data.source} ({len(fit.data.gpus)} measurements)",

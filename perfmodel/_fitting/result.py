@@ -128,9 +128,22 @@ class FitResult:
         return self.family
 
     def parameters(self) -> dict[str, float]:
-        """Fitted physical parameter values by name (float64)."""
+        """Fitted physical parameter values by name (float64).
+
+        The value of a parameter in `undetermined` is where the fit left it (often near
+        0, e.g. 2.3e-22), not a measurement of it; `summary()` and ``perfmodel fit``
+        print "undetermined" there."""
         with jax.enable_x64(True):
             return {k: float(v) for k, v in self.model.parameters().items()}
+
+    @property
+    def undetermined(self) -> tuple[str, ...]:
+        """The free parameters whose size the data cannot tell (pushed to the edge of their
+        range, compensated exactly by others, or of infinite variance): negligible here,
+        or indistinguishable from another term. Fix one with a known value to use it."""
+        from .describe import undetermined
+
+        return undetermined(self)
 
     def standard_errors(self) -> dict[str, float]:
         """Laplace standard error of each free parameter, relative (log scale) for

@@ -111,12 +111,22 @@ def _cells(frame, column: str, rows, source: str, *, positive=True) -> np.ndarra
     return values
 
 
-def _constant(frame, column, rows, source, given, name) -> float | None:
+def _constant(frame, column, rows, source, given, name, option) -> float | None:
+    """The one value of `column` over `rows` (a run has one GPU count, one global batch),
+    or `given` (the keyword argument `option`); a column that disagrees with `given` is
+    refused rather than silently overridden."""
+    values = None if column is None else _cells(frame, column, rows, source)
     if given is not None:
+        if values is not None and np.any(values != float(given)):
+            k = int(np.argmax(values != float(given)))
+            raise InputError(
+                f"{source} line {_line(frame, rows[k])}, column {column!r}: {name} "
+                f"{values[k]:g} disagrees with the {{arg:{option}}} given ({float(given):g}); "
+                f"give {{arg:{option}}} only for a log without a {name} column"
+            )
         return float(given)
-    if column is None:
+    if values is None:
         return None
-    values = _cells(frame, column, rows, source)
     if np.any(values != values[0]):
         k = int(np.argmax(values != values[0]))
         raise InputError(
@@ -263,6 +273,7 @@ def read_tracker_csv(
         source,
         global_batch,
         "global batch",
+        "global_batch",
     )
     count = _constant(
         frame,
@@ -271,6 +282,7 @@ def read_tracker_csv(
         source,
         gpus,
         "GPU count",
+        "gpus",
     )
     median, dropped, warm, rule = steady_median(ends, seconds, warmup)
     return RunSummary(
