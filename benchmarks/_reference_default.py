@@ -84,6 +84,12 @@ HOLD_EFFICIENCY = True
 # 13, 2026-12-06). False holds at N_max alone (extrapolation_research/ramp_hold.py).
 HOLD_RAMPS = True
 HOLD_STEPS = 8  # points per doubling of a ramp
+# Stated strong scaling (a fixed global batch): past N_max the time of the fixed work is
+# held at least at the serial part Amdahl's law fits to the measurements (the costs that
+# do not shrink with N; the FAR power law has no floor; the library's
+# `_closed.serial_floor`, 2026-12-06). It binds at no held-out count of any set; False
+# gives the default before (extrapolation_research/strong_floor.py).
+STRONG_FLOOR = True
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
@@ -321,6 +327,9 @@ class DefaultFit:
             at_count = self._mixed_log_u(np.array([count]), anchored)[0]
             floor = at_count + np.log(count) - np.log(m)
             log_u = np.where(m > count, np.maximum(log_u, floor), log_u)
+        serial = self.thetas["amdahl"][0]
+        if STRONG_FLOOR and self.regime == "strong" and serial > 0:
+            log_u = np.where(m > self.max_gpus, np.maximum(log_u, np.log(serial)), log_u)
         return log_u
 
     def log_u(self, m) -> np.ndarray:

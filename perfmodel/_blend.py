@@ -37,7 +37,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Bool, Float
 import numpy as np
 
 from . import _closed
@@ -189,7 +189,8 @@ class Blend(AbstractScalingModel):
             weights = self.weights(there)
             chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
             held = jnp.where(binds, candidate, held)
-        return chosen
+        floor = self._serial_binds(config, held)  # Amdahl's serial part alone
+        return {n: jnp.where(floor, float(n == "amdahl"), w) for n, w in chosen.items()}
 
     def _stacked_holds(self, config: Config) -> tuple:
         """The hold points stacked on a new first axis (shaped to broadcast against the
@@ -276,7 +277,29 @@ class Blend(AbstractScalingModel):
         counts, there = self._stacked_holds(config)
         n = jnp.broadcast_to(config.gpus, there.gpus.shape)
         floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
-        return jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
+        held = jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
+        serial = self._serial(config)
+        if serial is None:
+            return held
+        return _closed.serial_floor(jnp, config.gpus, held, self.largest, serial)
+
+    def _serial(self, config: Config) -> Float[Array, "..."] | None:
+        """Under stated strong scaling, the serial part of the Amdahl member (seconds per
+        unit of work) that the curve does not fall below past the measurements
+        (`_closed.serial_floor`); None in the other regimes."""
+        if self.regime != "strong":
+            return None
+        amdahl = self.members[self.names.index("amdahl")]
+        return amdahl.breakdown(config)["serial"]
+
+    def _serial_binds(self, config: Config, held) -> Bool[Array, "..."] | bool:
+        """Where the serial floor carries the time at `config`, given `held` there (the
+        curve with its efficiency held, or with the floor too): past the largest measured
+        count, strong regime only."""
+        serial = self._serial(config)
+        if serial is None:
+            return False
+        return (config.gpus > self.largest) & (serial >= held)
 
     @property
     def terms(self) -> tuple[AbstractCostTerm, ...]:
@@ -317,7 +340,15 @@ class Blend(AbstractScalingModel):
             for name, seconds in self._member_parts(i, config).items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
-        return parts
+        floor = self._serial_binds(config, total)
+        if floor is False:
+            return parts
+        # Where the serial floor carries the time, it is Amdahl's serial part alone.
+        zero = jnp.zeros_like(total)
+        names = dict.fromkeys([*parts, "serial"])
+        return {
+            n: jnp.where(floor, total if n == "serial" else zero, parts.get(n, zero)) for n in names
+        }
 
     # Parameters by name ------------------------------------------------------------
 

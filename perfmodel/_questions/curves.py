@@ -94,11 +94,17 @@ class JaxCurves:
         return parts, total, {t.name: t.role for t in fit.model.terms}
 
     def amdahl_bound(self, overrides: dict) -> float | None:
-        """T(1) / t_serial, or None (no serial term, or the default blend)."""
+        """T(1) / t_serial, or None (no serial term, or the default blend outside the
+        strong regime)."""
         fit = self.fit
         if not isinstance(fit.model, ScalingModel):
-            # The default's Blend leaves Amdahl's law two doublings past its data: no bound.
-            return None
+            # The default's Blend leaves Amdahl's law two doublings past its data: no
+            # bound, but under strong scaling its floor is that law's serial part.
+            serial = getattr(fit.model, "_serial", lambda config: None)
+            with jax.enable_x64(True):
+                config = fit.config(np.array([1.0]), **overrides)
+                floor = serial(config)
+                return None if floor is None else float(fit.model(config)[0] / floor[0])
         serial = [t.name for t in fit.model.terms if isinstance(t, SerialTerm)]
         if not serial:
             return None

@@ -434,6 +434,13 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
         return ()
     with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
         weights = {k: float(v) for k, v in model.weights(config).items()}
+        floor = bool(model._serial_binds(config, model(config)))
+    if floor:
+        return (
+            f"past the measurements the time of the fixed global batch does not fall below "
+            f"the serial part of Amdahl's law fitted to them (the costs that do not shrink "
+            f"with more GPUs): at {float(config.gpus):g} GPUs it is that part alone",
+        )
     kept = [f"{name} {w:.0%}" for name, w in weights.items() if w > 0]
     idle = [name for name, w in weights.items() if w == 0]
     listed = f"{', '.join(idle[:-1])} and {idle[-1]}" if len(idle) > 1 else "".join(idle)

@@ -136,6 +136,13 @@ def _alternative(
             f"{bound:.3g}× ({best.speedup:.3g}× at {counted(best.gpus, 'GPU')}, efficiency "
             f"{best.efficiency:.1%}): more GPUs add almost nothing"
         )
+    elif kind == "fastest" and levels_off:
+        sentence = (
+            f"fastest: {counted(best.gpus, 'GPU')}, where the speedup reaches the Amdahl bound "
+            f"{bound:.3g}× (speedup {best.speedup:.3g}×, efficiency {best.efficiency:.1%}"
+            f"{_cost_text(cost, cost_unit, per)}{_how_far(best.gpus, largest)}): more GPUs "
+            "add nothing"
+        )
     elif kind == "fastest" and best.at_limit:
         limit = "" if bound is None else f", Amdahl bound {bound:.3g}×"
         sentence = (

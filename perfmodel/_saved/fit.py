@@ -180,8 +180,13 @@ class SavedFit:
         return values, total, self.model.roles()
 
     def amdahl_bound(self, overrides: dict) -> float | None:
-        if isinstance(self.model, Blend):
-            return None
+        if isinstance(self.model, Blend):  # its floor under strong scaling, as `Evaluator`
+            n = np.array([1.0])
+            config = self.config(n, overrides)
+            floor = self.model.serial(n, config)
+            if floor is None:
+                return None
+            return float(self.model.seconds(n, config)[0] / np.ravel(floor * np.ones_like(n))[0])
         serial = [t.name for t in self.model.terms if t.name == "serial"]
         if not serial:
             return None

@@ -242,7 +242,16 @@ class Blend:
             (count, self._mixed(xp.ones_like(n) * count, config))
             for count in _closed.hold_points(float(self.largest), self.node)
         ]
-        return _closed.held_efficiency(xp, n, self._mixed(n, config), held)
+        u = _closed.held_efficiency(xp, n, self._mixed(n, config), held)
+        serial = self.serial(n, config)
+        return u if serial is None else _closed.serial_floor(xp, n, u, self.largest, serial)
+
+    def serial(self, n, config):
+        """Under stated strong scaling, the Amdahl member's serial part, the floor of the
+        curve past the measurements (`_closed.serial_floor`, as `Blend`); else None."""
+        if self.regime != "strong":
+            return None
+        return self.members[self.names.index("amdahl")].term_seconds(n, config)["serial"]
 
     def spread(self, n, config):
         """D: max − min over every member of the regime (not an extra anchor) of its log u."""
@@ -263,7 +272,16 @@ class Blend:
             for name, seconds in own.items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
-        return parts
+        serial = self.serial(n, config)
+        if serial is None:
+            return parts
+        # Where the serial floor carries the time, it is Amdahl's serial part alone.
+        floor = (n > self.largest) & (serial >= total)
+        zero = 0.0 * total
+        names = dict.fromkeys([*parts, "serial"])
+        return {
+            k: xp.where(floor, total if k == "serial" else zero, parts.get(k, zero)) for k in names
+        }
 
     def roles(self) -> dict:
         found = {}
