@@ -189,7 +189,7 @@ class Blend(AbstractScalingModel):
             weights = self.weights(there)
             chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
             held = jnp.where(binds, candidate, held)
-        floor = self._serial_binds(config, held)  # Amdahl's serial part alone
+        floor = self.serial_binds(config, held)  # Amdahl's serial part alone
         return {n: jnp.where(floor, float(n == "amdahl"), w) for n, w in chosen.items()}
 
     def _stacked_holds(self, config: Config) -> tuple:
@@ -278,12 +278,12 @@ class Blend(AbstractScalingModel):
         n = jnp.broadcast_to(config.gpus, there.gpus.shape)
         floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
         held = jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
-        serial = self._serial(config)
+        serial = self.serial(config)
         if serial is None:
             return held
         return _closed.serial_floor(jnp, config.gpus, held, self.largest, serial)
 
-    def _serial(self, config: Config) -> Float[Array, "..."] | None:
+    def serial(self, config: Config) -> Float[Array, "..."] | None:
         """Under stated strong scaling, the serial part of the Amdahl member (seconds per
         unit of work) that the curve does not fall below past the measurements
         (`_closed.serial_floor`); None in the other regimes."""
@@ -292,11 +292,11 @@ class Blend(AbstractScalingModel):
         amdahl = self.members[self.names.index("amdahl")]
         return amdahl.breakdown(config)["serial"]
 
-    def _serial_binds(self, config: Config, held) -> Bool[Array, "..."] | bool:
+    def serial_binds(self, config: Config, held) -> Bool[Array, "..."] | bool:
         """Where the serial floor carries the time at `config`, given `held` there (the
         curve with its efficiency held, or with the floor too): past the largest measured
         count, strong regime only."""
-        serial = self._serial(config)
+        serial = self.serial(config)
         if serial is None:
             return False
         return (config.gpus > self.largest) & (serial >= held)
@@ -340,7 +340,7 @@ class Blend(AbstractScalingModel):
             for name, seconds in self._member_parts(i, config).items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
-        floor = self._serial_binds(config, total)
+        floor = self.serial_binds(config, total)
         if floor is False:
             return parts
         # Where the serial floor carries the time, it is Amdahl's serial part alone.

@@ -10,6 +10,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
+from .._blend import Blend
 from .._fitting import FitResult
 from .._model import ScalingModel
 from .._terms import SerialTerm
@@ -100,10 +101,9 @@ class JaxCurves:
         if not isinstance(fit.model, ScalingModel):
             # The default's Blend leaves Amdahl's law two doublings past its data: no
             # bound, but under strong scaling its floor is that law's serial part.
-            serial = getattr(fit.model, "_serial", lambda config: None)
             with jax.enable_x64(True):
                 config = fit.config(np.array([1.0]), **overrides)
-                floor = serial(config)
+                floor = fit.model.serial(config) if isinstance(fit.model, Blend) else None
                 return None if floor is None else float(fit.model(config)[0] / floor[0])
         serial = [t.name for t in fit.model.terms if isinstance(t, SerialTerm)]
         if not serial:

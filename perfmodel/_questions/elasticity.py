@@ -434,7 +434,7 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
         return ()
     with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
         weights = {k: float(v) for k, v in model.weights(config).items()}
-        floor = bool(model._serial_binds(config, model(config)))
+        floor = bool(model.serial_binds(config, model(config)))
     if floor:
         return (
             f"past the measurements the time of the fixed global batch does not fall below "
