@@ -95,6 +95,7 @@ def test_the_grammar_offers_what_the_library_has():
         _terms,
     )
     from perfmodel._fitting.problem import DEFAULTS
+    from perfmodel._readers.summary import QUANTITIES
 
     assert vocabulary.FAMILY_NAMES == tuple(_presets.FAMILIES)
     assert vocabulary.CRITERIA == _fitting.CRITERIA
@@ -109,6 +110,7 @@ def test_the_grammar_offers_what_the_library_has():
     assert vocabulary.LAYOUT_FIELDS == _config.LAYOUT_FIELDS
     assert vocabulary.LOG_FORMATS == _readers.FORMATS
     assert vocabulary.WORK_UNITS == _readers.WORK_UNITS
+    assert vocabulary.LOG_QUANTITIES == QUANTITIES
     assert vocabulary.SWEEP_OBJECTIVES == _sweep.OBJECTIVES
     assert vocabulary.PRECISIONS == _sweep.PRECISIONS
     assert vocabulary.DEFAULT_MAX_CONFIGS == _sweep.DEFAULT_MAX_CONFIGS

@@ -26,7 +26,6 @@ from .._config import (
     CONFIG_FIELDS,
     FIELD_NAMES,
     LARGEST_VALUE,
-    LAYOUT_FIELDS,
     NONNEGATIVE_FIELDS,
     WHOLE_FIELDS,
 )
@@ -58,14 +57,13 @@ from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
 from .._text import wrap
 from .common import finite_or_none
 from .draws import draws_or_none
+from .grammar.vocabulary import LAYOUT_OPTIONS
 
 # What `predict --interval` bounds, by `--kind`.
 INTERVAL_WORDS = {
     "prediction": "prediction interval (a new measurement: parameters, noise, model-form drift)",
     "confidence": "confidence interval of the curve (parameters and model-form drift)",
 }
-# `predict` options for layout fields, in the order they are shown.
-LAYOUT_OPTIONS: dict[str, str] = {f: "--" + f.replace("_", "-") for f in LAYOUT_FIELDS}
 MEASURED_COLUMNS = frozenset(("time_s", "time_ms", "time_us", "throughput", "series"))
 # Parameters the runs may determine, most identifiable first; the rest stay fixed.
 CANDIDATES = (

@@ -19,8 +19,6 @@ from .._readers import (
     STEP_COLUMNS,
 )
 
-QUANTITIES = ("step_time", "time_to_train", "epoch_time")
-
 
 def _paths(args) -> list[str]:
     return [args.csv, *getattr(args, "more", [])]

@@ -52,8 +52,9 @@ SWEEP_OBJECTIVES = ("time", "cost", "time_to_train", "cost_to_train")  # perfmod
 PRECISIONS = ("float32", "float64")  # perfmodel._sweep.PRECISIONS
 DEFAULT_MAX_CONFIGS = 1e9  # perfmodel._sweep.DEFAULT_MAX_CONFIGS
 
+LOG_QUANTITIES = ("step_time", "time_to_train", "epoch_time")  # perfmodel._readers.QUANTITIES
+
 # The command line's own names.
-LOG_QUANTITIES = ("step_time", "time_to_train", "epoch_time")  # what a log's runs measure
 TRAIN_OBJECTIVES = ("time-to-train", "cost-to-train")  # `optimal` of time-to-train fits
 DEMO_DATASET = "tf_dgx1_p100_vgg16_real"  # `perfmodel demo`'s series
 # `predict` options for layout fields, in the order they are shown.
