@@ -67,14 +67,22 @@ def rms(values) -> float:
 
 
 # The conformal intervals of the default blend (`perfmodel._uncertainty.conformal`):
-# s(N) = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r + NODE_KAPPA·c(N), and the quantiles
-# q_L of the normalised held-out scores for series of few (≤ 3) or many (≥ MANY_COUNTS)
-# counts; c(N) = clip(log2(N/G), 0, 1) past a node of G GPUs that no measurement reaches
-# beyond (`past_node`), else 0.
+# s(N) = (max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r + NODE_KAPPA·c(N) + DOWN·b(N))
+# ·(1 + (INSIDE − 1)·a(N)), and the quantiles q_L of the normalised held-out scores for
+# series of few (≤ 3) or many (≥ MANY_COUNTS) counts; c(N) = clip(log2(N/G), 0, 1) past
+# a node of G GPUs that no measurement reaches beyond (`past_node`), else 0; b(N) the
+# doublings below the smallest measured count (`below_doublings`); a(N) the anchor's
+# ramp (`anchor_share`: 1 from half the largest measured count down, 0 from it up).
 KAPPA = 8.0
 LAMBDA = 20.0
 NODE_KAPPA = 5.5
 MIN_DOUBLINGS = 0.25
+# Inside and below the measured range (2026-12-06): chosen on the shipped series left
+# out one count at a time, the smallest INSIDE (step 0.05) whose 90% intervals hold 90% of
+# their interior counts, then the smallest DOWN (step 0.25) holding 90% of their smallest
+# counts (`benchmarks/extrapolation_research/interior.py`).
+INSIDE = 1.55
+DOWN = 0.5
 MANY_COUNTS = 4
 INTERVAL_Q = {
     "few": {0.5: 0.0128, 0.8: 0.0289, 0.9: 0.0462},
@@ -185,13 +193,30 @@ def outside_doublings(xp, gpus, lo, hi):
     return above + below
 
 
-def conformal_scale(xp, gpus, largest, spread, rms, min_doublings, kappa, lam, node=0.0):
-    """s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r + NODE_KAPPA·c(N)
-    (conformal intervals; c = `past_node`, 0 when `node` is 0)."""
+def conformal_scale(
+    xp, gpus, largest, spread, rms, min_doublings, kappa, lam, node=0.0, smallest=None
+):
+    """s(N) = (max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r + NODE_KAPPA·c(N)
+    + DOWN·b(N))·(1 + (INSIDE − 1)·a(N)) (conformal intervals; c = `past_node`, 0 when
+    `node` is 0; b = `below_doublings`, 0 when `smallest` is None; a = `anchor_share`).
+
+    The first sum is calibrated on forecasts past the measurements; at and past the
+    largest measured count a = b = 0, so it is the whole scale there. Inside the range
+    and below it, left-out measurements missed by more than it says (at 90%: 80% of the
+    shipped interior counts held, 59% of the smallest), hence INSIDE and DOWN.
+    """
     scale = xp.maximum(xp.log2(gpus / largest), min_doublings) + kappa * spread + lam * rms
-    if not node:
-        return scale
-    return scale + NODE_KAPPA * past_node(xp, gpus, node)
+    if node:
+        scale = scale + NODE_KAPPA * past_node(xp, gpus, node)
+    if smallest is not None:
+        scale = scale + DOWN * below_doublings(xp, gpus, smallest)
+    return scale * (1.0 + (INSIDE - 1.0) * anchor_share(xp, gpus, largest))
+
+
+def below_doublings(xp, gpus, smallest):
+    """b(N) = log2(smallest/N) below the smallest measured count, 0 from it up (the end
+    found by comparing N with it, as in `far_share`)."""
+    return xp.where(gpus < smallest, xp.log2(smallest / gpus), 0.0)
 
 
 def best_efficiency(gpus, time_s, one_gpu) -> float:

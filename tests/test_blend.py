@@ -319,13 +319,20 @@ def test_conformal_interval_is_q_times_its_scale(vgg):
         config = fit.config(gpus)
         members = [np.log(np.asarray(c.model(config))) for c in fit.components]
     spread = np.max(members, axis=0) - np.min(members, axis=0)
-    doublings = np.maximum(np.log2(gpus / fit.data.gpus.max()), MIN_DOUBLINGS)
+    largest, smallest = fit.data.gpus.max(), fit.data.gpus.min()
+    doublings = np.maximum(np.log2(gpus / largest), MIN_DOUBLINGS)
+    below = np.maximum(np.log2(smallest / gpus), 0.0)
+    inside = np.clip(np.log2(largest / gpus), 0.0, 1.0)
+    assert inside[0] == 1 and inside[-1] == 0
     rms = math.sqrt(np.mean(fit.residuals**2))
+    scale = (doublings + KAPPA * spread + LAMBDA * rms + _closed.DOWN * below) * (
+        1.0 + (_closed.INSIDE - 1.0) * inside
+    )
     table = INTERVAL_Q["many" if len(np.unique(fit.data.gpus)) >= 4 else "few"]
     for level, q in table.items():
         band = pm.predict_interval(fit, gpus, level)
         half = np.log(band["time_s_hi"] / band["time_s_lo"]) / 2
-        np.testing.assert_allclose(half, q * (doublings + KAPPA * spread + LAMBDA * rms), rtol=1e-9)
+        np.testing.assert_allclose(half, q * scale, rtol=1e-9)
     with pytest.raises(pm.InputError, match="new measurements"):
         pm.predict_interval(fit, gpus, 0.9, kind="confidence")
 

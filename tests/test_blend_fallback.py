@@ -11,6 +11,7 @@ import pytest
 from test_saved import same_answers
 
 import perfmodel as pm
+from perfmodel._closed import INSIDE
 from perfmodel._errors import InputError
 from perfmodel._fitting import LAMBDA
 from perfmodel._fitting.blend import ANCHOR_MISS_PERCENT, ANCHOR_MISS_RATIO, fit_members
@@ -82,10 +83,11 @@ def test_intervals_inside_the_range_use_the_anchored_curves_error(sdm91):
         spread = np.asarray(sdm91.model.spread(config))
     np.testing.assert_array_equal(ours[4:], theirs[4:])  # from the largest count on
     assert np.all(ours[:4] < theirs[:4])
-    # s = max(d, 0.25) + κ·D + λ·(a·r_in + (1 − a)·r): at 150 GPUs a = log2(216/150).
+    # s = (max(d, 0.25) + κ·D + λ·(a·r_in + (1 − a)·r))·(1 + (INSIDE − 1)·a): at 150
+    # GPUs a = log2(216/150); 1 GPU is the smallest measured count (no DOWN term).
     share = np.log2(216.0 / gpus[:4]).clip(0.0, 1.0)
     r, r_in = float(anchored.rms), float(anchored.rms_inside)
-    expected = theirs[:4] - share * LAMBDA * (r - r_in)
+    expected = theirs[:4] - share * LAMBDA * (r - r_in) * (1.0 + (INSIDE - 1.0) * share)
     assert np.ptp(spread[:4]) > 0  # D varies: speedups inside the range keep an interval
     np.testing.assert_allclose(ours[:4], expected, rtol=1e-12)
 

@@ -1,7 +1,7 @@
 """Split-conformal intervals of the reference default, and their coverage per source group.
 
 Score of a held-out measurement: s = |log û − log u| / scale, u in seconds per unit of
-work, scale = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r (`DefaultFit.interval_scale`:
+work, scale = max(d, MIN_DOUBLINGS) + KAPPA·D + LAMBDA·r (`DefaultFit.past_scale`:
 d doublings past the largest measured count, D the disagreement of the fitted families
 there, r the training RMS error of log û; + NODE_KAPPA·c past a stated node that no
 training count reaches beyond, learned by `node_intervals.py`, 0 on every calibration
@@ -65,7 +65,7 @@ def points(problem_sets) -> list[dict]:
                         "spread_three": float(three[:, i].max() - three[:, i].min()),
                         "r": f.training_rms(),
                         "table": f.interval_table(),
-                        "scale": float(f.interval_scale(m[i : i + 1])[0]),
+                        "scale": float(f.past_scale(m[i : i + 1])[0]),
                     }
                 )
     return out

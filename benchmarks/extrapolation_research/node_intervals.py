@@ -6,7 +6,7 @@ the counts within the node and asked for the others (for `benchmarks/blind`, 1�
 and 32 GPUs, the `largest2` protocol). Nothing measured says what the network between
 nodes costs, and the round-2 intervals, calibrated on tables that never cross a node
 there, held 58% of these points at 90%. The conformal scale gains ``NODE_KAPPA·c(N)``
-(`_reference_default.DefaultFit.interval_scale`); this script prints, for κ on a grid of
+(`_reference_default.DefaultFit.past_scale`); this script prints, for κ on a grid of
 step 0.5:
 
 * for two shapes of c — ``clip(log2(N/G), 0, 1)`` (shipped: the network's cost is there
@@ -74,7 +74,7 @@ def band(p: dict, kappa: float, level: float, shape: str = SHIPPED):
     interval with the node term κ·c(N) of `shape` instead of the shipped one, and the
     interval's hi/lo ratio."""
     f, m = p["fit"], p["nt"]
-    plain = f.interval_scale(m) - ref.NODE_KAPPA * ref.past_node(m, p["node"])
+    plain = f.past_scale(m) - ref.NODE_KAPPA * ref.past_node(m, p["node"])
     half = ref.INTERVAL_Q[f.interval_table()][level] * (plain + kappa * SHAPES[shape](m, p["node"]))
     centre = f.log_u(m)
     a, b = f._to_measured(centre - half, m), f._to_measured(centre + half, m)

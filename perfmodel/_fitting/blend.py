@@ -27,7 +27,9 @@ KAPPA·D + LAMBDA·r + NODE_KAPPA·c)``, d the doublings past the largest measur
 the spread of every member's log u there, r the root-mean-square training error of log
 û, c = clip(log2(N/G), 0, 1) past a stated node of G GPUs that no measurement reaches beyond
 (`_closed.unmeasured_node`), and q_L from `INTERVAL_Q["few"]` (≤ 3 distinct counts) or
-`INTERVAL_Q["many"]`.
+`INTERVAL_Q["many"]`; inside the measured range and below it the scale is widened
+(`_closed.conformal_scale`: ×INSIDE from half the largest count down, + DOWN per doubling
+below the smallest).
 """
 
 import dataclasses

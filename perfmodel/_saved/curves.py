@@ -134,6 +134,7 @@ def _centre_and_scale(fit, n, overrides):
         _closed.KAPPA,
         _closed.LAMBDA,
         _closed.data_node(fit.data),
+        float(np.min(fit.data.gpus)),
     )
     return centre, scale
 

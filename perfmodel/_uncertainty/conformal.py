@@ -3,7 +3,8 @@
 For a blend fit (`perfmodel._fitting.blend`), the interval of a new measurement of log
 time per unit of work at N GPUs is (`docs/design/extrapolation.md` §5)
 
-``log û(N) ± q_L · s(N)``,  ``s(N) = max(d(N), MIN_DOUBLINGS) + κ·D(N) + λ·r + κ_G·c(N)``,
+``log û(N) ± q_L · s(N)``,  ``s(N) = (max(d(N), MIN_DOUBLINGS) + κ·D(N) + λ·r + κ_G·c(N)
++ DOWN·b(N))·(1 + (INSIDE − 1)·a(N))``,
 
 with d the doublings past the largest measured count (inside the measured range too,
 at least `MIN_DOUBLINGS`), D the spread (max − min) of every member's log u at N (where
@@ -14,7 +15,11 @@ largest measured count on, and moves to that of the anchored curve below, as the
 share a does), c(N) = clip(log2(N/G), 0, 1) past a node of G GPUs when the data state G
 and every measurement fits in one node (nothing measured says what the network costs;
 `_closed.unmeasured_node`), else 0, κ = `KAPPA`, λ = `LAMBDA`, κ_G = `NODE_KAPPA`
-(learned on the published tables measured within one node and beyond it), and q_L the
+(learned on the published tables measured within one node and beyond it), b(N) the
+doublings below the smallest measured count and a(N) = clip(log2(N_max/N), 0, 1) (inside
+the measured range and below it, where the scores past it under-cover left-out
+measurements; INSIDE and DOWN learned on the shipped series left out one count at a
+time, `benchmarks/extrapolation_research/interior.py`), and q_L the
 L-quantile of the normalised
 held-out errors ``|log(û/u)| / s`` over every held-out point of the shipped GPU-scaling
 series (split conformal, Vovk et al. 2005; Lei et al., JASA 2018), stored in
@@ -69,6 +74,8 @@ class Calibrated(eqx.Module):
         efficiency: E, the best efficiency measured (`_closed.best_efficiency`): no
             member is faster than perfect scaling from its own one-GPU time (or than E
             where E > 1; `_closed.linear_floor`); None: no floor.
+        smallest: the smallest measured GPU count, below which the scale grows by
+            ``DOWN·log2(smallest/N)`` (`_closed.conformal_scale`); None: no such term.
     """
 
     model: Blend | None
@@ -77,9 +84,11 @@ class Calibrated(eqx.Module):
     rms_inside: Float[ArrayLike, ""] | None = None
     node: float = eqx.field(static=True, default=0.0)
     efficiency: Float[ArrayLike, ""] | None = None
+    smallest: Float[ArrayLike, ""] | None = None
 
     def scale(self, config: Config) -> Float[Array, "..."]:
-        """``s(N) = max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N) + κ_G·c(N)``."""
+        """``s(N) = (max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N) + κ_G·c(N)
+        + DOWN·b(N))·(1 + (INSIDE − 1)·a(N))`` (`_closed.conformal_scale`)."""
         spread = self.model.spread(config)
         rms = self.rms
         if self.model.anchor and self.rms_inside is not None:
@@ -98,6 +107,7 @@ class Calibrated(eqx.Module):
             KAPPA,
             LAMBDA,
             self.node,
+            self.smallest,
         )
 
     def __call__(self, config: Config) -> Float[Array, "..."]:
@@ -159,6 +169,7 @@ def calibrated(fit: FitResult, zeta=0.0) -> Calibrated:
         np.asarray(inside),
         _closed.data_node(fit.data),
         np.asarray(_best_efficiency(fit)),
+        np.asarray(float(np.min(fit.data.gpus))),
     )
 
 

@@ -1,0 +1,76 @@
+"""The default's conformal intervals inside the measured range and below it (2026-12-06):
+left out one count at a time, published tables missed their interior counts and their
+smallest count by more than the scale calibrated past the data says, so inside the range
+it is widened by INSIDE and below the smallest count it grows by DOWN per doubling
+(`_closed.conformal_scale`, `benchmarks/extrapolation_research/interior.py`). At and
+past the largest measured count nothing changes."""
+
+import jax
+import numpy as np
+import pytest
+
+import perfmodel as pm
+from perfmodel import _closed
+from perfmodel._saved import read_saved
+from perfmodel._uncertainty.conformal import calibrated
+
+INSIDE, DOWN = _closed.INSIDE, _closed.DOWN  # before any test patches them
+ASK = np.array([1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 128.0])
+
+
+@pytest.fixture(scope="module")
+def from_four(tmp_path_factory):
+    """A table measured from 4 to 16 GPUs, and its fit file."""
+    data = pm.from_arrays(gpus=[4, 8, 12, 16], throughput=[400.0, 780.0, 1130.0, 1470.0])
+    fit = pm.fit_auto(data).best
+    path = tmp_path_factory.mktemp("inside") / "fit.json"
+    pm.save_fit(fit, path)
+    return fit, path
+
+
+def _scale(fit, monkeypatch=None, **constants):
+    if monkeypatch is not None:
+        for name, value in constants.items():
+            monkeypatch.setattr(_closed, name, value)
+    with jax.enable_x64(True):
+        return np.asarray(calibrated(fit).scale(fit.config(ASK)))
+
+
+def test_the_scale_widens_inside_the_range_and_grows_below_it(from_four, monkeypatch):
+    fit, _ = from_four
+    now = _scale(fit)
+    past = _scale(fit, monkeypatch, INSIDE=1.0, DOWN=0.0)
+    share = np.clip(np.log2(16.0 / ASK), 0.0, 1.0)
+    below = np.maximum(np.log2(4.0 / ASK), 0.0)
+    expected = (past + DOWN * below) * (1.0 + (INSIDE - 1.0) * share)
+    np.testing.assert_allclose(now, expected, rtol=1e-12)
+    np.testing.assert_array_equal(now[ASK >= 16], past[ASK >= 16])  # from the largest on
+    assert np.all(now[ASK < 16] > past[ASK < 16])
+    assert now[0] - now[2] > 0.9 * INSIDE * DOWN * 2  # two doublings below
+
+
+def test_the_scale_is_continuous_at_both_ends_of_the_ramp(from_four):
+    fit, _ = from_four
+    with jax.enable_x64(True):
+        curve = calibrated(fit)
+        for count in (8.0, 16.0):
+            near = fit.config(np.array([count * (1 - 1e-9), count, count * (1 + 1e-9)]))
+            s = np.asarray(curve.scale(near))
+            np.testing.assert_allclose(s, s[1], rtol=1e-6)
+
+
+def test_the_fit_file_gives_the_same_intervals(from_four):
+    fit, path = from_four
+    saved = read_saved(path)
+    for level in (0.5, 0.9):
+        ours = pm.predict_interval(fit, ASK, level)
+        theirs = saved.predict_interval(ASK, level, None, "prediction")
+        for column in ("throughput_lo", "throughput_hi"):
+            np.testing.assert_allclose(theirs[column], ours[column], rtol=1e-9)
+
+
+def test_a_measured_count_is_inside_its_own_interval(from_four):
+    fit, _ = from_four
+    band = pm.predict_interval(fit, fit.data.gpus, 0.9)
+    assert np.all(band["throughput_lo"] <= fit.data.measured)
+    assert np.all(fit.data.measured <= band["throughput_hi"])
