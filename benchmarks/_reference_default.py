@@ -90,6 +90,11 @@ HOLD_STEPS = 8  # points per doubling of a ramp
 # `_closed.serial_floor`, 2026-12-06). It binds at no held-out count of any set; False
 # gives the default before (extrapolation_research/strong_floor.py).
 STRONG_FLOOR = True
+# A one-GPU time of 0 is refused whether or not one GPU was measured (`fit_family`): a
+# 1-GPU measurement weighted (1/N_max)² did not stop it (Lambda's Tacotron 2 on H100, 1,
+# 4 and 8 GPUs). False refits only tables measured from 2 GPUs up, the default before
+# 2026-12-06 (extrapolation_research/one_gpu_measured.py).
+ONE_GPU_MEASURED = True
 # Flat or rising time with N (log-log slope above this) is the step time of a fixed
 # per-GPU batch (weak scaling); falling time is time per unit of work, or the step time
 # of a fixed global batch (strong scaling). On the corpus' throughput series (every
@@ -160,9 +165,9 @@ def fit_family(family: str, n, u, gpus_per_node=None, alpha=None) -> np.ndarray:
     columns = features(family, n, gpus_per_node) / u[:, None] * root_w[:, None]
     theta = np.zeros(columns.shape[1])
     # The one-GPU time of weak_data_parallel and weak_hierarchical is their compute
-    # coefficient alone (the other columns vanish at N = 1). With no measurement at one
-    # GPU the transfer columns can stand in for compute and set it to 0, a speedup below
-    # the measured range that collapses: leave out the last column until it is positive.
+    # coefficient alone (the other columns vanish at N = 1). The transfer columns can
+    # stand in for compute and set it to 0 (with no measurement at one GPU, or one weighted
+    # (1/N_max)²), a speedup that collapses: leave out the last column until it is positive.
     for k in range(columns.shape[1], 0, -1):
         # A ridge of RIDGE on θ (u is normalised to 1 at the fewest GPUs, so θ is O(1))
         # makes the minimiser unique even where the columns are dependent.
@@ -171,7 +176,7 @@ def fit_family(family: str, n, u, gpus_per_node=None, alpha=None) -> np.ndarray:
         theta[:k], _ = nnls(design, np.concatenate([root_w, np.zeros(k)]))
         if family not in ("weak_data_parallel", "weak_hierarchical") or theta[0] > 0:
             break
-        if n.min() <= 1:
+        if n.min() <= 1 and not ONE_GPU_MEASURED:
             break
     return theta
 

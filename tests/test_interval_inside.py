@@ -74,3 +74,16 @@ def test_a_measured_count_is_inside_its_own_interval(from_four):
     band = pm.predict_interval(fit, fit.data.gpus, 0.9)
     assert np.all(band["throughput_lo"] <= fit.data.measured)
     assert np.all(fit.data.measured <= band["throughput_hi"])
+
+
+def test_a_measured_one_gpu_point_does_not_leave_a_member_without_a_one_gpu_time():
+    # Lambda's Tacotron 2 on H100 at 1, 4 and 8 GPUs: the throughput falls by 37% from 4
+    # to 8. Weighted (1/8)², the 1-GPU point had let weak_data_parallel's compute time go
+    # to 0, and the blend's training error (and every interval) to e^11.
+    data = pm.from_arrays(gpus=[1, 4, 8], throughput=[80446.0, 195493.0, 123030.0])
+    fit = pm.fit_auto(data).best
+    assert fit.parameters()["weak_data_parallel.compute.time"] > 1e-6
+    band = pm.predict_interval(fit, [1.0, 8.0, 16.0], 0.9)
+    ratio = band["throughput_hi"] / band["throughput_lo"]
+    assert np.all(np.isfinite(ratio)) and np.all(ratio < 50.0)  # it was 3e12 at one GPU
+    assert band["throughput_lo"][1] <= 123030.0 <= band["throughput_hi"][1]

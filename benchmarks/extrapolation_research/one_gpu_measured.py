@@ -1,0 +1,75 @@
+"""A one-GPU time of 0 refused whether or not one GPU was measured
+(`_reference_default.ONE_GPU_MEASURED`, 2026-12-06).
+
+`weak_data_parallel` and `weak_hierarchical` take their one-GPU time from their compute
+coefficient alone. Since 2026-12-03 a fit that set it to 0 is redone without the last
+columns, but only for tables measured from 2 GPUs up. A measurement at one GPU, weighted
+(1/N_max)², did not stop it: Lambda's Tacotron 2 on H100 (1, 4, 8 GPUs; the throughput
+falls by 37% from 4 to 8) got a member with a one-GPU time of 1e-26 of the measured, a
+training error r of 11 in log and a 90% interval of ×e^21 at 8 GPUs. This prints
+README's sets and protocols before and after (`held_efficiency.compare`), in both
+presentations, and the series whose member changes when fitted on all their counts.
+
+    cd benchmarks/extrapolation_research
+    python one_gpu_measured.py > ../results/one_gpu_measured.md
+"""
+
+from pathlib import Path
+import sys
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import _reference_default as reference  # noqa: E402
+from _series import csv_series, shipped_series  # noqa: E402
+import accuracy  # noqa: E402
+from held_efficiency import compare, ROWS  # noqa: E402
+
+
+def scored(series, holdout: str, presentation: str, on: bool) -> dict[str, tuple]:
+    reference.ONE_GPU_MEASURED = on
+    return accuracy.proposed_scores(series, holdout, presentation)
+
+
+def whole_series() -> None:
+    """Every series of README's sets fitted on all its counts: those whose fit changes,
+    with the training RMS r before and after and the 90% width at the largest count."""
+    print("## Whole series whose fit changes (throughput)\n")
+    print("| series | r before | r after | 90% width at the largest, before | after |")
+    print("| --- | --- | --- | --- | --- |")
+    folders = dict.fromkeys(folder for _, folder, _ in ROWS)
+    for folder in folders:
+        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+        for name, load in series:
+            data = accuracy.present(load(), "throughput")
+            if len(np.unique(data.gpus)) < 2:
+                continue
+            info = accuracy.baseline_info(data)
+            fits = []
+            for on in (False, True):
+                reference.ONE_GPU_MEASURED = on
+                fits.append(accuracy.fit_proposed(data, info))
+            before, after = fits
+            if all(np.array_equal(before.thetas[k], after.thetas[k]) for k in before.thetas):
+                continue
+            top = np.array([data.gpus.max()])
+            widths = [float(np.divide(*f.interval(top)[::-1])[0]) for f in fits]
+            print(
+                f"| {name} | {before.training_rms():.3g} | {after.training_rms():.3g} "
+                f"| ×{widths[0]:.3g} | ×{widths[1]:.3g} |"
+            )
+    print()
+
+
+def main() -> None:
+    for presentation in ("throughput", "time"):
+        compare(scored, presentation)
+    whole_series()
+    reference.ONE_GPU_MEASURED = True
+
+
+if __name__ == "__main__":
+    main()
