@@ -119,7 +119,9 @@ INTERVAL_MEANING = {
     "outside the measured counts, model-form drift; no measurement noise)",
     "conformal": "prediction interval: where a new measurement would fall (conformal: the "
     "default blend's errors on published series, widening with the doublings beyond the "
-    "measured counts, where its families disagree and where it misses its own points{node})",
+    "measured counts, where its families disagree and where it misses its own points, "
+    "and wider between and below the measured counts, as counts left out of published "
+    "tables showed{node})",
 }
 PAST_NODE = (
     ", and past one node of {node:g} GPUs, where nothing measured says what the network "
