@@ -5,6 +5,7 @@ it is widened by INSIDE and below the smallest count it grows by DOWN per doubli
 (`_closed.conformal_scale`, `benchmarks/extrapolation_research/interior.py`). At and
 past the largest measured count nothing changes."""
 
+from helpers import run_cli
 import jax
 import numpy as np
 import pytest
@@ -87,3 +88,13 @@ def test_a_measured_one_gpu_point_does_not_leave_a_member_without_a_one_gpu_time
     ratio = band["throughput_hi"] / band["throughput_lo"]
     assert np.all(np.isfinite(ratio)) and np.all(ratio < 50.0)  # it was 3e12 at one GPU
     assert band["throughput_lo"][1] <= 123030.0 <= band["throughput_hi"][1]
+    sentence = pm.recommend(fit).summary().splitlines()[0]
+    assert sentence.startswith("Buy 2 GPUs") and "2 GPUs may be slower than one)" in sentence
+
+
+def test_predict_says_what_its_speedup_interval_is(from_four):
+    _, path = from_four
+    code, out, _ = run_cli("predict", path, "--gpus", "1,8,32", "--interval", "0.9")
+    assert code == 0
+    assert "measured counts included" in out
+    assert "speedup CI: 90% confidence interval of the curve's speedup" in out

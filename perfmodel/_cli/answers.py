@@ -120,8 +120,8 @@ INTERVAL_MEANING = {
     "conformal": "prediction interval: where a new measurement would fall (conformal: the "
     "default blend's errors on published series, widening with the doublings beyond the "
     "measured counts, where its families disagree and where it misses its own points, "
-    "and wider between and below the measured counts, as counts left out of published "
-    "tables showed{node})",
+    "and wider from half the largest measured count down, measured counts included, as "
+    "counts left out of published tables showed{node})",
 }
 PAST_NODE = (
     ", and past one node of {node:g} GPUs, where nothing measured says what the network "
@@ -203,6 +203,14 @@ def print_predictions(args, result) -> int:
         meaning = meaning.format(node=past) if method == "conformal" else meaning
         text = f"_lo/_hi: {level_text(args.interval)} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
+        if any(row.get("speedup_lo") is not None for row in rows):
+            print(
+                wrap(
+                    f"speedup CI: {level_text(args.interval)} confidence interval of the "
+                    "curve's speedup, against its 1-GPU time, whose own uncertainty it carries",
+                    common.TABLE_WIDTH,
+                )
+            )
         rows = [_text_row(row) for row in rows]
     print(format_table(rows))
     batch = _closed.fixed_global_batch(result.data.config.get("global_batch"))
