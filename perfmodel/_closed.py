@@ -246,6 +246,17 @@ def linear_floor(xp, gpus, one_gpu, efficiency, centre, centre_one):
     return one_gpu / (gpus * xp.maximum(xp.maximum(1.0, efficiency), curve))
 
 
+def capped_one_gpu(xp, one_gpu, centre_one, efficiency):
+    """A draw's one-GPU time as its floor (`linear_floor`) takes it: at most
+    ``û(1)·max(1, 1/E)``, the slowest one-GPU time from which no measured count scales
+    better than perfectly (``min_i N_i·u_i``, E = `best_efficiency`), and never below
+    û(1) (`centre_one`). Uncapped, a draw slow at one GPU, where the intervals are wide
+    (below the smallest measured count), lifted its time at a measured count by as much:
+    BERT measured on 8–256 GPUs had a speedup interval of 197–238× at 256 GPUs; 231–238×
+    capped (2026-12-06)."""
+    return xp.minimum(one_gpu, centre_one * xp.maximum(1.0, 1.0 / efficiency))
+
+
 # Points per doubling of a ramp at which `held_efficiency` holds the curve (`hold_points`).
 HOLD_STEPS = 8
 

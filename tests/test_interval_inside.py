@@ -98,3 +98,27 @@ def test_predict_says_what_its_speedup_interval_is(from_four):
     assert code == 0
     assert "measured counts included" in out
     assert "speedup CI: 90% confidence interval of the curve's speedup" in out
+
+
+def test_a_draw_slow_at_one_gpu_does_not_drag_a_measured_count_with_it(from_four):
+    # The floor is perfect scaling from a draw's own one-GPU time, which lies two
+    # doublings below the measurements here: uncapped, a slow draw was lifted at 16 GPUs.
+    fit, path = from_four
+    with jax.enable_x64(True):
+        curve = calibrated(fit, np.array([3.0]))
+        at = fit.config(np.array([1.0, 16.0]))
+        drawn = np.asarray(curve(at))
+        centre = np.asarray(curve.model(at))
+        scale = np.asarray(curve.scale(at))
+    efficiency = float(curve.efficiency)
+    own = centre[0] / (16.0 * centre[1])
+    uncapped = centre[0] * np.exp(3.0 * scale[0]) / (16.0 * max(1.0, efficiency, own))
+    capped = centre[0] * max(1.0, 1.0 / efficiency) / (16.0 * max(1.0, efficiency, own))
+    assert drawn[1] < uncapped  # the uncapped floor would have bound
+    np.testing.assert_allclose(drawn[1], max(centre[1] * np.exp(3.0 * scale[1]), capped))
+    np.testing.assert_allclose(
+        _closed.capped_one_gpu(np, np.array([0.5, 2.0, 9.0]), 2.0, 0.8), [0.5, 2.0, 2.5]
+    )
+    ours = pm.speedup_interval(fit, [16.0], 0.9)
+    theirs = pm.speedup_interval(read_saved(path), [16.0], 0.9)
+    np.testing.assert_allclose(theirs["speedup_lo"], ours["speedup_lo"], rtol=1e-9)

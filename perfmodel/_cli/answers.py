@@ -207,7 +207,7 @@ def print_predictions(args, result) -> int:
             print(
                 wrap(
                     f"speedup CI: {level_text(args.interval)} confidence interval of the "
-                    "curve's speedup, against its 1-GPU time, whose own uncertainty it carries",
+                    "curve's speedup, against the curve's 1-GPU time",
                     common.TABLE_WIDTH,
                 )
             )

@@ -118,6 +118,7 @@ class Calibrated(eqx.Module):
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
         centre_one = self.model(base)
         one_gpu = centre_one * jnp.exp(self.zeta * self.scale(base))
+        one_gpu = _closed.capped_one_gpu(jnp, one_gpu, centre_one, self.efficiency)
         floor = _closed.linear_floor(jnp, config.gpus, one_gpu, self.efficiency, centre, centre_one)
         # The draw where it is not clearly below the floor (at one GPU they are equal):
         # its own slope there, as the fit file's path takes it (`_closed.FLOOR_TIE`).
