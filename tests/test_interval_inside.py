@@ -88,7 +88,12 @@ def test_a_measured_one_gpu_point_does_not_leave_a_member_without_a_one_gpu_time
     ratio = band["throughput_hi"] / band["throughput_lo"]
     assert np.all(np.isfinite(ratio)) and np.all(ratio < 50.0)  # it was 3e12 at one GPU
     assert band["throughput_lo"][1] <= 123030.0 <= band["throughput_hi"][1]
-    sentence = pm.recommend(fit).summary().splitlines()[0]
+
+
+@pytest.mark.slow  # 7 s (the recommendation's draws): the default run stays under 4 minutes
+def test_a_recommendation_that_may_be_slower_than_one_gpu_says_so():
+    data = pm.from_arrays(gpus=[1, 4, 8], throughput=[80446.0, 195493.0, 123030.0])
+    sentence = pm.recommend(pm.fit_auto(data).best).summary().splitlines()[0]
     assert sentence.startswith("Buy 2 GPUs") and "2 GPUs may be slower than one)" in sentence
 
 
@@ -97,7 +102,17 @@ def test_predict_says_what_its_speedup_interval_is(from_four):
     code, out, _ = run_cli("predict", path, "--gpus", "1,8,32", "--interval", "0.9")
     assert code == 0
     assert "measured counts included" in out
-    assert "speedup CI: 90% confidence interval of the curve's speedup" in out
+    assert "speedup CI: 90% confidence interval of the curve's speedup, against the curve's" in out
+
+
+@pytest.mark.slow  # 4.5 s (the Laplace draws): the default run stays under 4 minutes
+def test_a_laplace_speedup_interval_is_said_to_be_against_each_draws_own_time(tmp_path):
+    data = pm.from_arrays(gpus=[1, 2, 4, 8], time_s=[1.0, 0.56, 0.33, 0.22])
+    path = tmp_path / "amdahl.json"
+    pm.save_fit(pm.fit("amdahl", data), path)
+    code, out, _ = run_cli("predict", path, "--gpus", "2,16", "--interval", "0.9")
+    assert code == 0 and "laplace" in out
+    assert "speedup, against each draw's own 1-GPU time" in out
 
 
 def test_a_draw_slow_at_one_gpu_does_not_drag_a_measured_count_with_it(from_four):

@@ -204,10 +204,13 @@ def print_predictions(args, result) -> int:
         text = f"_lo/_hi: {level_text(args.interval)} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         if any(row.get("speedup_lo") is not None for row in rows):
+            # As `speedup_interval` takes them: a conformal member against the curve's
+            # one-GPU time, a Laplace or bootstrap draw against its own.
+            against = "the curve's" if method == "conformal" else "each draw's own"
             print(
                 wrap(
                     f"speedup CI: {level_text(args.interval)} confidence interval of the "
-                    "curve's speedup, against the curve's 1-GPU time",
+                    f"curve's speedup, against {against} 1-GPU time",
                     common.TABLE_WIDTH,
                 )
             )
