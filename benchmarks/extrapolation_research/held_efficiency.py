@@ -37,10 +37,27 @@ ROWS = (
 )
 
 
-def scored(series, holdout: str, presentation: str, hold: bool) -> dict[str, tuple]:
-    """Per usable series: ``(error %, share inside the 90% interval)`` of the default."""
-    reference.HOLD_EFFICIENCY = hold
-    return accuracy.proposed_scores(series, holdout, presentation)
+def set_series(folder):
+    """The series of one of README's sets: the shipped ones (`folder` None) or a
+    folder of `benchmarks/`."""
+    return shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+
+
+def folders() -> list:
+    """Each folder of `ROWS` once, in order."""
+    return list(dict.fromkeys(folder for _, folder, _ in ROWS))
+
+
+def switched(flag: str):
+    """A `compare` scorer for a rule of the default switched by the module attribute
+    `_reference_default.<flag>`: per usable series, ``(error %, share inside the 90%
+    interval)`` with the rule off or on."""
+
+    def scored(series, holdout: str, presentation: str, on: bool) -> dict[str, tuple]:
+        setattr(reference, flag, on)
+        return accuracy.proposed_scores(series, holdout, presentation)
+
+    return scored
 
 
 def compare(score, presentation: str, after_each=None) -> None:
@@ -53,7 +70,7 @@ def compare(score, presentation: str, after_each=None) -> None:
     changes = []
     coverage = []
     for label, folder, holdout in ROWS:
-        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+        series = set_series(folder)
         before = score(series, holdout, presentation, False)
         after = score(series, holdout, presentation, True)
         b = np.array([v[0] for v in before.values()])
@@ -79,7 +96,7 @@ def compare(score, presentation: str, after_each=None) -> None:
 
 def main() -> None:
     for presentation in ("throughput", "time"):
-        compare(scored, presentation)
+        compare(switched("HOLD_EFFICIENCY"), presentation)
     reference.HOLD_EFFICIENCY = True
 
 

@@ -24,14 +24,8 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import _reference_default as reference  # noqa: E402
-from _series import csv_series, shipped_series  # noqa: E402
 import accuracy  # noqa: E402
-from held_efficiency import compare, ROWS  # noqa: E402
-
-
-def scored(series, holdout: str, presentation: str, on: bool) -> dict[str, tuple]:
-    reference.ONE_GPU_MEASURED = on
-    return accuracy.proposed_scores(series, holdout, presentation)
+from held_efficiency import compare, folders, set_series, switched  # noqa: E402
 
 
 def whole_series() -> None:
@@ -40,9 +34,8 @@ def whole_series() -> None:
     print("## Whole series whose fit changes (throughput)\n")
     print("| series | r before | r after | 90% width at the largest, before | after |")
     print("| --- | --- | --- | --- | --- |")
-    folders = dict.fromkeys(folder for _, folder, _ in ROWS)
-    for folder in folders:
-        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+    for folder in folders():
+        series = set_series(folder)
         for name, load in series:
             data = accuracy.present(load(), "throughput")
             if len(np.unique(data.gpus)) < 2:
@@ -66,7 +59,7 @@ def whole_series() -> None:
 
 def main() -> None:
     for presentation in ("throughput", "time"):
-        compare(scored, presentation)
+        compare(switched("ONE_GPU_MEASURED"), presentation)
     whole_series()
     reference.ONE_GPU_MEASURED = True
 

@@ -21,13 +21,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import _reference_default as reference  # noqa: E402
 import accuracy  # noqa: E402
-from held_efficiency import compare  # noqa: E402
-
-
-def scored(series, holdout: str, presentation: str, ramps: bool) -> dict[str, tuple]:
-    """Per usable series: ``(error %, share inside the 90% interval)`` of the default."""
-    reference.HOLD_RAMPS = ramps
-    return accuracy.proposed_scores(series, holdout, presentation)
+from held_efficiency import compare, switched  # noqa: E402
 
 
 def falling(series, presentation: str) -> tuple[int, int]:
@@ -56,7 +50,7 @@ def main() -> None:
             if holdout == "largest" and folder not in {f[0] for f in falls}:
                 falls.append((folder, *falling(series, presentation)))
 
-        compare(scored, presentation, count_falls)
+        compare(switched("HOLD_RAMPS"), presentation, count_falls)
         print("| series folder | fitted on every count: curves falling past them, before |")
         print("| --- | --- |")
         for folder, count, fitted in falls:

@@ -19,14 +19,8 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import _reference_default as reference  # noqa: E402
-from _series import csv_series, shipped_series  # noqa: E402
 import accuracy  # noqa: E402
-from held_efficiency import compare, ROWS  # noqa: E402
-
-
-def scored(series, holdout: str, presentation: str, floor: bool) -> dict[str, tuple]:
-    reference.STRONG_FLOOR = floor
-    return accuracy.proposed_scores(series, holdout, presentation)
+from held_efficiency import compare, folders, ROWS, set_series, switched  # noqa: E402
 
 
 def far_ahead() -> None:
@@ -35,9 +29,8 @@ def far_ahead() -> None:
     print("## Far ahead: the first k counts → every larger count (throughput)\n")
     print("| series | k | farthest / largest fitted | without | with the floor |")
     print("| --- | --- | --- | --- | --- |")
-    folders = dict.fromkeys(folder for _, folder, _ in ROWS)
-    for folder in folders:
-        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+    for folder in folders():
+        series = set_series(folder)
         for name, load in series:
             data = accuracy.present(load(), "throughput")
             counts = np.unique(data.gpus)
@@ -69,7 +62,7 @@ def margin() -> None:
     reference.STRONG_FLOOR = False
     gaps = []
     for label, folder, holdout in ROWS:
-        series = shipped_series() if folder is None else csv_series([str(HERE.parent / folder)])
+        series = set_series(folder)
         for name, load in series:
             data = accuracy.present(load(), "throughput")
             train, test = accuracy.holdout_split(data, holdout)
@@ -91,7 +84,7 @@ def margin() -> None:
 
 def main() -> None:
     for presentation in ("throughput", "time"):
-        compare(scored, presentation)
+        compare(switched("STRONG_FLOOR"), presentation)
     margin()
     far_ahead()
     reference.STRONG_FLOOR = True

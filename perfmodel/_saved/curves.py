@@ -54,7 +54,7 @@ def calibrated_curves(fit, counts, overrides, zeta):
     efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(fitted_one[0]))
     stretch = math.log(max(1.0, efficiency))
     log_base = np.log(base)
-    log_slowest = log_base + max(0.0, -math.log(efficiency))
+    log_slowest = np.log(_closed.capped_one_gpu(np, np.inf, base, efficiency))
     curve_excess = log_base - np.log(counts) - log_centre  # log Ê(N)
     curve_binds = curve_excess > stretch
     stretch_n = np.maximum(stretch, curve_excess)
@@ -71,7 +71,7 @@ def calibrated_curves(fit, counts, overrides, zeta):
     times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
     for rows in _chunks(zeta.size, counts.size):
         z = zeta[rows, None]
-        log_one = np.minimum(log_base + z * base_scale, log_slowest)  # `capped_one_gpu`
+        log_one = np.minimum(log_base + z * base_scale, log_slowest)
         log_floor = log_one - np.log(counts) - stretch_n
         log_t = np.multiply(z, scale.val, out=times[rows])
         log_t += log_centre
