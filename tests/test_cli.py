@@ -1,6 +1,7 @@
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -246,6 +247,24 @@ def test_unknown_option_exits_2(capsys):
     assert "unrecognized arguments: --frobnicate" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["predict", "f.json", "--intervall", "0.9"], "(--intervall: did you mean --interval?)"),
+        (["fit", "x.csv", "--modle=amdahl"], "(--modle: did you mean --model?)"),
+        (["optimal", "f.json", "--frobnicate"], "unrecognized arguments: --frobnicate\n"),
+        (["predict", "f.json", "extra"], "unrecognized arguments: extra\n"),
+    ],
+)
+def test_an_unknown_option_names_its_command_and_a_close_one(capsys, argv, said):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"perfmodel: error: {argv[0]}: unrecognized arguments: ")
+    assert said in err
+
+
 def test_datasets_lists_shipped_series(capsys):
     status, out, _ = run(capsys, "datasets", "--json")
     names = {row["name"] for row in json.loads(out)}
@@ -379,7 +398,8 @@ def test_a_blends_interval_is_for_new_measurements_only(capsys, tmp_path):
     assert status == 0, err
     words = " ".join(printed.split())
     assert "ranked with amdahl, the single family preferred for these measurements" in words
-    assert "--model amdahl gives this fit" in words
+    assert f"perfmodel fit {shlex.quote(str(csv))} --model amdahl gives this fit" in words
+    assert "the default blend's " in words and "(perfmodel optimal), amdahl's " in words
     data = pm.load_benchmarks(str(csv))
     single = pm.fit_auto(data, average=False).best
     expected = pm.next_measurements(single, [32, 64])

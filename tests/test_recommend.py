@@ -65,6 +65,21 @@ def test_node_size_from_the_data_is_the_default_step():
     assert f"({rec.gpus // 8} node" in rec.sentence
 
 
+def test_a_fastest_count_near_the_bound_says_how_near():
+    from perfmodel._questions.query import Optimum
+    from perfmodel._questions.recommend import _alternative
+
+    def fastest(speedup):
+        best = Optimum(256, 0.1, speedup, speedup / 256, 25.6, None, "time", 4096, False)
+        return _alternative("fastest", "fastest", best, "GPU-hours", "step", 1 / 3600, 58.0)
+
+    held = fastest(58.0).sentence  # at the bound: a floor holds the forecast there
+    assert "reaches the serial time of Amdahl's law" in held and "add nothing" in held
+    near = fastest(56.0).sentence  # within 5% of it, short of it
+    assert near.startswith("fastest: 256 GPUs, within 5% of the Amdahl bound 58× (speedup 56×")
+    assert "add almost nothing" in near and "serial time" not in near
+
+
 def test_still_speeding_up_says_measure_further(amdahl):
     # 19.9× at 4096 GPUs of a bound of 20×: the curve has levelled off.
     fastest = pm.recommend(amdahl, level=None).alternatives[0]
@@ -253,8 +268,13 @@ def test_past_one_node_from_one_node_is_flagged():
     document = rec.to_dict()
     assert document["network_unmeasured"] is True and document["beyond_node"] == rec.beyond_node
     banded = pm.recommend(one_node)  # the count's interval is the model's, and says so
-    capped = f"the model's count, {banded.beyond_node} GPUs (capped above): 90% confidence"
+    capped = (
+        f"the model's count, {banded.beyond_node} GPUs, before the cap at one node above: "
+        "90% confidence"
+    )
     assert banded.gpus == 8 and capped in " ".join(banded.summary(None).split())
+    interval = banded.to_dict()["interval"]  # its "gpus" brackets the uncapped count
+    assert interval["gpus_of"] == banded.beyond_node != banded.gpus
     two_nodes = pm.fit(
         "amdahl", pm.from_arrays([1, 2, 4, 8, 16], [*time, 0.08], gpus_per_node=[8] * 5)
     )

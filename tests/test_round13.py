@@ -250,9 +250,10 @@ def test_a_capped_count_names_the_models_count_beside_its_interval(bert_fit):
     answer = pm.recommend(bert_fit)
     uncapped = answer.beyond_checked or answer.beyond_node
     assert uncapped is not None and answer.gpus < uncapped
-    assert f"the model's count, {uncapped} GPUs (capped above): 90% confidence" in " ".join(
-        answer.summary(None).split()
-    )
+    cap = "one node" if answer.beyond_node else "4× the largest measured"
+    said = f"the model's count, {uncapped} GPUs, before the cap at {cap} above: 90% confidence"
+    assert said in " ".join(answer.summary(None).split())
+    assert answer.to_dict()["interval"]["gpus_of"] == uncapped  # what its "gpus" brackets
 
 
 @pytest.mark.slow  # 5-7 s: a recommendation of the blend with its draws

@@ -205,7 +205,9 @@ def run_cli(argv, quick: bool = True) -> str:
     [
         pytest.param(["predict", "{fit}", "--gpus", "1,8,64,4096"], marks=pytest.mark.slow),
         ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
-        ["optimal", "{fit}"],
+        # 10 s: the JAX path's interval curves; `optimal --price-per-gpu-hour ...` in
+        # test_refusals_and_options_read_the_same_either_way compares both paths by default
+        pytest.param(["optimal", "{fit}"], marks=pytest.mark.slow),
         pytest.param(
             ["optimal", "{fit}", "--json", "--interval", "0.9", "--multiple-of", "8"],
             marks=pytest.mark.slow,

@@ -20,6 +20,7 @@ counts.
 from collections.abc import Sequence
 import dataclasses
 import math
+import shlex
 
 import equinox as eqx
 import jax
@@ -323,10 +324,12 @@ def next_measurements(
                 "family (perfmodel fit CSV --model NAME), change it, and ask again"
             )
         blend, fit = fit, fit_auto(fit.data, average=False).best
+        source = fit.data.source
+        csv = "CSV" if source.startswith("<") else shlex.quote(source)
         refitted = (
             f"ranked with {fit.family}, the single family preferred for these measurements "
             "(the default blend has no covariance for a measurement to narrow; "
-            f"perfmodel fit CSV --model {fit.family} gives this fit)"
+            f"perfmodel fit {csv} --model {fit.family} gives this fit)"
         )
         ensemble = None  # the blend's draws are not this family's
     if quantity not in QUANTITIES:
@@ -363,10 +366,12 @@ FAMILY_APART = 1.5
 
 
 def _blend_apart(blend, family: str, picked: str, estimate: float, max_gpus, threshold) -> str:
-    """When `next` ranks with a single family, the default blend's own optimum or knee
-    where it is `FAMILY_APART` or more times the family's: "the point of diminishing
-    returns of amdahl: 19.86 GPUs (18–22)" beside `optimal`'s "from 104 GPUs" read as a
-    contradiction (review round 11). Else ""."""
+    """When `next` ranks with a single family, the default blend's own optimum or knee,
+    which `optimal` prints: "the point of diminishing returns of amdahl: 19.86 GPUs
+    (18–22)" beside `optimal`'s "from 104 GPUs" read as a contradiction (review round
+    11), and 32.71 beside 24 unexplained as well (review of 2026-12-06). Where one is
+    `FAMILY_APART` or more times the other, the note says they disagree. "" for the
+    time at a count."""
     if picked == "knee":
         found = diminishing_returns(blend, threshold=threshold, max_gpus=max_gpus)  # as optimal
         theirs, what = found.gpus, "point of diminishing returns"
@@ -374,18 +379,18 @@ def _blend_apart(blend, family: str, picked: str, estimate: float, max_gpus, thr
         theirs, what = optimal_gpus(blend, max_gpus=max_gpus).gpus, "optimum"
     else:
         return ""
+    disagree = "the two disagree past the measurements, which a candidate's measurement settles"
     if theirs is None:
         return (
-            f"the default blend's {what} is past {max_gpus} GPUs, far from {family}'s: the "
-            "two disagree past the measurements, which the candidates measure"
+            f"the default blend's {what} is past {max_gpus} GPUs, far from {family}'s: {disagree}"
         )
-    if max(theirs, estimate) < FAMILY_APART * min(theirs, estimate):
-        return ""
-    return (
+    said = (
         f"the default blend's {what} is {counted(theirs, 'GPU')} (perfmodel optimal), "
-        f"{family}'s {estimate:.4g}: the two disagree past the measurements, which the "
-        "candidates measure"
+        f"{family}'s {estimate:.4g}"
     )
+    if max(theirs, estimate) < FAMILY_APART * min(theirs, estimate):
+        return said
+    return f"{said}: {disagree}"
 
 
 def _node_note(fit: FitResult, counts: np.ndarray) -> str:

@@ -282,12 +282,16 @@ class Recommendation:
             noun = "GPU" if band == "1 to 1" else "GPUs"
             if lo is not None and lo == hi:  # "7 to 7 GPUs" read as a typo
                 band, noun = str(lo), ("GPU" if lo == 1 else "GPUs") + " (one count)"
-            uncapped = self.beyond_node if self.beyond_node is not None else self.beyond_checked
             # The interval is the uncapped count's: under "Buy 16 GPUs" an interval of 36
             # to 4096 read as if it excluded the answer (review round 13).
             what = "the count worth buying"
-            if uncapped is not None:
-                what = f"the model's count, {counted(uncapped, 'GPU')} (capped above)"
+            if self.uncapped is not None:
+                cap = f"{CHECKED_AHEAD:g}× the largest measured"
+                cap = "one node" if self.beyond_node is not None else cap
+                what = (
+                    f"the model's count, {counted(self.uncapped, 'GPU')}, before the cap at "
+                    f"{cap} above"
+                )
             out.append(f"  {what}: {level_text(self.level)} confidence interval {band} {noun}")
         alternatives = [f"  {a.sentence}" for a in self.alternatives]
         if self.optimum.objective == "cost" and alternatives:
@@ -311,13 +315,23 @@ class Recommendation:
     def __repr__(self) -> str:
         return brief("Recommendation", self.sentence)
 
+    @property
+    def uncapped(self) -> int | None:
+        """The model's count where `gpus` is capped below it (`beyond_node`, else
+        `beyond_checked`), else None."""
+        return self.beyond_node if self.beyond_node is not None else self.beyond_checked
+
     def to_dict(self) -> dict:
-        """The JSON ``recommendation`` object (finite floats or None)."""
+        """The JSON ``recommendation`` object (finite floats or None). Its interval's
+        ``gpus`` brackets the count ``gpus_of`` names: the recommendation's, or the
+        model's count before the cap (a JSON reader saw ``gpus`` 8 with an interval of
+        24 and up, review of 2026-12-06)."""
         interval = None
         if self.level is not None:
             interval = {
                 "level": self.level,
                 "kind": "confidence",
+                "gpus_of": self.gpus if self.uncapped is None else self.uncapped,
                 "gpus": None if self.gpus_interval is None else list(self.gpus_interval),
                 "speedup": None if self.speedup_interval is None else list(self.speedup_interval),
             }
