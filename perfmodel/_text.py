@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import math
 import numbers
 import re
+import shlex
 import textwrap
 
 # A number and its unit stay on one line when prose wraps.
@@ -188,3 +189,10 @@ def brief(kind: str, *parts: str) -> str:
     """A one-line repr: ``<Kind: part; part>``."""
     inside = "; ".join(p for p in parts if p)
     return f"<{kind}: {inside}>" if inside else f"<{kind}>"
+
+
+def refit_command(source: str, family: str = "NAME") -> str:
+    """``perfmodel fit big.csv --model amdahl``: the command that fits `family` to the
+    measurements read from `source` (``CSV`` where they came from no file: ``<arrays>``)."""
+    csv = "CSV" if source.startswith("<") else shlex.quote(source)
+    return f"perfmodel fit {csv} --model {family}"

@@ -10,6 +10,7 @@ from test_whatif import HIER
 import perfmodel as pm
 from perfmodel._cli import main
 from perfmodel._questions.elasticity import _times
+from perfmodel._text import refit_command
 
 S, C = 0.05, 2.0  # Amdahl: serial and one-GPU compute seconds
 
@@ -264,3 +265,18 @@ def test_cli_explain_and_report_show_no_value_for_an_undetermined_parameter(
     text = (tmp_path / "r.md").read_text()
     assert "| weak_data_parallel.allreduce.transfer | — | undetermined: the data show" in text
     assert "e-1" not in text.split("## What would move it")[1].split("##")[0]
+
+
+def test_past_an_unmeasured_node_the_parts_say_no_network_was_measured(tmp_path):
+    # Review of 2026-12-06: `explain` at 64 GPUs of a table measured within one node of
+    # 8 showed "allreduce 0 0.0%" with nothing saying the network was never measured.
+    csv = tmp_path / "one node.csv"
+    csv.write_text("gpus,gpus_per_node,time_s\n1,8,1.0\n2,8,0.52\n4,8,0.28\n8,8,0.16\n")
+    fit = pm.fit("amdahl", pm.load_benchmarks(str(csv)))
+    (note,) = pm.sensitivity(fit, 64).notes
+    assert note.startswith("past one node, unmeasured: every measurement fits in one node of 8")
+    assert "at 64 GPUs these parts extrapolate" in note and "measure 2 nodes (16 GPUs)" in note
+    assert pm.sensitivity(fit, 8).notes == ()  # within the node the data decide
+    # The refit it suggests names this CSV, quoted for a shell.
+    assert pm.sensitivity(fit, 64).refit == f"perfmodel fit '{csv}' --model NAME"
+    assert refit_command("<arrays>", "usl") == "perfmodel fit CSV --model usl"

@@ -15,11 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _closed
 from .._errors import InputError
 from .._fitting import FitResult, undetermined
 from .._model import AbstractScalingModel
 from .._terms import ParamSpec
-from .._text import brief, counted, format_table
+from .._text import brief, counted, format_table, refit_command
 
 
 def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
@@ -161,6 +162,7 @@ class Sensitivity:
     notes: tuple[str, ...] = ()
     groups: tuple[ParameterSensitivity, ...] = ()
     weightless: tuple[str, ...] = ()
+    refit: str = "perfmodel fit CSV --model NAME"
 
     def ranked(self) -> list[ParameterSensitivity]:
         """The parameters as a user can change them, largest ``|elasticity|`` first and
@@ -195,7 +197,7 @@ class Sensitivity:
             lines.append(
                 f"cannot move it at {counted(self.gpus, 'GPU')}, where the members that have "
                 f"them weigh 0 (the parts there are the others' terms): {names}; to follow "
-                "one law everywhere, refit that family (perfmodel fit CSV --model NAME)"
+                f"one law everywhere, refit that family ({self.refit})"
             )
         if open_:
             verb = "is" if len(open_) == 1 else "are"
@@ -374,9 +376,26 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
         breakdown={k: v * step for k, v in breakdown.items()},
         limiting=limiting,
         parameters=tuple(map(per_step, entries)),
-        notes=_notes(model, breakdown, config),
+        notes=_notes(model, breakdown, config) + _past_node(fit, n),
         groups=tuple(map(per_step, groups)),
         weightless=_weightless(model, config),
+        refit=refit_command(fit.data.source),
+    )
+
+
+def _past_node(fit: FitResult, n: float) -> tuple[str, ...]:
+    """A line when every measurement fits in one node of known size and `n` is past it:
+    the parts there extrapolate what was measured within the node; none of them is the
+    network between nodes (``allreduce 0`` at 64 GPUs read as a measured, free network,
+    review of 2026-12-06)."""
+    node = _closed.data_node(fit.data)
+    if not node or n <= node:
+        return ()
+    return (
+        f"past one node, unmeasured: every measurement fits in one node of "
+        f"{counted(node, 'GPU')}, so at {counted(n, 'GPU')} these parts extrapolate what "
+        "was measured within it and none is the network between nodes, which nothing "
+        f"measured shows; measure 2 nodes ({counted(2 * node, 'GPU')}) to see it",
     )
 
 

@@ -20,7 +20,6 @@ counts.
 from collections.abc import Sequence
 import dataclasses
 import math
-import shlex
 
 import equinox as eqx
 import jax
@@ -33,7 +32,7 @@ from .._config import Config
 from .._errors import InputError
 from .._fitting import fit_auto, FitResult
 from .._levels import LARGEST_COUNT, level_text
-from .._text import brief, counted
+from .._text import brief, counted, refit_command
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
@@ -321,15 +320,13 @@ def next_measurements(
             raise InputError(
                 f"next refits the default blend's measurements with one family, which would "
                 f"drop what this fit fixed or changed ({', '.join(fit.fixed)}): refit one "
-                "family (perfmodel fit CSV --model NAME), change it, and ask again"
+                f"family ({refit_command(fit.data.source)}), change it, and ask again"
             )
         blend, fit = fit, fit_auto(fit.data, average=False).best
-        source = fit.data.source
-        csv = "CSV" if source.startswith("<") else shlex.quote(source)
         refitted = (
             f"ranked with {fit.family}, the single family preferred for these measurements "
             "(the default blend has no covariance for a measurement to narrow; "
-            f"perfmodel fit {csv} --model {fit.family} gives this fit)"
+            f"{refit_command(fit.data.source, fit.family)} gives this fit)"
         )
         ensemble = None  # the blend's draws are not this family's
     if quantity not in QUANTITIES:

@@ -244,8 +244,9 @@ class Recommendation:
         if self.node_size_unknown:
             out.append(
                 f"no node size given: if the {self.measured_up_to} GPUs measured share one "
-                "node, give its size (a gpus_per_node column, or --gpus-per-node) and the "
-                "answer accounts for the network between nodes, which nothing measured shows"
+                "node, give its size (a gpus_per_node column, or --gpus-per-node): the "
+                "answer then stops at the node and its intervals widen past it, since "
+                "nothing measured shows the network between nodes"
             )
         if self.measured_from > 1 and self.gpus >= self.measured_from:
             # The 0.5× cut-off reads the speedups: against a 1-GPU time no run measured
