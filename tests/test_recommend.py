@@ -63,6 +63,11 @@ def test_node_size_from_the_data_is_the_default_step():
     rec = pm.recommend(fitted(model, data), level=None)
     assert rec.gpus_per_node == 8 and rec.multiple_of == 8 and rec.gpus % 8 == 0
     assert f"({rec.gpus // 8} node" in rec.sentence
+    # Past the measurements, one parenthesis: "(16 nodes of 8) (extrapolated: …)" read as
+    # two asides.
+    data = pm.from_arrays([8, 16], [1.0, 0.51], gpus_per_node=[8] * 2)
+    rec = pm.recommend(fitted(model, data), level=None)
+    assert rec.gpus > 16 and "nodes of 8; extrapolated: at most 16 GPUs were" in rec.sentence
 
 
 def test_a_fastest_count_near_the_bound_says_how_near():

@@ -280,3 +280,11 @@ def test_past_an_unmeasured_node_the_parts_say_no_network_was_measured(tmp_path)
     # The refit it suggests names this CSV, quoted for a shell.
     assert pm.sensitivity(fit, 64).refit == f"perfmodel fit '{csv}' --model NAME"
     assert refit_command("<arrays>", "usl") == "perfmodel fit CSV --model usl"
+
+
+def test_a_speedup_elasticity_that_is_rounding_reads_0():
+    from perfmodel._questions.elasticity import _difference
+
+    # d log T(1) − d log T(N) of a parameter moving both alike printed "-2.776e-17".
+    assert _difference(0.3922, 0.3922 + 2.776e-17) == 0.0
+    assert _difference(0.5, 0.25) == 0.25 and _difference(1e-20, 0.0) == 1e-20

@@ -187,16 +187,17 @@ class Recommendation:
     @property
     def sentence(self) -> str:
         """The answer in one sentence, e.g. ``Buy 8 GPUs (1 node of 8): 5.9× …``."""
-        nodes = ""
+        said = []  # one parenthesis: "(16 nodes of 8) (extrapolated: …)" read as two asides
         if self.gpus_per_node and self.gpus >= self.gpus_per_node:
             count = self.gpus / self.gpus_per_node
             if count == int(count):
                 plural = "s" if count != 1 else ""
-                nodes = f" ({int(count)} node{plural} of {self.gpus_per_node})"
+                said.append(f"{int(count)} node{plural} of {self.gpus_per_node}")
         if self.measured_up_to and self.gpus > self.measured_up_to:
-            nodes += f" (extrapolated: at most {self.measured_up_to} GPUs were measured)"
+            said.append(f"extrapolated: at most {self.measured_up_to} GPUs were measured")
         elif self.measured_from and self.gpus < self.measured_from:
-            nodes += f" (extrapolated: no count below {self.measured_from} GPUs was measured)"
+            said.append(f"extrapolated: no count below {self.measured_from} GPUs was measured")
+        nodes = f" ({'; '.join(said)})" if said else ""
         band = ""
         if self.speedup_interval is not None:
             lo, hi = self.speedup_interval
