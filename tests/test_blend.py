@@ -310,6 +310,10 @@ def test_straddling_counts_lean_on_the_two_level_family():
     assert fit.model.regime == "straddling" and fit.family == "blend"
     assert near == {**dict.fromkeys(near, 0.0), "weak_hierarchical": 0.9, "power_law_flat": 0.1}
     assert far == {**dict.fromkeys(far, 0.0), "power_law_flat": 1.0}
+    # The summary says what the regime is: "straddling" was said nowhere (review of
+    # 2026-12-06).
+    said = "model blend (straddling regime: measured on both sides of a node of 8 GPUs, within"
+    assert said in " ".join(fit.summary().split())
 
 
 def test_conformal_interval_is_q_times_its_scale(vgg):

@@ -6,6 +6,8 @@
 import math
 import textwrap
 
+import numpy as np
+
 from .._text import brief, format_table, wrap
 from .._units import work_name
 from .member_errors import power_exponents
@@ -123,8 +125,18 @@ def header_lines(fit) -> list[str]:
     if read_as:
         first += f" ({read_as})"
     state = "converged" if fit.converged else "NOT converged"
+    label = fit.label
+    node = data.config.get("gpus_per_node")
+    if label == "blend (straddling regime)" and node is not None:
+        # "straddling" was said nowhere in the output (review of 2026-12-06).
+        sizes = sorted({float(g) for g in np.ravel(node)})
+        where = f"a node of {sizes[0]:g} GPUs" if len(sizes) == 1 else "their node"
+        label = (
+            f"blend (straddling regime: measured on both sides of {where}, within it and "
+            "across the network)"
+        )
     second = (
-        f"model {fit.label} ({fit.loss_kind} loss, {fit.precision}): R² {fit.r2:.4f}, "
+        f"model {label} ({fit.loss_kind} loss, {fit.precision}): R² {fit.r2:.4f}, "
         f"MAPE {fit.mape:.2f}%, {state}"
     )
     assumed = getattr(fit, "assumed", "")
