@@ -169,6 +169,12 @@ def from_arrays(
     columns = {"gpus": np.atleast_1d(gpus), name: np.atleast_1d(measured)}
     columns |= {key: np.atleast_1d(value) for key, value in config.items() if np.ndim(value)}
     _refuse_none(source, {"gpus": gpus, name: measured, **config})  # before NumPy reads NaN
+    for key, value in columns.items():  # pandas said "Per-column arrays must each be 1-D"
+        if np.ndim(value) > 1:
+            raise InputError(
+                f"{source}, column {key!r}: expected one value per measurement (a flat "
+                f"list), got an array of shape {np.shape(value)}"
+            )
     lengths = {key: len(value) for key, value in columns.items()}
     if len(set(lengths.values())) > 1:
         given = ", ".join(f"{key} {length}" for key, length in lengths.items())

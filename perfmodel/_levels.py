@@ -87,6 +87,19 @@ def check_gpu_counts(gpus) -> np.ndarray:
     return counts
 
 
+def check_gpu_list(gpus) -> np.ndarray:
+    """`check_gpu_counts` of one count or a flat list of them: the intervals stack draws
+    on a last axis, and ``[[8, 16]]`` had returned bounds of shape (4000, 2) beside a
+    point of shape (1, 2) (review of 2026-12-06)."""
+    counts = check_gpu_counts(gpus)
+    if counts.ndim > 1:
+        raise InputError(
+            f"{{arg:gpus}}: expected a GPU count or a flat list of them, got an array of "
+            f"shape {counts.shape}"
+        )
+    return counts
+
+
 def interval_columns(target: str, point: dict, lo, hi) -> dict:
     """`predict_interval`'s columns: the point's ``gpus`` and ``time_s`` with
     ``time_s_lo``/``time_s_hi`` (seconds), and for a throughput fit (`target`) also

@@ -15,6 +15,7 @@ from .._questions import (
     TARGETS,
     what_if,
 )
+from .._questions.whatif import shown_value
 from .._reads import unread, unread_line
 from .._text import counted, wrap
 from .._units import work_name
@@ -206,7 +207,7 @@ def run_whatif(args) -> int:
         return 0
     print(_header(before))
     for name, (old, new) in comparison.changes.items():
-        print(f"what-if: {name} {old:.4g} → {new:.4g}")
+        print(f"what-if: {name} {shown_value(old)} → {shown_value(new)}")
     if comparison.note:
         print(wrap(f"note: {comparison.note}", common.TABLE_WIDTH))
     rows = [

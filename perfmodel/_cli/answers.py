@@ -213,8 +213,7 @@ def print_predictions(args, result) -> int:
                 # ±1% parameters beside a speedup CI of ±25% read as a contradiction
                 # (review of 2026-12-06): the draws' 1-GPU times are extrapolated.
                 unmeasured = (
-                    f", extrapolated (no run below {smallest} GPUs was measured), which "
-                    "widens it"
+                    f", extrapolated (no run below {smallest} GPUs was measured), which widens it"
                 )
             print(
                 wrap(

@@ -16,6 +16,7 @@ from .._fitting import (
     fit_auto,
     fit_blend,
     FitResult,
+    fittable_family,
     per_unit_of_work,
     Selection,
 )
@@ -140,8 +141,8 @@ def fit_model(
     if model == "auto":
         selection = fit_auto(data, criterion=criterion, average=average, **options)
         return selection.best, selection
-    if model not in FAMILIES:
-        raise InputError(f"unknown model {model!r}; valid: auto, {', '.join(FAMILIES)}")
+    if model not in FAMILIES or model == "blend":
+        fittable_family(model)  # refuses it, naming the families and the closest one
     if model == "hybrid":
         return fit_hybrid(data, weak=weak, gpu=gpu, **options), None
     options["loss"] = options.get("loss") or "log"

@@ -62,3 +62,4 @@ from .select import fit_auto as fit_auto
 from .select import MARGIN as MARGIN
 from .select import Selection as Selection
 from .single import fit as fit
+from .single import fittable_family as fittable_family

@@ -7,13 +7,14 @@ unchanged and makes per-step logs of 10⁶ rows as cheap as a table of ten.
 """
 
 import dataclasses
+import difflib
 
 import jax
 
 from .._data import Benchmarks
 from .._errors import InputError
 from .._model import ScalingModel
-from .._presets import build, power_law
+from .._presets import build, FAMILIES, power_law
 from .._terms import is_searched
 from .canonical import log_log_slope
 from .engine import fit_prepared
@@ -21,6 +22,26 @@ from .exact import evaluate
 from .problem import check_options, data_scale, DEFAULTS, FitOptions
 from .result import FitResult
 from .search import fit_pmnf
+
+
+def fittable_family(name: str) -> str:
+    """`name` when it is a family `fit` takes, else an InputError with the families it
+    takes and the closest of them: "valid: …, blend, …" listed the one name `fit`
+    refuses, and "Amdahl" got no suggestion (review of 2026-12-06)."""
+    if name in FAMILIES and name != "blend":
+        return name
+    fittable = [f for f in FAMILIES if f != "blend"]
+    if name == "blend":
+        raise InputError(
+            "the blend is the default fit, made by fit_auto (perfmodel fit --model auto); "
+            f"fit takes one of its families: {', '.join(fittable)}"
+        )
+    close = difflib.get_close_matches(name.lower(), fittable, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise InputError(
+        f"unknown model {name!r}{hint}; valid: {', '.join(fittable)}; the default blend is "
+        "fit_auto's (perfmodel fit --model auto)"
+    )
 
 
 def _power_law_of(data: Benchmarks) -> ScalingModel:
@@ -104,7 +125,7 @@ def fit(
         )
         return dataclasses.replace(result, warnings=(*result.warnings, held))
     if isinstance(model, str):
-        model = build(model)
+        model = build(fittable_family(model))
     if not isinstance(model, ScalingModel):
         raise InputError(
             "the blend is the default fit, made by fit_auto (perfmodel fit --model auto); "

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._errors import InputError
-from .._levels import check_gpu_counts, check_level
+from .._levels import check_gpu_list, check_level
 from .._text import counted
 from .query import (
     _candidates,
@@ -467,7 +467,7 @@ def speedup_interval(
     """
     level = check_level(level)
     refuse_layout_fit(fit, "speedup_interval")
-    counts = np.atleast_1d(check_gpu_counts(gpus))
+    counts = np.atleast_1d(check_gpu_list(gpus))
     point = fit.predict(counts, **overrides)
     _, speedups, _, undetermined = evaluator(fit).ensemble_curves(
         counts, overrides, method, ensemble

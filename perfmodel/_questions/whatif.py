@@ -114,6 +114,11 @@ def _check_unit(fit: FitResult, name: str, value: float, unit: str, raw: str) ->
 
 def split_changes(fit: FitResult, changes: Mapping[str, object]):
     """Parse `changes` into (parameter values, config values), both physical floats."""
+    if not isinstance(changes, Mapping):  # "serial.time=x0.5" raised an AttributeError
+        raise InputError(
+            f"changes: expected a mapping of names to values, e.g. "
+            f'{{"serial.time": "x0.5"}}, got {type(changes).__name__} {changes!r:.40}'
+        )
     specs = fit.model.parameter_specs()
     values = fit.parameters()
     params, config = {}, {}
@@ -206,7 +211,8 @@ class Comparison:
         optimum_before, optimum_after: `optimal_gpus` of each.
         knee_before, knee_after: `diminishing_returns` of each.
         amdahl_before, amdahl_after: `amdahl_bound` of each (None without a serial term).
-        changes: parameter and config values that differ, name → (before, after).
+        changes: parameter and config values that differ, name → (before, after); None
+            for a config value that neither the fit nor its data give.
         per_gpu: the fits' data are steps of a fixed per-GPU batch (`Benchmarks.per_gpu`):
             the optima's seconds are per GPU batch, and `optimum_line` says steps.
         note: for a blend whose changed members carry no weight at some of `gpus`
@@ -224,12 +230,14 @@ class Comparison:
     knee_after: DiminishingReturns
     amdahl_before: float | None
     amdahl_after: float | None
-    changes: dict[str, tuple[float, float]]
+    changes: dict[str, tuple[float | None, float | None]]
     note: str = ""
     per_gpu: bool = False
 
     def __repr__(self) -> str:
-        changed = ", ".join(f"{k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items())
+        changed = ", ".join(
+            f"{k} {shown_value(a)} → {shown_value(b)}" for k, (a, b) in self.changes.items()
+        )
         return brief("Comparison", changed, self.knee_line())
 
     def optimum_line(self) -> str:
@@ -258,7 +266,10 @@ class Comparison:
 
     def summary(self) -> str:
         """The changes, then the optimum, the knee and Amdahl's bound before → after."""
-        lines = [f"what-if: {k} {a:.4g} → {b:.4g}" for k, (a, b) in self.changes.items()]
+        lines = [
+            f"what-if: {k} {shown_value(a)} → {shown_value(b)}"
+            for k, (a, b) in self.changes.items()
+        ]
         lines += [f"note: {self.note}"] if self.note else []
         lines += [self.optimum_line(), self.knee_line()]
         if self.amdahl_before is not None and self.amdahl_after is not None:
@@ -271,15 +282,33 @@ def _limit(optimum: Optimum) -> str:
     return f" ({optimum.limit_text(short=True)})" if optimum.at_limit else ""
 
 
-def _differences(before: FitResult, after: FitResult) -> dict[str, tuple[float, float]]:
+def _differences(
+    before: FitResult, after: FitResult
+) -> dict[str, tuple[float | None, float | None]]:
     a, b = before.parameters(), after.parameters()
     out = {k: (a[k], b[k]) for k in a if k in b and a[k] != b[k]}
     for key in sorted({*before.config_defaults, *after.config_defaults}):
-        x = before.config_defaults.get(key, _CONFIG_DEFAULTS.get(key))
-        y = after.config_defaults.get(key, _CONFIG_DEFAULTS.get(key))
+        x, y = _config_value(before, key), _config_value(after, key)
         if x != y:
             out[key] = (x, y)
     return out
+
+
+def _config_value(fit: FitResult, key: str) -> float | None:
+    """The fit's `key` as set or as its data give it (one value for every row); None
+    where neither gives it: a CSV without a node size has none, and "gpus_per_node 8 →
+    16" named the field's default as if the data had said 8 (review of 2026-12-06)."""
+    if key in fit.config_defaults:
+        return fit.config_defaults[key]
+    column = fit.data.config.get(key)
+    if column is None:
+        return None if key == "gpus_per_node" else _CONFIG_DEFAULTS.get(key)
+    values = np.unique(np.asarray(column, dtype=float))
+    return float(values[0]) if values.size == 1 else None
+
+
+def shown_value(value: float | None) -> str:
+    return "unset" if value is None else f"{value:.4g}"
 
 
 def compare_fits(

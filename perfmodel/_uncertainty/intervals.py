@@ -15,7 +15,7 @@ import numpy as np
 
 from .._errors import InputError
 from .._fitting import FitResult, gauss_newton_inverse
-from .._levels import check_gpu_counts, interval_columns, KINDS, refuse_blend_draws
+from .._levels import check_gpu_list, interval_columns, KINDS, refuse_blend_draws
 from .conformal import conformal_bounds
 from .draws import Ensemble, ensemble, NOISE, NOISE_DOF
 from .problem import along_unknown, check_level, check_method, Problem
@@ -121,7 +121,7 @@ def predict_interval(
     level = check_level(level)
     if kind not in KINDS:
         raise InputError(f"unknown interval kind {kind!r}; valid: {', '.join(KINDS)}")
-    counts = check_gpu_counts(gpus)
+    counts = check_gpu_list(gpus)
     if counts.ndim == 0:  # one count: the same columns, each a number (not 4000 draws)
         band = predict_interval(
             fit,

@@ -1,0 +1,77 @@
+"""A newcomer's review of the Python API (2026-12-06): inputs that reached NumPy, pandas
+or JAX unchecked, and a list of valid models that named one `fit` refuses."""
+
+import re
+import subprocess
+import sys
+
+from helpers import exact_fit as fitted
+import pytest
+
+import perfmodel as pm
+
+
+@pytest.fixture(scope="module")
+def amdahl_fit():
+    return fitted(pm.amdahl().with_parameters({"serial.time": 0.05, "compute.time": 2.0}))
+
+
+@pytest.mark.parametrize("gpus", [[[8, 16]], [[8], [16]]])
+def test_an_interval_of_a_nested_list_of_counts_is_refused(amdahl_fit, gpus):
+    # [[8, 16]] returned bounds of shape (4000, 2) beside a point of (1, 2); [[8], [16]]
+    # was a NumPy broadcasting error, and speedup_interval a JAX gradient error.
+    shape = "(1, 2)" if len(gpus) == 1 else "(2, 1)"
+    said = f"gpus: expected a GPU count or a flat list of them, got an array of shape {shape}"
+    with pytest.raises(pm.InputError, match=f"^{re.escape(said)}$"):
+        pm.predict_interval(amdahl_fit, gpus, 0.9, method="laplace")
+    with pytest.raises(pm.InputError, match="flat list of them"):
+        pm.speedup_interval(amdahl_fit, gpus, 0.9, method="laplace")
+
+
+def test_what_if_of_a_string_is_refused():
+    # "serial.time=x0.5" was an AttributeError: 'str' object has no attribute 'items'.
+    # In a process of its own: the tests' type checker refuses the str before the library.
+    code = (
+        "import perfmodel as pm\n"
+        "from perfmodel._questions.whatif import split_changes\n"
+        "try:\n"
+        "    split_changes(None, 'serial.time=x0.5')\n"
+        "except pm.InputError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('changes: expected a mapping of names to values, e.g. {"serial')
+
+
+def test_nested_arrays_are_refused_with_their_column():
+    # pandas said "Per-column arrays must each be 1-dimensional".
+    with pytest.raises(pm.InputError, match=r"^<arrays>, column 'gpus': expected one value"):
+        pm.from_arrays([[1, 2], [4, 8]], [[1, 0.5], [0.3, 0.2]])
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("Amdahl", r"^unknown model 'Amdahl' \(did you mean 'amdahl'\?\); valid: amdahl, usl"),
+        ("usll", r"^unknown model 'usll' \(did you mean 'usl'\?\)"),
+        ("blend", r"^the blend is the default fit, made by fit_auto .*: amdahl, usl"),
+    ],
+)
+def test_a_model_name_fit_does_not_take_names_those_it_does(name, said):
+    data = pm.from_arrays([1, 2, 4, 8], [1.0, 0.55, 0.3, 0.18])
+    with pytest.raises(pm.InputError, match=said) as refused:
+        pm.fit(name, data)
+    valid = str(refused.value).split(": ")[-1] if name == "blend" else str(refused.value)
+    assert ", blend," not in valid  # "valid: …, blend, …" listed the one name fit refuses
+
+
+def test_a_node_size_the_data_never_gave_reads_unset(amdahl_fit):
+    # "gpus_per_node 8 → 16" named the field's default as if the data had said 8.
+    changed = pm.what_if(amdahl_fit, {"gpus_per_node": 16})
+    comparison = pm.compare_fits(amdahl_fit, changed, max_gpus=64)
+    assert comparison.changes["gpus_per_node"] == (None, 16.0)
+    assert "gpus_per_node unset → 16" in repr(comparison)
+    assert comparison.summary().startswith("what-if: gpus_per_node unset → 16\n")
+    again = pm.compare_fits(changed, pm.what_if(changed, {"gpus_per_node": 8}), max_gpus=64)
+    assert again.changes["gpus_per_node"] == (16.0, 8.0)
