@@ -25,7 +25,7 @@ from ._csvtext import csv_error, header_columns, not_utf8, unix_newlines
 from ._errors import InputError
 from ._files import read_bytes
 from ._levels import has_none, LARGEST_COUNT
-from ._text import brief
+from ._text import brief, counted
 from ._units import (
     names_a_time,
     throughput_seconds,
@@ -92,12 +92,26 @@ class Benchmarks:
         counts = np.unique(self.gpus)
         shown = ", ".join(f"{c:g}" for c in counts[:8]) + (", …" if counts.size > 8 else "")
         parts = [
-            f"{self.source}: {len(self.gpus)} measurements of {self.target} ({self.unit})",
+            f"{self.source}: {counted(len(self.gpus), 'measurement')} of {self.target} "
+            f"({self.unit})",
             f"GPUs {shown}",
             f"config {', '.join(self.config)}" if self.config else "",
             self.read_as,
         ]
         return brief("Benchmarks", *parts)
+
+    def summary(self) -> str:
+        """What was read, as `perfmodel fit` opens with it: the source, the measurements
+        and distinct configurations, the target and how it was read; then the GPU
+        counts and the config fields."""
+        head = (
+            f"{self.source}: {counted(len(self.gpus), 'measurement')}, "
+            f"{counted(self.distinct_configs(), 'distinct configuration')}, target "
+            f"{self.target} ({self.unit})" + (f", {self.read_as}" if self.read_as else "")
+        )
+        counts = ", ".join(f"{c:g}" for c in np.unique(self.gpus))
+        fields = f"; config {', '.join(self.config)}" if self.config else ""
+        return f"{head}\nGPUs {counts}{fields}"
 
     def __post_init__(self):
         if not self.unit:
@@ -157,13 +171,21 @@ def unique_rows(columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_arrays(
-    gpus, time_s=None, *, throughput=None, source: str = "<arrays>", **config
+    gpus,
+    time_s=None,
+    *,
+    throughput=None,
+    source: str = "<arrays>",
+    scaling: str | None = None,
+    **config,
 ) -> Benchmarks:
     """Benchmarks from Python sequences; give exactly one of `time_s` (seconds per step)
     and `throughput` (work per second), and `config` fields as one value for every
-    measurement or one per measurement."""
+    measurement or one per measurement. `scaling` (``"weak"`` or ``"strong"``) states
+    how the work grows with the GPU count, as for `load_benchmarks`."""
     if (time_s is None) == (throughput is None):
         raise InputError(f"{source}: give exactly one of time_s and throughput")
+    check_scaling(scaling)
     name = "time_s" if throughput is None else THROUGHPUT_COLUMN
     measured = time_s if throughput is None else throughput
     columns = {"gpus": np.atleast_1d(gpus), name: np.atleast_1d(measured)}
@@ -187,7 +209,15 @@ def from_arrays(
             frame[key] = value
     frame.attrs["lines"] = np.arange(len(frame)) + 2
     frame.attrs["arrays"] = True
-    return _validate(frame, source)
+    data = _validate(frame, source)
+    return data if scaling is None else dataclasses.replace(data, scaling=scaling)
+
+
+def check_scaling(scaling: str | None) -> str | None:
+    """`scaling` when it is None, ``"weak"`` or ``"strong"``; an InputError otherwise."""
+    if scaling not in (None, "weak", "strong"):
+        raise InputError(f"scaling must be 'weak' or 'strong', got {scaling!r}")
+    return scaling
 
 
 def _refuse_none(source: str, given: dict) -> None:
@@ -301,9 +331,7 @@ def load_benchmarks(
     if data.target == "throughput":
         # Work per `seconds` seconds: seconds per unit of work are seconds/value.
         data = dataclasses.replace(data, time_s=data.time_s * seconds, unit=per_second)
-    if scaling is not None:
-        if scaling not in ("weak", "strong"):
-            raise InputError(f"scaling must be 'weak' or 'strong', got {scaling!r}")
+    if check_scaling(scaling) is not None:
         data = dataclasses.replace(data, scaling=scaling)
     if not read_as:
         column = _measured_column(frame, source)

@@ -75,3 +75,23 @@ def test_a_node_size_the_data_never_gave_reads_unset(amdahl_fit):
     assert comparison.summary().startswith("what-if: gpus_per_node unset → 16\n")
     again = pm.compare_fits(changed, pm.what_if(changed, {"gpus_per_node": 8}), max_gpus=64)
     assert again.changes["gpus_per_node"] == (16.0, 8.0)
+
+
+def test_from_arrays_states_the_scaling_as_the_hint_says():
+    # The hint said scaling="strong" in Python, which from_arrays refused as a TypeError.
+    data = pm.from_arrays([8, 16, 32, 64], [1.21, 0.66, 0.39, 0.25], scaling="strong")
+    assert data.scaling == "strong"
+    with pytest.raises(pm.InputError, match="^scaling must be 'weak' or 'strong', got 'fixed'"):
+        pm.from_arrays([8, 16], [1.0, 0.6], scaling="fixed")
+
+
+def test_benchmarks_and_a_requirement_have_a_summary(amdahl_fit):
+    one = pm.from_arrays([8], [1.0])
+    assert repr(one) == "<Benchmarks: <arrays>: 1 measurement of time (s); GPUs 8>"
+    assert (
+        one.summary()
+        == "<arrays>: 1 measurement, 1 distinct configuration, target time (s)\nGPUs 8"
+    )
+    answer = pm.require(amdahl_fit, parameter="serial.time", target=("efficiency", 0.5), gpus=16)
+    lines = answer.summary().splitlines()
+    assert lines[0] == answer.message and lines[1].startswith("values of serial.time that meet")

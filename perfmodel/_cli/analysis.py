@@ -171,10 +171,7 @@ def run_require(args) -> int:
         return 0 if answer.reachable else 2
     if not answer.reachable:
         raise InputError(answer.message)
-    print(answer.message)
-    if answer.feasible and answer.parameter != "gpus":
-        spans = ", ".join(f"{lo:.4g}–{hi:.4g}" for lo, hi in answer.feasible)
-        print(f"values of {answer.parameter} that meet it ({answer.unit}): {spans}")
+    print(answer.summary())
     return 0
 
 

@@ -106,7 +106,8 @@ def per_unit_of_work(
         ""
         if data.scaling
         else "; weighed as a fixed batch per GPU unless stated: for one global batch "
-        'in every run say so (--strong-scaling; scaling="strong" in Python)'
+        'in every run say so (--strong-scaling; scaling="strong" to load_benchmarks or '
+        "from_arrays in Python)"
     )
     return data, (
         f"{said}time against GPUs has a log-log slope of {slope:.2f} (≤ {WEAK_STEP_SLOPE}): "

@@ -8,7 +8,7 @@ import textwrap
 
 import numpy as np
 
-from .._text import brief, format_table, wrap
+from .._text import brief, counted, format_table, wrap
 from .._units import work_name
 from .member_errors import power_exponents
 
@@ -118,8 +118,8 @@ def header_lines(fit) -> list[str]:
     assumed about the measurements (`FitResult.assumed`: their scaling, their unit)."""
     data = fit.data
     first = (
-        f"{data.source}: {len(data.gpus)} measurements, {data.distinct_configs()} distinct "
-        f"configurations, target {fit.target}"
+        f"{data.source}: {counted(len(data.gpus), 'measurement')}, "
+        f"{counted(data.distinct_configs(), 'distinct configuration')}, target {fit.target}"
     )
     read_as = getattr(data, "read_as", "")
     if read_as:
@@ -165,7 +165,7 @@ def fit_repr(fit) -> str:
     )
     return brief(
         "FitResult",
-        f"{fit.label} on {fit.data.source} ({len(fit.data.gpus)} measurements)",
+        f"{fit.label} on {fit.data.source} ({counted(len(fit.data.gpus), 'measurement')})",
         f"R² {fit.r2:.4f}, MAPE {fit.mape:.2f}%",
         values,
         "" if fit.converged else "not converged",

@@ -18,6 +18,7 @@ from .._data import Benchmarks
 from .._errors import InputError
 from .._model import AbstractScalingModel
 from .._schema import MAGNITUDE
+from .._text import counted
 from .loss import LOSSES
 from .optimise import project
 
@@ -277,8 +278,9 @@ def check_options(
     if determined and len(free) > distinct:
         raise InputError(
             f"{data.source}: model {model.family!r} has {len(free)} free parameters "
-            f"({', '.join(free)}) but the data have only {distinct} distinct "
-            "configurations; measure more GPU counts, fix parameters with {arg:fix}, "
+            f"({', '.join(free)}) but the data have only "
+            f"{counted(distinct, 'distinct configuration')}; measure more GPU counts, fix "
+            "parameters with {arg:fix}, "
             "or choose a smaller model"
         )
     return free

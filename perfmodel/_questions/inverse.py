@@ -155,6 +155,15 @@ class Requirement:
     def __repr__(self) -> str:
         return f"<Requirement: {self.message}>"
 
+    def summary(self) -> str:
+        """What `perfmodel require` prints: the sentence, and the ranges of a parameter
+        that meet the target."""
+        lines = [self.message]
+        if self.feasible and self.parameter != "gpus":
+            spans = ", ".join(f"{lo:.4g}–{hi:.4g}" for lo, hi in self.feasible)
+            lines.append(f"values of {self.parameter} that meet it ({self.unit}): {spans}")
+        return "\n".join(lines)
+
 
 def _substitute(model, config, u, unknown: str):
     if unknown == "gpus":
