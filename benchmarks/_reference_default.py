@@ -90,6 +90,15 @@ HOLD_STEPS = 8  # points per doubling of a ramp
 # `_closed.serial_floor`, 2026-12-06). It binds at no held-out count of any set; False
 # gives the default before (extrapolation_research/strong_floor.py).
 STRONG_FLOOR = True
+# A candidate, not the library's (False): past a slowdown, where the curve is slower per
+# unit of work at N_max than at N_max/2, the forecast past N_max would not be faster than
+# at N_max. Data measured fastest at 8 GPUs and 16% slower at 16 were forecast faster at
+# 64 than at 8 (review of 2026-12-06). A DLPerf table dipping at the node boundary and
+# recovering past it went from 15.8% to 46.4% error, hence HOLD_SLOWDOWN_NODE (chosen
+# after seeing that table). extrapolation_research/slowdown_hold.py, RESULTS.md
+# "Past a measured slowdown".
+HOLD_SLOWDOWN = False
+HOLD_SLOWDOWN_NODE = True  # ... unless N_max/2 is within a node and N_max past it
 # A one-GPU time of 0 is refused whether or not one GPU was measured (`fit_family`): a
 # 1-GPU measurement weighted (1/N_max)² did not stop it (Lambda's Tacotron 2 on H100, 1,
 # 4 and 8 GPUs). False refits only tables measured from 2 GPUs up, the default before
@@ -339,6 +348,13 @@ class DefaultFit:
             at_count = self._mixed_log_u(np.array([count]), anchored)[0]
             floor = at_count + np.log(count) - np.log(m)
             log_u = np.where(m > count, np.maximum(log_u, floor), log_u)
+        top = float(self.max_gpus)
+        if HOLD_SLOWDOWN:
+            at_top, at_half = self._mixed_log_u(np.array([top, top / 2.0]), anchored)
+            node = self.gpus_per_node
+            crossing = node is not None and top / 2.0 <= node < top
+            if at_top > at_half and not (HOLD_SLOWDOWN_NODE and crossing):
+                log_u = np.where(m > top, np.maximum(log_u, at_top), log_u)
         serial = self.thetas["amdahl"][0]
         if STRONG_FLOOR and self.regime == "strong" and serial > 0:
             log_u = np.where(m > self.max_gpus, np.maximum(log_u, np.log(serial)), log_u)
