@@ -95,3 +95,29 @@ def test_benchmarks_and_a_requirement_have_a_summary(amdahl_fit):
     answer = pm.require(amdahl_fit, parameter="serial.time", target=("efficiency", 0.5), gpus=16)
     lines = answer.summary().splitlines()
     assert lines[0] == answer.message and lines[1].startswith("values of serial.time that meet")
+
+
+def test_the_fastest_count_past_a_measured_peak_says_its_rise_is_extrapolated():
+    # optimal_gpus said "fastest: 4096 GPUs" of measurements fastest at 8 GPUs and 16%
+    # slower at 16, where recommend and `perfmodel optimal` said the rise is extrapolated.
+    data = pm.from_arrays([1, 2, 4, 8, 16], [1.0, 0.6, 0.45, 0.42, 0.5])
+    model = pm.amdahl().with_parameters({"serial.time": 0.3, "compute.time": 0.7})
+    best = pm.optimal_gpus(fitted(model, data))
+    assert best.gpus == 4096 and best.note.startswith("the measurements are fastest at 8 GPUs")
+    assert "; the measurements are fastest at 8 GPUs and 16% slower at 16: the rise" in repr(best)
+    assert pm.optimal_gpus(fitted(model), max_gpus=64).note == ""  # no peak measured
+
+
+def test_an_optimum_says_its_interval_and_the_search_limit_in_one_parenthesis():
+    from perfmodel._questions.query import Optimum
+
+    def said(interval, gpus=4096):
+        best = Optimum(gpus, 0.1, 4.5, 4.5 / gpus, 0.1 * gpus, None, "time", 4096, gpus == 4096)
+        return pm.Optimum(**{**best.__dict__, "gpus_interval": interval, "level": 0.9}).summary()
+
+    assert said((398, 4096)).startswith(
+        "fastest: 4096 GPUs (90% confidence interval 398 to 4096; the search limit: more GPUs"
+    )
+    assert said((4096, 4096)).startswith("fastest: 4096 GPUs (90% confidence interval: 4096 alone;")
+    assert said(None).startswith("fastest: 4096 GPUs (the search limit: more GPUs may still help)")
+    assert said((8, 16), gpus=16).startswith("fastest: 16 GPUs (90% confidence interval 8 to 16),")

@@ -8,6 +8,8 @@ on first use (PEP 562), so that ``perfmodel predict`` and ``optimal`` need no JA
 
 import importlib
 
+from .measured import measured_peak as measured_peak
+from .measured import peak_note as peak_note
 from .query import amdahl_bound as amdahl_bound
 from .query import check_count as check_count
 from .query import check_finite_times as check_finite_times
@@ -20,9 +22,7 @@ from .query import MAX_GPUS as MAX_GPUS
 from .query import optimal_gpus as optimal_gpus
 from .query import Optimum as Optimum
 from .query import refuse_layout_fit as refuse_layout_fit
-from .recommend import measured_peak as measured_peak
 from .recommend import one_gpu_gap as one_gpu_gap
-from .recommend import peak_note as peak_note
 from .recommend import recommend as recommend
 from .recommend import speedup_cap as speedup_cap
 from .recommend import speedup_interval as speedup_interval

@@ -18,6 +18,7 @@ import numpy as np
 from .._errors import InputError
 from .._levels import check_gpu_list, check_level
 from .._text import counted
+from .measured import measured_speeds, measured_superlinear, peak_note
 from .query import (
     _candidates,
     _count_interval,
@@ -504,63 +505,6 @@ def speedup_cap(fit, counts, centre) -> np.ndarray:
     best = float(np.max((speed / measured) / (speed[0] / measured[0])))
     own = np.asarray(centre, dtype=np.float64) / counts
     return counts * np.maximum(max(1.0, best), own)
-
-
-def measured_speeds(fit) -> tuple[np.ndarray, np.ndarray]:
-    """``(counts, speed)``: each measured GPU count and the median of 1/time_s there (the
-    speed the speedup is a ratio of)."""
-    counts = np.unique(fit.data.gpus)
-    speed = np.array([np.median(1.0 / fit.data.time_s[fit.data.gpus == n]) for n in counts])
-    return counts, speed
-
-
-SUPERLINEAR = 0.05  # measured efficiency this far above 1 is superlinear (not noise)
-
-
-def measured_superlinear(fit) -> tuple[int, float] | None:
-    """``(N, efficiency)`` at the largest count whose measured efficiency against the
-    fewest GPUs measured exceeds 1 + `SUPERLINEAR` (medians per count of 1/time_s, the
-    speed the speedup is a ratio of), else None."""
-    counts, speed = measured_speeds(fit)
-    if counts.size < 2:
-        return None
-    efficiency = (speed / counts) / (speed[0] / counts[0])
-    above = np.flatnonzero(efficiency > 1.0 + SUPERLINEAR)
-    if above.size == 0:
-        return None
-    return int(counts[above[-1]]), float(efficiency[above[-1]])
-
-
-PEAK_DROP = 0.02  # measurements this much slower past their fastest count fall (not noise)
-
-
-def measured_peak(fit) -> tuple[int, float] | None:
-    """``(N, drop)`` when the measurements are fastest at a count N below the largest
-    measured one and the largest is slower by `drop` (a share, at least `PEAK_DROP`;
-    medians per count of 1/time_s, the speed the speedup is a ratio of), else None."""
-    counts, speed = measured_speeds(fit)
-    if counts.size < 3:
-        return None
-    best = int(np.argmax(speed))
-    drop = 1.0 - speed[-1] / speed[best]
-    if best == counts.size - 1 or drop < PEAK_DROP:
-        return None
-    return int(counts[best]), float(drop)
-
-
-def peak_note(fit, fastest_gpus: int) -> str:
-    """The clause saying that the fastest count rests on the extrapolation alone: the
-    measurements peak inside their range and slow down past it (a load test past its
-    saturation point, fitted by families that keep speeding up), or ""."""
-    largest = int(np.max(fit.data.gpus))
-    peak = measured_peak(fit)
-    if fastest_gpus <= largest or peak is None:
-        return ""
-    gpus, drop = peak
-    return (
-        f"; the measurements are fastest at {counted(gpus, 'GPU')} and {drop:.0%} slower at "
-        f"{largest}: the rise past {largest} GPUs is extrapolated, not measured"
-    )
 
 
 def _peak_inside(fit, alternative: Alternative, fastest: Optimum, shared) -> Alternative:
