@@ -12,10 +12,10 @@ from .._questions import (
     next_measurements,
     require,
     sensitivity,
+    shown_value,
     TARGETS,
     what_if,
 )
-from .._questions.whatif import shown_value
 from .._reads import unread, unread_line
 from .._text import counted, wrap
 from .._units import work_name

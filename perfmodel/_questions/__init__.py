@@ -47,6 +47,7 @@ _LAZY = {
     "QUANTITIES": ".next",
     "compare_fits": ".whatif",
     "Comparison": ".whatif",
+    "shown_value": ".whatif",
     "what_if": ".whatif",
 }
 
