@@ -174,7 +174,10 @@ def read_document(path: str | os.PathLike, what: str = "fit file"):
         hint = ""
         if what == "fit file" and text.lstrip()[:1] not in ("{", "["):
             # Measurements (a CSV, a log) where a fit was expected: say the step between.
-            hint = f"; fit it first: perfmodel fit {source} -o fit.json, then use fit.json"
+            hint = (
+                f"; fit it first (perfmodel fit {source} -o fit.json, or pm.save_fit of a "
+                "fit in Python), then use fit.json"
+            )
         raise InputError(f"{source}: not a JSON {what} ({error}){hint}") from None
     except RecursionError:
         raise InputError(f"{source}: not a JSON {what} (nested too deeply)") from None

@@ -261,6 +261,8 @@ def test_rows_of_different_workloads_at_one_gpu_count_are_named():
 
 def test_blend_is_the_weighted_geometric_mean_of_its_members(vgg):
     fit = vgg.best
+    # The blend has no criterion score: "best blend … by bic" read as if it had won on it.
+    assert repr(vgg).startswith(f"<Selection: best {fit.label}, the default;")
     gpus = np.array([1.0, 8.0, 16.0, 24.0, 32.0, 1024.0])  # near, the ramp, far
     with jax.enable_x64(True):
         config = fit.config(gpus)

@@ -638,7 +638,7 @@ def test_predict_past_a_measured_peak_says_the_rise_is_not_measured(capsys, tmp_
     status, printed, _ = run(capsys, "predict", str(out), "--gpus", "2,8")
     assert status == 0 and "fastest at" not in printed
     status, _, err = run(capsys, "predict", str(csv), "--gpus", "4")
-    assert status == 2 and f"fit it first: perfmodel fit {csv} -o fit.json" in err
+    assert status == 2 and f"fit it first (perfmodel fit {csv} -o fit.json, or pm.save_fit" in err
 
 
 @pytest.mark.slow  # 3 s: the default run stays under 4 minutes

@@ -50,7 +50,7 @@ def test_selection_repr_and_summary(amdahl):
         "bic",
         (Candidate("amdahl", 2, amdahl, -30.0), Candidate("usl", 3, other, -29.0)),
     )
-    assert short(selection) and "best amdahl by bic" in repr(selection)
+    assert short(selection) and "best amdahl, by bic" in repr(selection)
     text = selection.summary()
     assert text.startswith(amdahl.summary()) and "candidates (by bic" in text
     assert max(len(line) for line in text.splitlines()) <= 100

@@ -191,4 +191,7 @@ def selection_repr(selection) -> str:
     tried = ", ".join(
         f"{c.family}{' (chosen)' if c.fit is selection.best else ''}" for c in selection.candidates
     )
-    return brief("Selection", f"best {selection.best.label} by {selection.criterion}", tried)
+    # The blend has no criterion score ("—" in the table): "best blend … by bic" read as
+    # if it had won on it (review of 2026-12-06).
+    how = "the default" if selection.best.family == "blend" else f"by {selection.criterion}"
+    return brief("Selection", f"best {selection.best.label}, {how}", tried)
