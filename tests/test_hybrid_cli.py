@@ -203,7 +203,9 @@ def test_sweep_warns_about_workload_fields_left_at_their_defaults(tmp_path, caps
     )
     assert main(["sweep", str(space), "--json"]) == 0
     captured = capsys.readouterr()
-    assert "heads = 0, vocab = 0 at the default" in captured.err
+    # The file named, and heads 0 read as what it means (review of 2026-12-06).
+    said = f"warning: {space}: the space leaves heads = 0 (hidden/128), vocab = 0 at the default"
+    assert said in captured.err
     document = json.loads(captured.out)
     assert document["warnings"] and document["alternatives"]
     best = document["top"][0]

@@ -282,8 +282,8 @@ def run_sweep(args) -> int:
         raise InputError(f"{space.source}: {error}")
     if not reporter:
         return 0
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    for warning in result.warnings:  # the space's file named, as its reading's warnings
+        print(f"warning: {space.source}: {warning}", file=sys.stderr)
     alternatives = None
     if is_hybrid(getattr(space.model, "model", space.model)) and len(result.top):
         alternatives = layout_alternatives(

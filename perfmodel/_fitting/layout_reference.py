@@ -70,7 +70,10 @@ def reference_values(result, layouts: dict | None = None) -> tuple[dict[str, flo
     """Every `Config` value of the reference layout (``measured_s`` too when measured)
     and what it is: `reference_layout`, else the valid row of `layouts` on the fewest
     GPUs."""
-    reference, what = reference_layout(result, layouts), "the fit's measured run on the fewest GPUs"
+    # "of this workload": the 22B run on 8 GPUs is the fit's fewest, not this reference
+    # (review of 2026-12-06).
+    what = "the fit's measured run of this workload on the fewest GPUs"
+    reference = reference_layout(result, layouts)
     if reference is None and layouts is not None:
         found = evaluate_layouts(result, layouts)
         ok = np.flatnonzero(found["code"] == 0)

@@ -588,9 +588,13 @@ def default_warnings(model: AbstractScalingModel, given: set[str]) -> tuple[str,
     lines = []
     if left:
         defaults = Config(gpus=1.0)
-        shown = ", ".join(f"{n} = {float(getattr(defaults, n)):g}" for n in left)
+        shown = ", ".join(
+            # heads 0 is read as hidden/128: "a toy model" it is not (review of 2026-12-06)
+            f"{n} = 0 (hidden/128)" if n == "heads" else f"{n} = {float(getattr(defaults, n)):g}"
+            for n in left
+        )
         lines.append(
-            f"the space leaves {shown} at the default (a toy model, not yours); give "
+            f"the space leaves {shown} at the default, not your model's; give "
             f"{'it' if len(left) == 1 else 'them'} under [fixed] or as axes"
         )
     if "gpu_memory_bytes" not in given:
