@@ -69,6 +69,7 @@ def test_more_gpus_than_samples_in_the_batch_is_refused(tmp_path):
     _refused(code, err, "row 5 (line 6)", "16 GPUs with a global batch of 8")
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_series_names_are_stripped_like_every_other_cell(tmp_path):
     # " a " and "a" were two series, and --series a dropped the 1-GPU row silently.
     csv = tmp_path / "series.csv"
@@ -154,6 +155,7 @@ def test_a_training_log_error_names_the_physical_line_after_blank_lines(tmp_path
     _refused(code, err, "blank.csv line 6, column 'step_time'", "'abc'")
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_in_place_and_out_of_place_times_that_disagree_are_said(tmp_path):
     # In-place 2.5× slower on every row was averaged into one bandwidth without a word.
     lines = []

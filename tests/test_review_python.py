@@ -28,6 +28,7 @@ def test_an_interval_of_a_nested_list_of_counts_is_refused(amdahl_fit, gpus):
         pm.speedup_interval(amdahl_fit, gpus, 0.9, method="laplace")
 
 
+@pytest.mark.slow  # 3 s (a process of its own): the default run stays under 4 minutes
 def test_what_if_of_a_string_is_refused():
     # "serial.time=x0.5" was an AttributeError: 'str' object has no attribute 'items'.
     # In a process of its own: the tests' type checker refuses the str before the library.

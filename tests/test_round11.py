@@ -117,7 +117,8 @@ def test_python_states_strong_scaling_as_the_flag_does(tmp_path):
     csv = tmp_path / "bert.csv"
     csv.write_text(BERT_STEPS)
     data = pm.load_benchmarks(csv)
-    assert 'scaling="strong" in Python' in pm.fit_auto(data).best.assumed
+    said = 'scaling="strong" to load_benchmarks or from_arrays in Python'
+    assert said in pm.fit_auto(data).best.assumed
     strong = pm.fit_auto(data, strong=True).best
     assert strong.model.regime == "strong"
     assert pm.recommend(strong, level=None).gpus == 16

@@ -205,8 +205,7 @@ def run_cli(argv, quick: bool = True) -> str:
     [
         pytest.param(["predict", "{fit}", "--gpus", "1,8,64,4096"], marks=pytest.mark.slow),
         ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
-        # 10 s: the JAX path's interval curves; `optimal --price-per-gpu-hour ...` in
-        # test_refusals_and_options_read_the_same_either_way compares both paths by default
+        # 10 s: the JAX path's interval curves (optimal on both paths: the slow phase)
         pytest.param(["optimal", "{fit}"], marks=pytest.mark.slow),
         pytest.param(
             ["optimal", "{fit}", "--json", "--interval", "0.9", "--multiple-of", "8"],
@@ -311,7 +310,10 @@ def run_status(argv, quick: bool) -> tuple:
             ["optimal", "--objective", "cost", "--deadline", "1e-12"], marks=pytest.mark.slow
         ),
         pytest.param(["optimal", "--budget", "10"], marks=pytest.mark.slow),
-        ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
+        pytest.param(  # 10 s: the JAX path's curves; argv1 above compares predict
+            ["optimal", "--price-per-gpu-hour", "2", "--currency", "USD", "--budget", "100"],
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_refusals_and_options_read_the_same_either_way(options, cache):
