@@ -561,3 +561,43 @@ def test_a_hybrid_space_with_legacy_options_says_which_model_it_runs(tmp_path):
     (note,) = space.notes
     assert note.startswith("model.options flops: options of hybrid_basic (the legacy model")
     assert not load_space(_space(tmp_path, SPACE, "basic.toml")).notes  # said outright
+
+
+def _distinct_top(model, kind, axes, fixed):
+    """A sweep's top table against the brute-force order of the distinct layouts."""
+    from perfmodel._sweep.noop import canonical_layouts
+
+    top = pm.sweep(model, axes, fixed=fixed, top_k=40, pareto=False, progress=False).top
+    layouts = canonical_layouts({n: top[n] for n in axes}, fixed)
+    grid = np.array(list(itertools.product(*axes.values())), dtype=float)
+    config = pm.Config(**fixed, **{n: grid[:, i] for i, n in enumerate(axes)})
+    time_s = np.where(np.asarray(pm.layout_status(config, kind)) == 0, model(config), np.inf)
+    distinct = canonical_layouts({n: grid[:, i] for i, n in enumerate(axes)}, fixed)
+    first = {}  # each distinct feasible layout at its best copy, in the sweep's order
+    for i in np.lexsort((np.arange(len(grid)), time_s)):
+        if np.isfinite(time_s[i]):
+            first.setdefault(distinct[i], time_s[i])
+    assert len(set(layouts)) == len(layouts) == len(first) < int(np.isfinite(time_s).sum())
+    assert layouts == list(first)
+    np.testing.assert_allclose(top["step_time_s"], list(first.values()), rtol=1e-5)
+
+
+def test_top_lists_each_layout_once():
+    # Review of 2026-12-06: ZeRO at one replica does nothing, and the top table listed
+    # such a layout once per ZeRO stage.
+    from perfmodel._sweep.noop import canonical_layouts
+
+    axes = {"gpus": [4, 8], "tp": [1, 2, 4], "pp": [1, 2], "zero": [0, 1, 2]}
+    fixed = {**FIXED, "global_batch": 64.0, "microbatches": 4.0}
+    _distinct_top(pm.hybrid_basic(**OPTIONS), "hybrid_basic", axes, fixed)
+    assert canonical_layouts({"gpus": 4, "tp": 2, "pp": 2, "zero": 1}, {}) == [(4, 2, 2, 0)]
+    assert canonical_layouts({"tp": [1, 2], "seq_parallel": 1}, {}) == [(1, 0), (2, 1)]
+
+
+@pytest.mark.slow  # 13 s: a hybrid sweep and its whole grid evaluated eagerly
+def test_top_lists_each_layout_once_with_sequence_parallelism():
+    # Sequence parallelism at tp 1 is off in Megatron-LM: one layout, listed once.
+    axes = {"gpus": [4, 8], "tp": [1, 2, 4], "pp": [1, 2], "seq_parallel": [0, 1], "zero": [0, 1]}
+    fixed = dict(layers=8, hidden=2048, heads=16, seq_len=2048, vocab=51200, global_batch=64)
+    fixed |= dict(microbatch_size=2, gpus_per_node=8, gpu_memory_bytes=80e9)
+    _distinct_top(pm.hybrid(gpu="H100-80GB"), "hybrid", axes, fixed)

@@ -13,21 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .._config import LAYOUT_FIELDS
+from .noop import canonical_layouts
 from .run import sweep
-
-
-def _canonical(row, best) -> tuple:
-    """The layout of `row` with the settings that do nothing there undone: sequence
-    parallelism at tp 1 (Megatron-LM turns it off) and ZeRO at one data-parallel replica
-    (nothing to shard over). The GPU count and any field `row` lacks are `best`'s."""
-    names = [n for n in ("gpus", *LAYOUT_FIELDS) if n in row or n in best]
-    value = {n: float(row[n]) if n in row else float(best[n]) for n in names}
-    tp, pp = value.get("tp", 1.0), value.get("pp", 1.0)
-    if tp == 1.0 and "seq_parallel" in value:
-        value["seq_parallel"] = 0.0
-    if "gpus" in value and "zero" in value and value["gpus"] == tp * pp:
-        value["zero"] = 0.0
-    return tuple(value[n] for n in LAYOUT_FIELDS if n in value)
 
 
 def layout_alternatives(
@@ -82,8 +69,10 @@ def layout_alternatives(
         others = frame[frame[name] != float(best[name])]
         # Not the same layout under another name: "0.0% slower with another seq_parallel"
         # at tp 1 (review of 2026-12-06).
-        same = _canonical(best, best)
-        others = others[[_canonical(r, best) != same for _, r in others.iterrows()]]
+        held = {n: float(best[n]) for n in ("gpus", *LAYOUT_FIELDS) if n in best}
+        columns = {n: others[n].to_numpy(float) if n in others else held[n] for n in held}
+        same = canonical_layouts(held, {})[0]
+        others = others[[layout != same for layout in canonical_layouts(columns, {})]]
         if not len(others):
             continue
         pick = others.loc[others[score].astype(float).idxmin()]

@@ -18,6 +18,7 @@ from .._config import Config
 from .._presets import pipeline_bubble
 from .._terms import hybrid_memory, layout_status, OUT_OF_MEMORY, REASONS
 from .keys import best_in_rows, INT_DTYPE, memory_of, score_of, Walk
+from .noop import canonical_layouts
 from .stream import Reduced
 
 HEAD_COLUMNS = ("step_time_s", "samples_per_s", "cost_per_step", "cost_per_sample", "memory_gb")
@@ -147,6 +148,21 @@ def _pareto_rows(walk: Walk, axes: dict, fixed: dict, reduced: Reduced) -> np.nd
     return rows[feasible][front]
 
 
+def _distinct(pairs: list, walk: Walk, axes: dict, request) -> list:
+    """The first `request.top_k` of the (row, column) `pairs` that are distinct layouts:
+    a copy of a better one under settings that do nothing there is left out (`noop`)."""
+    if not pairs:
+        return pairs
+    at = np.asarray(pairs, np.int64)
+    layouts = canonical_layouts(decode(walk, axes, at[:, 0], at[:, 1]), request.fixed)
+    seen, kept = set(), []
+    for pair, layout in zip(pairs, layouts):
+        if layout not in seen:
+            seen.add(layout)
+            kept.append(pair)
+    return kept[: request.top_k]
+
+
 def tables(request, walk: Walk, args, reduced: Reduced) -> dict[str, object]:
     """``best``, ``per_axis``, ``top`` and ``pareto`` tables of a finished stream.
 
@@ -170,8 +186,8 @@ def tables(request, walk: Walk, args, reduced: Reduced) -> dict[str, object]:
         for r in top_rows
         for k, c in zip(keys[where[int(r)]], cols[where[int(r)]])
         if k < 0
-    )[: walk.plan.top_k]
-    picks = {"top": [(c[2], c[3]) for c in flat]}
+    )
+    picks = {"top": _distinct([(c[2], c[3]) for c in flat], walk, axes, request)}
     picks["pareto"] = [(int(r), int(cols[where[int(r)], 0])) for r in front]
     for name, (winners, _, _) in selections.items():
         picks[name] = [(int(r), int(cols[where[int(r)], 0])) for r in winners]

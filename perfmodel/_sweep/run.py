@@ -39,6 +39,7 @@ from .._presets import hybrid_kind
 from .._reads import unread, unread_line
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
+from .noop import copies_per_layout
 from .readback import tables
 from .stream import arrange, Plan, stream, walk_shape
 
@@ -624,7 +625,8 @@ def _run(request: _Request, progress: bool | None):
         group_axes=len(request.group),
         block_axes=block_axes,
         span=span,
-        top_k=request.top_k,
+        # Room for the copies of one layout that `tables` lists once (`noop`).
+        top_k=request.top_k * copies_per_layout(axes),
         key_dtype=INT_DTYPE[request.precision],
         counts=request.counts,
         pipelined=request.devices[0].platform == "cpu",

@@ -1,0 +1,51 @@
+"""Layout settings that do nothing where they are set, so that a sweep's tables list
+one layout once.
+
+Sequence parallelism at tp 1 is off (Megatron-LM turns it off: there is no tensor-parallel
+group to split LayerNorm and dropout over), and ZeRO at one data-parallel replica
+(``gpus = tp·pp``) has nothing to shard over. Both evaluate to the step time of the
+layout without them, so a sweep over those axes would rank the same layout two to
+eight times.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def canonical_layouts(values: Mapping[str, object], fixed: Mapping[str, float]) -> list[tuple]:
+    """Each configuration's values with its no-op settings undone.
+
+    Args:
+        values: ``{name: values}``, one array (or scalar) per field or parameter, the
+            configurations side by side.
+        fixed: the values every configuration shares (read for tp, pp and gpus where
+            `values` lacks them).
+
+    Returns:
+        One tuple of `values`' fields per configuration, equal for two configurations
+        exactly when they differ only in settings that do nothing.
+    """
+    at = {n: np.atleast_1d(np.asarray(v, float)) for n, v in values.items()}
+    size = max((len(v) for v in at.values()), default=0)
+    at = {n: np.broadcast_to(v, (size,)).copy() for n, v in at.items()}
+
+    def field(name):
+        return at[name] if name in at else np.full(size, float(fixed.get(name, 1.0)))
+
+    tp, pp = field("tp"), field("pp")
+    if "seq_parallel" in at:
+        at["seq_parallel"][tp == 1.0] = 0.0
+    if "zero" in at and ("gpus" in at or "gpus" in fixed):
+        at["zero"][field("gpus") == tp * pp] = 0.0
+    return list(zip(*(at[n].tolist() for n in at)))
+
+
+def copies_per_layout(axes: Mapping[str, object]) -> int:
+    """How many configurations of `axes` can be one layout under other names: the
+    number of sequence-parallel values times the number of ZeRO stages swept."""
+    count = 1
+    for name in ("seq_parallel", "zero"):
+        if name in axes:
+            count *= len(np.atleast_1d(axes[name]))
+    return count
