@@ -601,3 +601,24 @@ def test_top_lists_each_layout_once_with_sequence_parallelism():
     fixed = dict(layers=8, hidden=2048, heads=16, seq_len=2048, vocab=51200, global_batch=64)
     fixed |= dict(microbatch_size=2, gpus_per_node=8, gpu_memory_bytes=80e9)
     _distinct_top(pm.hybrid(gpu="H100-80GB"), "hybrid", axes, fixed)
+
+
+def test_a_layout_search_names_the_options_it_holds_at_their_defaults():
+    # gpt3_175b_dgx_h100.toml searched tp and pp without sequence parallelism, silently.
+    from perfmodel._sweep.run import _request
+
+    def warnings(axes, fixed):
+        fixed = dict(layers=8, hidden=2048, heads=16, seq_len=2048, vocab=51200, **fixed)
+        options = dict(objective="time", per=None, top_k=3, pareto=False, counts=True)
+        options |= dict(chunk_size=None, max_configs=None, precision="float32", devices=None)
+        request = _request(pm.hybrid(), axes, fixed={"global_batch": 64, **fixed}, **options)
+        return [w for w in request.warnings if "layout search holds" in w]
+
+    held = warnings({"gpus": [8], "tp": [1, 2], "zero": [0, 1]}, {"interleave": 2})
+    assert held == [
+        "the layout search holds microbatches = 1, recompute = none, seq_parallel = 0: the "
+        "space neither sweeps nor fixes them; sweep under [axes] or fix under [fixed]"
+    ]
+    every = {"interleave": 1, "recompute": 1, "seq_parallel": 1, "microbatch_size": 1}
+    assert warnings({"gpus": [8], "tp": [1, 2], "zero": [0, 1]}, every) == []
+    assert warnings({"gpus": [8, 16]}, {"tp": 2}) == []  # not a layout search

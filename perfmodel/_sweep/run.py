@@ -496,6 +496,7 @@ def _request(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
     warnings = notes + default_warnings(model, set(axes) | set(fixed))
+    warnings += held_layout(model, axes, set(fixed))
     warnings += inherited_recipe(fit, axes, given)
     return _Request(
         model=model,
@@ -576,6 +577,34 @@ def inherited_recipe(fit, axes: dict, given: dict) -> tuple[str, ...]:
     return (
         f"another workload than the fit's run, run as that run was: {shown} (given nowhere); "
         "give them to change them",
+    )
+
+
+SEARCHED_OPTIONS: tuple[str, ...] = ("interleave", "recompute", "seq_parallel", "zero")
+"""The layout options of the `hybrid` family that a layout search holds at their
+defaults unless the space names them."""
+
+
+def held_layout(model: AbstractScalingModel, axes: Mapping, fixed: set[str]) -> tuple[str, ...]:
+    """One line naming the layout options a layout search of a `hybrid` model holds at
+    their defaults because the space neither sweeps nor fixes them.
+
+    A search of tp and pp that never tries sequence parallelism or ZeRO picks among
+    layouts Megatron-LM runs faster with them, with no word that it did
+    (`gpt3_175b_dgx_h100.toml` had no seq_parallel axis)."""
+    if hybrid_kind(model) != "hybrid" or not {"tp", "pp"} & set(axes):
+        return ()
+    named = {*axes, *fixed}
+    held = [n for n in SEARCHED_OPTIONS if n not in named]
+    if not named & {"microbatches", "microbatch_size"}:
+        held.insert(0, "microbatches")
+    if not held:
+        return ()
+    defaults = Config(gpus=1.0)
+    shown = ", ".join(f"{n} = {_code_name(n, float(getattr(defaults, n)))}" for n in held)
+    return (
+        f"the layout search holds {shown}: the space neither sweeps nor fixes "
+        f"{'it' if len(held) == 1 else 'them'}; sweep under [axes] or fix under [fixed]",
     )
 
 
