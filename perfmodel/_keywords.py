@@ -1,4 +1,5 @@
-"""The error of a misspelt keyword argument: the valid ones listed, the closest suggested.
+"""The error of a misspelt keyword argument (or field, option, table): the valid ones
+listed, the closest suggested.
 
 Python's own message (``fit() got an unexpected keyword argument 'max_gpu'``) names
 neither the right spelling nor the choices. The public functions (`perfmodel`'s names)
@@ -6,7 +7,14 @@ check their keywords first (`perfmodel._checked`); `Config` checks its fields. T
 module imports nothing of perfmodel, so that both can use it.
 """
 
+from collections.abc import Iterable
 import difflib
+
+
+def did_you_mean(name: str, valid: Iterable[str], cutoff: float = 0.6) -> str:
+    """`` (did you mean 'layers'?)`` for the valid name closest to `name`, else ``""``."""
+    close = difflib.get_close_matches(name, list(valid), n=1, cutoff=cutoff)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def unknown_keywords(where: str, unknown, valid, passed=(), to: str = "") -> TypeError:

@@ -47,6 +47,7 @@ from ._config import (
 )
 from ._data import MAX_DECADES
 from ._errors import InputError
+from ._keywords import did_you_mean
 from ._levels import LARGEST_COUNT
 from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 
@@ -307,7 +308,8 @@ def check_options(family: str, options, model: str = "model"):
             name: callers add it).
     """
     if family not in FAMILIES:
-        raise InputError(f"{model}.family: unknown {family!r}; valid: {', '.join(FAMILIES)}")
+        hint = did_you_mean(str(family).lower(), FAMILIES)
+        raise InputError(f"{model}.family: unknown {family!r}{hint}; valid: {', '.join(FAMILIES)}")
     where = f"{model}.options"
     if not isinstance(options, dict):
         raise InputError(f"{where}: expected a table of options, got {show(options)}")
@@ -319,7 +321,8 @@ def check_options(family: str, options, model: str = "model"):
     for name, value in options.items():
         if name not in signature:
             valid = ", ".join(signature) or "none"
-            raise InputError(f"{where}.{name}: not an option of {family}; valid: {valid}")
+            hint = did_you_mean(name, signature)
+            raise InputError(f"{where}.{name}: not an option of {family}{hint}; valid: {valid}")
         kinds = _kinds(hints.get(name, object))
         default = signature[name].default
         positive = isinstance(default, float) and default > 0

@@ -235,7 +235,7 @@ def test_sweep_of_a_fit_on_real_data_matches_optimal_gpus():
     [
         (
             dict(axes={"tpp": [1, 2]}),
-            "unknown axis 'tpp'; valid: .*gpus, .*serial.time, compute.time",
+            r"unknown axis 'tpp' \(did you mean 'tp'\?\); valid: .*gpus, .*serial.time, comp",
         ),
         (dict(axes={}), "axes: expected a non-empty mapping"),
         (dict(axes={"gpus": []}), "axis 'gpus': no values"),
@@ -325,7 +325,38 @@ def test_cli_round_trip_equals_python(tmp_path, capsys, result):
 
 BAD_SPACES = [
     ("[axes\ngpus = [1]", "malformed TOML"),
-    ("[model]\nfamily = 'hybrid'\n[axes]\ntpp = [1, 2]\ngpus = [8]", "unknown axis 'tpp'; valid:"),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ntpp = [1, 2]\ngpus = [8]",
+        "unknown axis 'tpp' .*; valid:",
+    ),
+    (  # a misspelt name gets the closest valid one, wherever it is in the file
+        "[model]\nfamily = 'hybird'\n[axes]\ngpus = [8]",
+        r"model.family: unknown 'hybird' \(did you mean 'hybrid'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\noption = {}\n[axes]\ngpus = [8]",
+        r"\(did you mean 'options'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\noptions = { gpuu = 'A100' }\n[axes]\ngpus = [8]",
+        r"model.options.gpuu: not an option of hybrid \(did you mean 'gpu'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[fixed]\nlayer = 8\n[axes]\ngpus = [8]",
+        r"'layer' \(did you mean 'layers'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = { start = 8, stopp = 16, num = 2 }",
+        r"axes.gpus.stopp: unknown key \(did you mean 'stop'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweep]\ntopk = 3",
+        r"sweep.topk: unknown option \(did you mean 'top_k'\?\)",
+    ),
+    (
+        "[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8]\n[sweeep]",
+        r"unknown table \[sweeep\] \(did you mean 'sweep'\?\)",
+    ),
     ("[model]\nfamily = 'hybrid'\n[axes]\n", r"\[axes\]: no axes"),
     ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = []", "axes.gpus: empty list"),
     ("[model]\nfamily = 'hybrid'\n[axes]\ngpus = [8, -8]", "axis 'gpus': expected positive"),

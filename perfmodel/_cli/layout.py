@@ -44,6 +44,7 @@ from .._fitting import (
     reference_with_workload,
     row_workloads,
 )
+from .._keywords import did_you_mean
 from .._levels import level_text
 from .._presets import build, hybrid_kind
 from .._sweep import (
@@ -415,8 +416,7 @@ def ignored_columns(data) -> list[str]:
 
 def _did_you_mean(column: str) -> str:
     """`` (did you mean 'microbatch_size'?)`` for a column close to a `Config` field."""
-    close = difflib.get_close_matches(column, CONFIG_FIELDS, n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(column, CONFIG_FIELDS, cutoff=0.7)
 
 
 def _near_miss(column: str, data) -> bool:

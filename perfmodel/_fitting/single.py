@@ -7,12 +7,12 @@ unchanged and makes per-step logs of 10⁶ rows as cheap as a table of ten.
 """
 
 import dataclasses
-import difflib
 
 import jax
 
 from .._data import Benchmarks
 from .._errors import InputError
+from .._keywords import did_you_mean
 from .._model import ScalingModel
 from .._presets import build, FAMILIES, power_law
 from .._terms import is_searched
@@ -36,8 +36,7 @@ def fittable_family(name: str) -> str:
             "the blend is the default fit, made by fit_auto (perfmodel fit --model auto); "
             f"fit takes one of its families: {', '.join(fittable)}"
         )
-    close = difflib.get_close_matches(name.lower(), fittable, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name.lower(), fittable)
     raise InputError(
         f"unknown model {name!r}{hint}; valid: {', '.join(fittable)}; the default blend is "
         "fit_auto's (perfmodel fit --model auto)"

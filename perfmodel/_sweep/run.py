@@ -34,6 +34,7 @@ from .._config import (
 )
 from .._errors import InputError
 from .._fitting import FitResult, memory_budget
+from .._keywords import did_you_mean
 from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
 from .._reads import unread, unread_line
@@ -257,9 +258,10 @@ def _split(model, axes, fixed):
     for where, mapping in (("axis", axes), ("fixed value", fixed)):
         for name, values in mapping.items():
             if name not in CONFIG_FIELDS and name not in specs:
+                hint = did_you_mean(name, [*CONFIG_FIELDS, *specs])
                 raise InputError(
-                    f"unknown {where} {name!r}; valid: Config fields and model parameters: "
-                    + _valid_names(model)
+                    f"unknown {where} {name!r}{hint}; valid: Config fields and model "
+                    f"parameters: {_valid_names(model)}"
                 )
             array = _check_values(name, values, where, specs.get(name))
             if where == "fixed value" and array.size != 1:

@@ -32,6 +32,7 @@ from .._errors import InputError
 from .._files import read_bytes
 from .._fitting import FitResult
 from .._io import load_fit
+from .._keywords import did_you_mean
 from .._levels import LARGEST_COUNT
 from .._presets import BASIC_ONLY_OPTIONS, hybrid_kind
 from .._reads import unread, unread_line
@@ -114,7 +115,10 @@ def _range_spec(spec: dict, where: str) -> tuple[float, float, float | None, int
     allowed = {"start", "stop", "step", "num", "scale"}
     unknown = sorted(set(spec) - allowed)
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key; valid: {', '.join(sorted(allowed))}")
+        hint = did_you_mean(unknown[0], allowed)
+        raise InputError(
+            f"{where}.{unknown[0]}: unknown key{hint}; valid: {', '.join(sorted(allowed))}"
+        )
     for key in ("start", "stop"):
         if key not in spec:
             raise InputError(f"{where}: a range needs {key!r} (and step, or num)")
@@ -267,7 +271,10 @@ def read_space_document(source: str) -> dict:
         raise InputError(f"{source}: malformed TOML (nested too deeply)")
     unknown = sorted(set(document) - set(SECTIONS))
     if unknown:
-        raise InputError(f"{source}: unknown table [{unknown[0]}]; valid: {', '.join(SECTIONS)}")
+        hint = did_you_mean(unknown[0], SECTIONS)
+        raise InputError(
+            f"{source}: unknown table [{unknown[0]}]{hint}; valid: {', '.join(SECTIONS)}"
+        )
     return document
 
 
@@ -356,7 +363,8 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
     notes = []
     unknown = sorted(set(spec) - {"family", "options", "fit"})
     if unknown:
-        raise InputError(f"model.{unknown[0]}: unknown key; valid: family, options, fit")
+        hint = did_you_mean(unknown[0], ("family", "options", "fit"))
+        raise InputError(f"model.{unknown[0]}: unknown key{hint}; valid: family, options, fit")
     if ("fit" in spec) == ("family" in spec):
         raise InputError("model: give either family (a preset) or fit (a fit JSON file)")
     if "fit" in spec:
@@ -407,7 +415,10 @@ def _parse(document: dict, source: str, max_configs: float | None, yes: bool) ->
         notes += _placeholders_left(model, axes, fixed)
     for name, value in options.items():
         if name not in SWEEP_OPTIONS:
-            raise InputError(f"sweep.{name}: unknown option; valid: {', '.join(SWEEP_OPTIONS)}")
+            raise InputError(
+                f"sweep.{name}: unknown option{did_you_mean(name, SWEEP_OPTIONS)}; valid: "
+                + ", ".join(SWEEP_OPTIONS)
+            )
         kind = SWEEP_OPTIONS[name]
         if isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
             kinds = kind if isinstance(kind, tuple) else (kind,)
