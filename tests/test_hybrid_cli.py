@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 from pathlib import Path
+import re
 import textwrap
 
 import numpy as np
@@ -296,6 +297,22 @@ def test_optimal_says_when_no_larger_count_has_a_valid_layout(fitted, capsys):
     assert "the search limit" not in out
 
 
+def test_optimal_at_a_count_with_nothing_found_says_why(fitted, capsys):
+    # Before, both read "no valid layout fits in memory at any GPU count searched", also
+    # for --gpus 7, whose layouts are not valid at all.
+    assert main(["optimal", str(fitted), "--gpus", "7"]) == 2
+    err = capsys.readouterr().err
+    assert "no valid layout at 7 GPUs: global_batch does not split" in err
+    assert "memory" not in err
+    assert main(["optimal", str(fitted), "--gpus", "8", "--set", "gpu_memory_bytes=20e9"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(
+        r"no valid layout fits in memory at 8 GPUs: the leanest valid layout needs "
+        r"[0-9.]+ GB per GPU, more than the 20 GB budget$",
+        err.strip(),
+    )
+
+
 def test_time_to_train_layout_alternatives_rank_as_step_times():
     import perfmodel as pm
 
@@ -323,7 +340,7 @@ def test_the_next_distinct_layouts_are_not_the_best_under_another_name():
     assert best["tp"] == 1  # the case: a tp-1 pick, whose seq_parallel 1 is itself
     found = pm.layout_alternatives(model, axes, best, fixed=fixed)
     assert len(found) and all(found["slower_pct"] > 1e-6)
-    names = ["gpus", *axes]
+    names = list(axes)  # gpus is fixed: not a column
     same = canonical_layouts({n: best[n] for n in names}, {})[0]
     columns = {n: found[n] if n in found else best[n] for n in names}
     assert same not in canonical_layouts(columns, {})

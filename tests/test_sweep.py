@@ -108,8 +108,10 @@ def test_best_per_gpu_count_equals_brute_force_and_marks_the_rest(result, refere
             assert row.valid and row.reason == (
                 f"out of memory: every valid layout needs ≥ {need:.4g} GB per GPU"
             )
+            assert row.memory_gb == pytest.approx(need, rel=1e-6)  # the leanest layout's
         else:
             assert not row.valid and row.reason == "no valid layout"
+            assert np.isnan(row.memory_gb)
     reasons = set(best["reason"])
     assert "" in reasons and "no valid layout" in reasons
     assert any(r.startswith("out of memory") for r in reasons)
@@ -623,6 +625,7 @@ def test_top_lists_each_layout_once():
     _distinct_top(pm.hybrid_basic(**OPTIONS), "hybrid_basic", axes, fixed)
     assert canonical_layouts({"gpus": 4, "tp": 2, "pp": 2, "zero": 1}, {}) == [(4, 2, 2, 0)]
     assert canonical_layouts({"tp": [1, 2], "seq_parallel": 1}, {}) == [(1, 0), (2, 1)]
+    assert canonical_layouts({"tp": np.zeros(0), "gpus": 8.0}, {}) == []  # no row left
 
 
 @pytest.mark.slow  # 13 s: a hybrid sweep and its whole grid evaluated eagerly

@@ -703,6 +703,22 @@ def best_return_ahead(gpus: np.ndarray, speedup: np.ndarray) -> np.ndarray:
     return best
 
 
+def _nothing_found(result, axes, fixed, found, at_gpus, max_gpus) -> str:
+    """Why a layout search found nothing: no valid layout (the checks a sample fails), or
+    none within the memory budget (what the leanest valid one needs). Before, both read
+    "no valid layout fits in memory at any GPU count searched", also for ``--gpus 7``."""
+    where = f"at {at_gpus} GPUs" if at_gpus is not None else f"at any count up to {max_gpus}"
+    if not found.valid:
+        reasons = invalid_reasons(result, axes, fixed)
+        return f"no valid layout {where}" + (f": {'; '.join(reasons)}" if reasons else "")
+    per_count = found.per_axis["gpus"]
+    need = per_count["memory_gb"].min() if "memory_gb" in per_count else math.nan
+    leanest = f": the leanest valid layout needs {need:.4g} GB per GPU" if need == need else ""
+    budget = fixed.get("gpu_memory_bytes")
+    of = f", more than the {budget / 1e9:.4g} GB budget" if budget and leanest else ""
+    return f"no valid layout fits in memory {where}{leanest}{of}"
+
+
 def optimal_layout(
     result: FitResult,
     *,
@@ -747,9 +763,7 @@ def optimal_layout(
     curve = found.per_axis["gpus"]
     curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)
     if not len(curve):
-        reasons = invalid_reasons(result, axes, fixed) if not found.valid else []
-        why = f": {'; '.join(reasons)}" if reasons else ""
-        raise InputError(f"no valid layout fits in memory at any GPU count searched{why}")
+        raise InputError(_nothing_found(result, axes, fixed, found, at_gpus, max_gpus))
     layouts = {k: np.asarray(curve[k], float) for k in axes}
     reference = reference_time(result, layouts)
     ref_time = reference["time_s"]

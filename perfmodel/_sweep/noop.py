@@ -27,7 +27,7 @@ def canonical_layouts(values: Mapping[str, object], fixed: Mapping[str, float]) 
         exactly when they differ only in settings that do nothing.
     """
     at = {n: np.atleast_1d(np.asarray(v, float)) for n, v in values.items()}
-    size = max((len(v) for v in at.values()), default=0)
+    (size,) = np.broadcast_shapes(*(v.shape for v in at.values())) if at else (0,)
     at = {n: np.broadcast_to(v, (size,)).copy() for n, v in at.items()}
 
     def field(name):

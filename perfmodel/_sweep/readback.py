@@ -92,11 +92,13 @@ def _group_digits(walk: Walk, axes: dict, groups: np.ndarray) -> dict[str, np.nd
     return {name: (groups // math.prod(sizes[i + 1 :])) % sizes[i] for i, name in enumerate(names)}
 
 
-def _unranked_reason(key: int, walk: Walk) -> tuple[bool, str]:
+def _unranked_reason(key: int, walk: Walk) -> tuple[bool, str, float]:
+    """Whether a group without a feasible configuration has a valid one, why none is
+    feasible, and the memory of its leanest valid layout (GB per GPU; NaN if none)."""
     if key >= np.iinfo(INT_DTYPE[walk.precision]).max:
-        return False, "no valid layout"
+        return False, "no valid layout", math.nan
     need = memory_of(key, walk.precision) / 1e9
-    return True, f"out of memory: every valid layout needs ≥ {need:.4g} GB per GPU"
+    return True, f"out of memory: every valid layout needs ≥ {need:.4g} GB per GPU", need
 
 
 def _best_by(walk: Walk, axes: dict, reduced: Reduced, by: list[str]):
@@ -114,9 +116,10 @@ def _best_by(walk: Walk, axes: dict, reduced: Reduced, by: list[str]):
     ranked, unranked = first[keys[first] < 0], first[keys[first] >= 0]
     marked = []
     for g in unranked:
-        valid, reason = _unranked_reason(int(keys[g]), walk)
+        valid, reason, need = _unranked_reason(int(keys[g]), walk)
         row = {name: axes[name][digits[name][g]] for name in by}
         marked.append({**row, "valid": valid, "feasible": False, "reason": reason})
+        marked[-1] |= {"memory_gb": need} if valid else {}
     order = np.argsort(np.concatenate([combo[ranked], combo[unranked]]), kind="stable")
     return rows[ranked], pd.DataFrame(marked), order
 
