@@ -126,6 +126,10 @@ def test_a_count_interval_past_the_search_reads_in_words():
     from perfmodel._questions.query import count_interval_text
 
     assert count_interval_text((8, 16), "confidence", 0.9) == " (90% confidence interval 8 to 16)"
+    # One count at both ends, in the optimum's line and the knee's alike.
+    assert (
+        count_interval_text((64, 64), "confidence", 0.9) == " (90% confidence interval: 64 alone)"
+    )
     assert count_interval_text((8, None), "confidence", 0.9).endswith("8 to beyond the search)")
     # It read "(90% confidence interval none to beyond the search)".
     text = count_interval_text((None, None), "confidence", 0.9)

@@ -127,13 +127,14 @@ def header_lines(fit) -> list[str]:
     state = "converged" if fit.converged else "NOT converged"
     label = fit.label
     node = data.config.get("gpus_per_node")
-    if label == "blend (straddling regime)" and node is not None:
+    if getattr(fit.model, "regime", None) == "straddling" and node is not None:
         # "straddling" was said nowhere in the output (review of 2026-12-06).
         sizes = sorted({float(g) for g in np.ravel(node)})
         where = f"a node of {sizes[0]:g} GPUs" if len(sizes) == 1 else "their node"
-        label = (
-            f"blend (straddling regime: measured on both sides of {where}, within it and "
-            "across the network)"
+        label = label.replace(
+            "(straddling regime)",
+            f"(straddling regime: measured on both sides of {where}, within it and across "
+            "the network)",
         )
     second = (
         f"model {label} ({fit.loss_kind} loss, {fit.precision}): R² {fit.r2:.4f}, "

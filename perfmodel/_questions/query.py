@@ -97,21 +97,16 @@ class Optimum:
 
     def summary(self) -> str:
         """One line: the count, what it is best at, speedup and efficiency there."""
-        spread = count_interval_text(self.gpus_interval, "confidence", self.level)
-        if self.gpus_interval is not None and self.gpus_interval[0] == self.gpus_interval[1]:
-            # "(90% confidence interval 4096 to 4096)" read as a typo
-            level = "" if self.level is None else f"{level_text(self.level)} "
-            spread = f" ({level}confidence interval: {self.gpus_interval[0]} alone)"
         # One parenthesis: "(90% … 398 to 4096) (the search limit: …)" read as two asides.
-        where = ""
-        if self.at_limit:
-            where = f"; {self.limit_text()})" if spread else f" ({self.limit_text()})"
-            spread = spread[:-1] if spread else spread
+        asides = [count_interval_words(self.gpus_interval, "confidence", self.level)]
+        asides.append(self.limit_text() if self.at_limit else "")
+        spread = "; ".join(a for a in asides if a)
+        spread = f" ({spread})" if spread else ""
         cost = "" if self.cost is None else f", {self.cost:.4g} per step at the price given"
         note = f"; {self.note}" if self.note else ""
         return (
             f"{'fastest' if self.objective == 'time' else 'best by ' + self.objective}: "
-            f"{counted(self.gpus, 'GPU')}{spread}{where}, speedup {self.speedup:.3g}×, "
+            f"{counted(self.gpus, 'GPU')}{spread}, speedup {self.speedup:.3g}×, "
             f"efficiency {self.efficiency:.1%}{cost}{note}"
         )
 
@@ -167,14 +162,22 @@ class DiminishingReturns:
 
 def count_interval_text(counts, kind: str, level: float | None = None) -> str:
     """`` (90% confidence interval 8 to 16)`` for an interval of GPU counts, or ""."""
+    words = count_interval_words(counts, kind, level)
+    return f" ({words})" if words else ""
+
+
+def count_interval_words(counts, kind: str, level: float | None = None) -> str:
+    """``90% confidence interval 8 to 16`` (``…: 4096 alone`` where both ends are one
+    count: "4096 to 4096" read as a typo), or "" without an interval."""
     if counts is None:
         return ""
     lo, hi = counts
-    upper = "beyond the search" if hi is None else str(hi)
     prefix = "" if level is None else f"{level_text(level)} "
     if lo is None:  # every plausible curve's count lies past the search ("none to …")
-        return f" ({prefix}{kind} interval: beyond the search for every plausible curve)"
-    return f" ({prefix}{kind} interval {lo} to {upper})"
+        return f"{prefix}{kind} interval: beyond the search for every plausible curve"
+    if lo == hi:
+        return f"{prefix}{kind} interval: {lo} alone"
+    return f"{prefix}{kind} interval {lo} to {'beyond the search' if hi is None else hi}"
 
 
 def check_count(value, name: str, maximum: float = math.inf) -> int:
