@@ -60,6 +60,24 @@ def switched(flag: str):
     return scored
 
 
+def whole_series(flag: str, measure):
+    """Each series of README's sets with two counts or more, as throughput, fitted on
+    all its counts with the rule `_reference_default.<flag>` off and on: yields
+    ``(name, data, measure(fit, data) off, measure(fit, data) on)``, `measure` called
+    while the rule is switched so (a forecast reads it)."""
+    for folder in folders():
+        for name, load in set_series(folder):
+            data = accuracy.present(load(), "throughput")
+            if len(np.unique(data.gpus)) < 2:
+                continue
+            info = accuracy.baseline_info(data)
+            measured = []
+            for on in (False, True):
+                setattr(reference, flag, on)
+                measured.append(measure(accuracy.fit_proposed(data, info), data))
+            yield name, data, *measured
+
+
 def compare(score, presentation: str, after_each=None) -> None:
     """Print README's sets in `presentation`, before and after a rule of the default:
     ``score(series, holdout, presentation, on)`` scores it with the rule off or on;

@@ -24,43 +24,35 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import _reference_default as reference  # noqa: E402
-import accuracy  # noqa: E402
-from held_efficiency import compare, folders, set_series, switched  # noqa: E402
+from held_efficiency import compare, switched, whole_series  # noqa: E402
 
 
-def whole_series() -> None:
+def changed_series() -> None:
     """Every series of README's sets fitted on all its counts: those whose fit changes,
     with the training RMS r before and after and the 90% width at the largest count."""
     print("## Whole series whose fit changes (throughput)\n")
     print("| series | r before | r after | 90% width at the largest, before | after |")
     print("| --- | --- | --- | --- | --- |")
-    for folder in folders():
-        series = set_series(folder)
-        for name, load in series:
-            data = accuracy.present(load(), "throughput")
-            if len(np.unique(data.gpus)) < 2:
-                continue
-            info = accuracy.baseline_info(data)
-            fits = []
-            for on in (False, True):
-                reference.ONE_GPU_MEASURED = on
-                fits.append(accuracy.fit_proposed(data, info))
-            before, after = fits
-            if all(np.array_equal(before.thetas[k], after.thetas[k]) for k in before.thetas):
-                continue
-            top = np.array([data.gpus.max()])
-            widths = [float(np.divide(*f.interval(top)[::-1])[0]) for f in fits]
-            print(
-                f"| {name} | {before.training_rms():.3g} | {after.training_rms():.3g} "
-                f"| ×{widths[0]:.3g} | ×{widths[1]:.3g} |"
-            )
+
+    def fitted(fit, data):
+        return fit
+
+    for name, data, before, after in whole_series("ONE_GPU_MEASURED", fitted):
+        if all(np.array_equal(before.thetas[k], after.thetas[k]) for k in before.thetas):
+            continue
+        top = np.array([data.gpus.max()])
+        widths = [float(np.divide(*f.interval(top)[::-1])[0]) for f in (before, after)]
+        print(
+            f"| {name} | {before.training_rms():.3g} | {after.training_rms():.3g} "
+            f"| ×{widths[0]:.3g} | ×{widths[1]:.3g} |"
+        )
     print()
 
 
 def main() -> None:
     for presentation in ("throughput", "time"):
         compare(switched("ONE_GPU_MEASURED"), presentation)
-    whole_series()
+    changed_series()
     reference.ONE_GPU_MEASURED = True
 
 

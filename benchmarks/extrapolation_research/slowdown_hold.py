@@ -24,42 +24,33 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import _reference_default as reference  # noqa: E402
-import accuracy  # noqa: E402
-from held_efficiency import compare, folders, set_series, switched  # noqa: E402
+from held_efficiency import compare, switched, whole_series  # noqa: E402
 
 
-def whole_series() -> None:
+def changed_series() -> None:
     """Series of README's sets whose fit on all their counts the hold changes."""
     print("## Whole series the hold changes (throughput)\n")
     print("| series | measured fastest at | largest | ×4: before → after | ×64: before → after |")
     print("| --- | --- | --- | --- | --- |")
-    for folder in folders():
-        for name, load in set_series(folder):
-            data = accuracy.present(load(), "throughput")
-            if len(np.unique(data.gpus)) < 2:
-                continue
-            info = accuracy.baseline_info(data)
-            top = float(data.gpus.max())
-            asked = np.array([4.0 * top, 64.0 * top])
-            forecasts = []
-            for on in (False, True):
-                reference.HOLD_SLOWDOWN = on
-                forecasts.append(accuracy.fit_proposed(data, info).predict(asked))
-            before, after = forecasts
-            if np.allclose(before, after, rtol=1e-12):
-                continue
-            best = data.gpus[np.argmax(data.measured)]
-            print(
-                f"| {name} | {best:g} | {top:g} | {before[0]:.4g} → {after[0]:.4g} "
-                f"| {before[1]:.4g} → {after[1]:.4g} |"
-            )
+
+    def forecasts(fit, data):
+        return fit.predict(np.array([4.0, 64.0]) * float(data.gpus.max()))
+
+    for name, data, before, after in whole_series("HOLD_SLOWDOWN", forecasts):
+        if np.allclose(before, after, rtol=1e-12):
+            continue
+        best = data.gpus[np.argmax(data.measured)]
+        print(
+            f"| {name} | {best:g} | {float(data.gpus.max()):g} | {before[0]:.4g} → "
+            f"{after[0]:.4g} | {before[1]:.4g} → {after[1]:.4g} |"
+        )
     print()
 
 
 def main() -> None:
     for presentation in ("throughput", "time"):
         compare(switched("HOLD_SLOWDOWN"), presentation)
-    whole_series()
+    changed_series()
     reference.HOLD_SLOWDOWN = False  # a candidate: the library does not hold (RESULTS.md)
 
 
