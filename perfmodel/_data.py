@@ -1,6 +1,7 @@
 """Benchmark CSVs in, validated arrays in SI units out. The only module that reads CSV."""
 
 from collections.abc import Mapping
+import csv
 import dataclasses
 import functools
 import io
@@ -492,6 +493,7 @@ def _read_csv(source: str) -> pd.DataFrame:
     lines = np.arange(len(frame)) + 2
     extra = frame.pop(_EXTRA).isna().to_numpy()
     blank = frame.isna().all(axis=1).to_numpy() & extra
+    _refuse_hidden_rows(content, source, names, lines, blank)
     stray = ~blank & ~extra
     if stray.any():
         line = int(lines[np.argmax(stray)])
@@ -513,6 +515,44 @@ def _read_csv(source: str) -> pd.DataFrame:
     if frame.empty:
         raise InputError(f"{source}: header but no data rows")
     return frame
+
+
+def _refuse_hidden_rows(content: bytes, source: str, names, lines, empty) -> None:
+    """Refuse the rows pandas reads as nothing though they hold something: a row of
+    separators alone (``,``), which was dropped as a blank line without a word, and a
+    trailing comma on some rows but not all (``2,5.5,``), read as if it were absent.
+    Blank lines are skipped, as the docs say (bad-input review of 2026-12-06)."""
+    raw = content.split(b"\n")
+
+    def text(line: int) -> bytes:
+        return raw[line - 1].strip() if line - 1 < len(raw) else b""
+
+    for line in np.asarray(lines)[np.asarray(empty, bool)]:
+        if text(int(line)):
+            raise InputError(
+                f"{source} line {line}: no value in any cell "
+                f"({text(int(line)).decode(errors='replace')!r}); remove the line or fill its cells"
+            )
+    if b",\n" not in content and not content.rstrip().endswith(b","):
+        return  # no line ends in a comma: nothing trails
+
+    def cells(row: bytes) -> int:
+        if b'"' not in row:
+            return row.count(b",") + 1
+        return len(next(csv.reader([row.decode("utf-8", errors="replace")]), []))
+
+    trailing = np.array(
+        [r.endswith(b",") and cells(r) == len(names) + 1 for r in (text(int(n)) for n in lines)],
+        bool,
+    )
+    rows = trailing[~np.asarray(empty, bool)]
+    if rows.any() and not rows.all():
+        line = int(lines[np.flatnonzero(trailing)[0]])
+        raise InputError(
+            f"{source} line {line}: {len(names) + 1} cells (the last empty: a trailing comma), "
+            f"but the header has {len(names)} column{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}); a trailing comma is read only when every row has one"
+        )
 
 
 def _require(frame: pd.DataFrame, column: str, source: str) -> str:

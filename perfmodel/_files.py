@@ -49,7 +49,9 @@ def shipped_csv(name: str) -> Path | None:
     """The shipped CSV called `name` (with or without ``.csv``), or None when there is
     none (no path search: `name` is a dataset's name, not a path)."""
     path = datasets_dir() / f"{name.removesuffix('.csv')}.csv"
-    return path if path.is_file() else None
+    # os.path, not Path: a name past the file system's limit is no dataset, where
+    # Path.is_file raised "File name too long" for a path the user never gave.
+    return path if os.path.isfile(path) else None
 
 
 def shipped_file(text: str) -> Path | None:
@@ -60,7 +62,7 @@ def shipped_file(text: str) -> Path | None:
     if len(parts) < 2 or parts[0] != "datasets" or ".." in parts:
         return None
     path = datasets_dir().joinpath(*parts[1:])
-    return path if path.exists() else None
+    return path if os.path.exists(path) else None
 
 
 def reason(error: OSError) -> str:

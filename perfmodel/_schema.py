@@ -54,9 +54,12 @@ from ._presets import BASIC_ONLY_OPTIONS, build, FAMILIES
 FORMAT = "perfmodel.fit"
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (2, 3)  # 2: every family but the round-1 blend
-# Times (s) and bandwidths (B/s) lie in [1/MAGNITUDE, MAGNITUDE]: normal float64 numbers
+# Times (s) and bandwidths (B/s) lie in [SMALLEST, MAGNITUDE]: normal float64 numbers
 # whose reciprocals, sums and ratios stay finite.
 MAGNITUDE = 1e307
+SMALLEST = 1e-307
+"""The smallest such value: 1/MAGNITUDE rounds to 1.0000000000000001e-307, so a fit
+file's 1e-307 was refused as out of "1e-307 to 1e+307"."""
 # Counts a fit file must hold whole, as a CSV must (`perfmodel._config.COUNT_FIELDS`), but
 # ``microbatches``: the Megatron log reader derives it as batch / (dp · micro-batch).
 FIT_FILE_WHOLE = tuple(name for name in COUNT_FIELDS if name != "microbatches")
@@ -252,7 +255,7 @@ def _range_text(low, high, nullable) -> str:
 def _parameter_text(spec) -> str:
     if spec.kind == "fraction":
         return "a fraction strictly between 0 and 1"
-    return f"a positive number of {spec.unit} between {1 / MAGNITUDE:g} and {MAGNITUDE:g}"
+    return f"a positive number of {spec.unit} between {SMALLEST:g} and {MAGNITUDE:g}"
 
 
 def parameter_ok(spec, value) -> bool:
@@ -261,7 +264,7 @@ def parameter_ok(spec, value) -> bool:
         return False
     if spec.kind == "fraction":
         return 0.0 < value < 1.0
-    return 1.0 / MAGNITUDE <= value <= MAGNITUDE
+    return SMALLEST <= value <= MAGNITUDE
 
 
 # Model options --------------------------------------------------------------------------

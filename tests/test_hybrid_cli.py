@@ -315,6 +315,34 @@ def test_optimal_at_a_count_with_nothing_found_says_why(fitted, capsys):
     )
 
 
+def test_a_fit_that_misses_one_of_its_runs_far_is_refused(two_runs, tmp_path, capsys):
+    # Bad-input review of 2026-12-06: seq_len = 1e9 in one run gave "R² -1.0e+19,
+    # converged" and a worth-buying answer.
+    frame = pd.read_csv(two_runs)
+    frame.loc[0, "seq_len"] = 1e9
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(path), "--model", "hybrid", "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert re.search(
+        r"runs.csv: line 2: the fitted hybrid model is [0-9.e+]+× slower than this run", err
+    )
+    assert len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_a_microbatch_size_of_0_is_refused_as_an_option(fitted, capsys):
+    # 0 reads "not given" in a CSV; given as an option it was answered, with the status
+    # blaming interleaving (bad-input review of 2026-12-06).
+    argv = ["predict", str(fitted), "--gpus", "64", "--tp", "8", "--pp", "8"]
+    assert main([*argv, "--microbatch-size", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "--microbatch-size: expected a whole number ≥ 1, got 0 (0 means not given: leave "
+        "--microbatch-size out)"
+    )
+
+
 def test_time_to_train_layout_alternatives_rank_as_step_times():
     import perfmodel as pm
 

@@ -615,6 +615,7 @@ def _distinct_top(model, kind, axes, fixed):
     np.testing.assert_allclose(top["step_time_s"], list(first.values()), rtol=1e-5)
 
 
+@pytest.mark.slow  # 6 s, a sweep of its own: the default run stays under 4 minutes
 def test_top_lists_each_layout_once():
     # Review of 2026-12-06: ZeRO at one replica does nothing, and the top table listed
     # such a layout once per ZeRO stage.

@@ -27,6 +27,7 @@ from .._config import (
     FIELD_NAMES,
     LARGEST_VALUE,
     NONNEGATIVE_FIELDS,
+    UNKNOWN_AT_ZERO,
     WHOLE_FIELDS,
 )
 from .._csvtext import unique_columns
@@ -251,6 +252,7 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -
     options["loss"] = options.get("loss") or "log"
     result = fit(model, data, fix=fixed, bounds=bounds, **options)
     _refuse_unreachable(result, bounds, gpu, runs_gpu.assumed)
+    _refuse_far_runs(result)
     notes += at_link_bounds(result.model, links, gpu)
     if told:
         notes.append(told)
@@ -395,6 +397,33 @@ def _refuse_unreachable(result: FitResult, bounds: dict, gpu: str, assumed: bool
     else:
         return
     raise FitError(f"{result.data.source}: the hybrid model cannot fit these runs: {why}; {hint}")
+
+
+RUN_OFF = 2.0
+"""How far (×) the fitted hybrid model may miss one run before the fit is refused: the
+published Megatron-LM runs are within 1.13× uncalibrated (benchmarks/megatron.py)."""
+
+
+def _refuse_far_runs(result: FitResult) -> None:
+    """A fit that misses one of its own runs by more than `RUN_OFF` is no fit: a run
+    with ``seq_len = 1e9`` came out "R² -1.0e+19, converged" and answered "worth
+    buying: 512 GPUs" (bad-input review of 2026-12-06). Raised as a `FitError` naming
+    the worst run's line of the CSV."""
+    off = np.exp(np.asarray(result.residuals, float).reshape(-1))
+    far = np.flatnonzero(~((off <= RUN_OFF) & (off >= 1.0 / RUN_OFF)))
+    if not len(far):
+        return
+    data = result.data
+    worst = int(far[np.argmax(np.abs(np.log(np.where(np.isfinite(off[far]), off[far], 1e300))))])
+    lines = np.asarray(getattr(data, "lines", np.arange(len(off)) + 2)).reshape(-1)
+    ratio = float(off[worst])
+    how = f"{ratio:.3g}× slower than" if ratio >= 1.0 else f"{1.0 / ratio:.3g}× faster than"
+    others = f" (and {len(far) - 1} more run{'s' if len(far) > 2 else ''})" if len(far) > 1 else ""
+    raise FitError(
+        f"{data.source}: line {int(lines[worst])}: the fitted hybrid model is {how} this run "
+        f"({float(data.time_s[worst]):.4g} s){others}; is a field of the run (layers, hidden, "
+        "seq_len, global_batch, a layout field) or its time off?"
+    )
 
 
 def ignored_columns(data) -> list[str]:
@@ -571,6 +600,12 @@ def layouts_from_args(args) -> dict[str, np.ndarray] | None:
     for field, text in given.items():
         flag = LAYOUT_OPTIONS[field]
         lists[field] = [_value(t, field, flag) for t in text.split(",")]
+        if field in UNKNOWN_AT_ZERO and 0.0 in lists[field]:
+            # 0 reads "not given" (a CSV's blank): given as an option, it said nothing,
+            # and --microbatch-size 0 was answered (bad-input review of 2026-12-06)
+            raise InputError(
+                f"{flag}: expected a whole number ≥ 1, got 0 (0 means not given: leave {flag} out)"
+            )
     n = max(len(v) for v in lists.values())
     for field, values in lists.items():
         if len(values) not in (1, n):

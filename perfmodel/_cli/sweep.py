@@ -167,6 +167,10 @@ def _print_layout(result: SweepResult, space: Space, alternatives) -> None:
         )
 
 
+SHOWN_ENDS = 20
+"""Rows printed at each end of a long table (the middle is counted, not printed)."""
+
+
 def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     counts = ""
     if result.valid is not None:
@@ -185,8 +189,17 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
 
     def show(title, frame):
         columns = [c for c in (*axes, *shown) if c in frame.columns and c != "reason"]
+        records = _records(frame[columns])
+        left = len(records) - 2 * SHOWN_ENDS
+        if left > 1:
+            # A 10⁶-count gpus axis printed 1.7 million lines (bad-input review of
+            # 2026-12-06); -o writes them all.
+            gap = dict.fromkeys(columns, "…")
+            records = [*records[:SHOWN_ENDS], gap, *records[-SHOWN_ENDS:]]
         print(f"\n{title}:")
-        print(format_table(_records(frame[columns]), columns))
+        print(format_table(records, columns))
+        if left > 1:
+            print(f"(… {left:,} rows between not shown; -o FILE.json writes every row)")
 
     for name, frame in result.per_axis.items():
         feasible = frame[frame["feasible"].astype(bool)]

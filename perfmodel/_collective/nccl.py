@@ -144,7 +144,10 @@ def _parse_row(tokens: list[str], header: tuple[int, int, bool | None], where: s
             + ", ".join(TYPES)
         )
     rest = tokens[3:]
-    if not _DATA_START_RE.match(rest[0]):
+    # "nan" or "inf" where a time stands is a time, named as such below; it was read as
+    # a reduction and refused as one (bad-input review of 2026-12-06)
+    numeric_word = rest[0].lower().lstrip("+-") in ("nan", "inf", "infinity")
+    if not _DATA_START_RE.match(rest[0]) and not numeric_word:
         if rest[0] not in REDOPS:
             raise InputError(
                 f"{where}: reduction {rest[0]!r} is not one nccl-tests prints; expected one of "

@@ -17,7 +17,7 @@ import numpy as np
 from .._data import Benchmarks
 from .._errors import InputError
 from .._model import AbstractScalingModel
-from .._schema import MAGNITUDE
+from .._schema import MAGNITUDE, SMALLEST
 from .._text import counted
 from .loss import LOSSES
 from .optimise import project
@@ -136,7 +136,7 @@ def data_scale(data: Benchmarks) -> float:
             f"{data.source}: the {what} to fit in float64: one GPU's work takes "
             f"{scale:.3g} s and a fit's parameters reach {margin:.0e}× either side of it, "
             f"past the {'smallest' if small else 'largest'} number a fit holds "
-            f"({1 / MAGNITUDE if small else MAGNITUDE:g}); rescale the measurements "
+            f"({SMALLEST if small else MAGNITUDE:g}); rescale the measurements "
             "(another unit)"
         )
     return scale
@@ -251,13 +251,13 @@ def _physical(spec, value) -> bool:
         return 0 < value < 1
     # What a fit file holds (`_schema.MAGNITUDE`): 1e-320 s, a subnormal, fitted and
     # printed, then could not be saved ("got 0.0").
-    return 1.0 / MAGNITUDE <= value <= MAGNITUDE
+    return SMALLEST <= value <= MAGNITUDE
 
 
 def _expected(spec) -> str:
     if spec.kind == "fraction":
         return "expected a fraction strictly between 0 and 1"
-    return f"expected a positive number of {spec.unit} from {1 / MAGNITUDE:g} to {MAGNITUDE:g}"
+    return f"expected a positive number of {spec.unit} from {SMALLEST:g} to {MAGNITUDE:g}"
 
 
 def check_options(

@@ -21,7 +21,7 @@ from .._config import (
 )
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
-from .._schema import FIT_FILE_WHOLE, MAGNITUDE
+from .._schema import FIT_FILE_WHOLE, MAGNITUDE, SMALLEST
 from .._text import brief
 from .._text import seconds as format_seconds
 from .query import (
@@ -82,9 +82,9 @@ def _check_range(name: str, value: float, kind: str) -> float:
         if value > LARGEST_VALUE:  # global_batch = 1e300 gave inf s and "ok"
             raise InputError(f"set {name}: expected at most {LARGEST_VALUE:g}, got {value:g}")
         return value
-    if not 1.0 / MAGNITUDE <= value <= MAGNITUDE:  # as a fit file's parameters are read
+    if not SMALLEST <= value <= MAGNITUDE:  # as a fit file's parameters are read
         raise InputError(
-            f"set {name}: expected a positive value between {1.0 / MAGNITUDE:g} and "
+            f"set {name}: expected a positive value between {SMALLEST:g} and "
             f"{MAGNITUDE:g}, got {value:g}"
         )
     return value

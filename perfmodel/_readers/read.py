@@ -111,16 +111,40 @@ def detect_format(path: str | os.PathLike) -> str:
     return _detect_text(_read_text(source), source)
 
 
-def _refuse_broken_links(folder: Path) -> None:
-    """A link among a folder's logs whose target is gone was skipped without a word: a
-    run lost (fuzz round 10)."""
-    for p in folder.rglob("*"):
-        hidden = any(part.startswith(".") for part in p.relative_to(folder).parts)
-        if p.suffix in LOG_SUFFIXES and not hidden and p.is_symlink() and not p.exists():
+MAX_FOLDER_ENTRIES = 100_000
+"""The most entries a folder of logs may hold, subfolders included: `perfmodel fit /tmp`
+walked a 22 GB tree for minutes without a word (bad-input review of 2026-12-06)."""
+
+
+def _folder_logs(folder: Path) -> list[Path]:
+    """The log files under `folder` (`LOG_SUFFIXES`, hidden files and folders left out,
+    hidden folders not entered), sorted.
+
+    Raises:
+        InputError: a link among them whose target is gone (a run lost, fuzz round 10),
+            or more than `MAX_FOLDER_ENTRIES` entries.
+    """
+    found, seen = [], 0
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        seen += len(dirs) + len(names)
+        if seen > MAX_FOLDER_ENTRIES:
             raise InputError(
-                f"{p}: a link to {os.readlink(p)}, which does not exist: its run cannot "
-                "be read; restore the target or remove the link"
+                f"{folder}: more than {MAX_FOLDER_ENTRIES:,} files and folders; give the "
+                "folder that holds the logs, or the log files themselves"
             )
+        for name in names:
+            p = Path(root) / name
+            if name.startswith(".") or p.suffix not in LOG_SUFFIXES:
+                continue
+            if p.is_symlink() and not p.exists():
+                raise InputError(
+                    f"{p}: a link to {os.readlink(p)}, which does not exist: its run cannot "
+                    "be read; restore the target or remove the link"
+                )
+            if p.is_file():
+                found.append(p)
+    return sorted(found)
 
 
 def _listed(paths):
@@ -146,14 +170,7 @@ def log_files(paths) -> list[str]:
     files = []
     for path in map(Path, paths):
         if path.is_dir():
-            _refuse_broken_links(path)
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and p.suffix in LOG_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            found = _folder_logs(path)
             if not found:
                 raise InputError(
                     f"{path}: a folder without log files (expected {', '.join(LOG_SUFFIXES)})"

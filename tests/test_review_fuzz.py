@@ -1,0 +1,112 @@
+"""What a bad-input review of 2026-12-06 found: each case once, as a user meets it."""
+
+import os
+import re
+
+import pytest
+
+import perfmodel as pm
+from perfmodel._cli import main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _csv(tmp_path, text: str) -> str:
+    path = tmp_path / "runs.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_name_past_the_file_system_limit_is_no_dataset():
+    # The answer cache looked for a shipped dataset of that name and reported "File name
+    # too long" for a path the user never gave, instead of the real error.
+    from perfmodel._files import shipped_csv, shipped_file
+
+    assert shipped_csv("s" * 300) is None and shipped_file("datasets/" + "s" * 300) is None
+
+
+@pytest.mark.slow  # 8 s: a first run with the answer cache on
+def test_a_long_argument_gets_its_own_error_with_the_cache_on(cli_cache, tmp_path, capsys):
+    data = _csv(tmp_path, "gpus,time_s\n1,10\n2,5.5\n4,3\n8,1.8\n")
+    assert main(["fit", data, "--series", "s" * 300]) == 2
+    assert "--series given but the file has no 'series' column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("gpus,time_s\n1,10\n,\n2,5.5\n4,3\n8,1.8\n", "line 3: no value in any cell (',')"),
+        ("gpus,time_s\n1,10\n , \n2,5.5\n4,3\n", "line 3: no value in any cell"),
+        (
+            "gpus,time_s\n1,10\n2,5.5,\n4,3\n8,1.8\n",
+            "line 3: 3 cells (the last empty: a trailing comma), but the header has 2 "
+            "columns (gpus, time_s); a trailing comma is read only when every row has one",
+        ),
+        ("gpus,time_s\n1,10\n2,5.5\n4,3\n8,1.8,", "line 5: 3 cells (the last empty"),
+    ],
+)
+def test_rows_read_as_nothing_are_refused_not_dropped(tmp_path, text, words):
+    with pytest.raises(pm.InputError, match=re.escape(words)):
+        pm.load_benchmarks(_csv(tmp_path, text))
+
+
+def test_blank_lines_and_a_trailing_comma_on_every_row_are_read(tmp_path):
+    plain = pm.load_benchmarks(_csv(tmp_path, "gpus,time_s\n1,10\n2,5.5\n4,3\n8,1.8\n"))
+    for text in (
+        "gpus,time_s\n1,10,\n2,5.5,\n4,3,\n8,1.8,\n",
+        "gpus,time_s\n1,10\n\n2,5.5\n4,3\n\n8,1.8\n\n",
+    ):
+        data = pm.load_benchmarks(_csv(tmp_path, text))
+        assert list(data.gpus) == list(plain.gpus) and list(data.time_s) == list(plain.time_s)
+
+
+def test_a_folder_of_logs_too_large_to_walk_is_refused(tmp_path, monkeypatch):
+    # `perfmodel fit /tmp` walked a 22 GB tree for minutes without a word.
+    from perfmodel._readers import read
+
+    for i in range(6):
+        (tmp_path / f"note{i}.md").write_text("x")
+    hidden = tmp_path / ".git"
+    hidden.mkdir()
+    (hidden / "run.log").write_text("not a run")  # a hidden folder is not entered
+    monkeypatch.setattr(read, "MAX_FOLDER_ENTRIES", 5)
+    with pytest.raises(pm.InputError, match="more than 5 files and folders; give the folder"):
+        read.log_files(str(tmp_path))
+    monkeypatch.setattr(read, "MAX_FOLDER_ENTRIES", 100)
+    with pytest.raises(pm.InputError, match="a folder without log files"):
+        read.log_files(str(tmp_path))
+
+
+def test_a_nan_time_in_an_nccl_log_is_named_as_a_time(tmp_path, capsys):
+    # In a log without a redop column, "nan" was refused as a reduction.
+    with open(os.path.join(HERE, "data", "nccl", "nccl_tests_44_2x2080ti.log")) as stream:
+        text = stream.read()
+    row = re.search(r"^ +1048576 +131072 +float +47\.38", text, re.M)
+    path = tmp_path / "nan.log"
+    path.write_text(text[: row.end() - 5] + "  nan" + text[row.end() :])
+    assert main(["fit-collective", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "expected a finite number for out_of_place time (us), got 'nan'" in err
+
+
+def test_the_smallest_value_a_fit_file_names_is_taken():
+    # "expected … between 1e-307 and 1e+307, got 1e-307": 1/1e307 rounds above 1e-307.
+    from perfmodel._schema import parameter_ok
+
+    spec = pm.amdahl().parameter_specs()["serial.time"]
+    assert parameter_ok(spec, 1e-307) and parameter_ok(spec, 1e307)
+    assert not parameter_ok(spec, 9e-308) and not parameter_ok(spec, 2e307)
+
+
+def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
+    # A 10⁶-count gpus axis printed a 1.7-million-line table.
+    body = '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n'
+    body += '"compute.time" = 1.0\n[axes]\ngpus = { start = 1, stop = 100, step = 1 }\n'
+    path = tmp_path / "space.toml"
+    path.write_text(body)
+    assert main(["sweep", str(path)]) == 0
+    out = capsys.readouterr().out
+    best = out.split("best per gpus")[1].split("\n\n")[0].splitlines()
+    assert len(best) == 3 + 20 + 1 + 20 + 1  # title, header, rule, ends, gap, note
+    assert best[-1] == "(… 60 rows between not shown; -o FILE.json writes every row)"
+    assert best[3].split()[0] == "1" and best[-2].split()[0] == "100"
