@@ -17,6 +17,7 @@ import re
 import tempfile
 
 from ._errors import InputError
+from ._keywords import did_you_mean
 
 _PREFIX = ".perfmodel-"
 _SUFFIX = ".tmp"
@@ -73,6 +74,24 @@ def reason(error: OSError) -> str:
 # Reading ------------------------------------------------------------------------------
 
 
+def _shipped_hint(source: str, what: str) -> str:
+    """What a missing `source` may have meant among the shipped datasets: the fit file of
+    one (``predict usl_specsdm91``), or one spelt otherwise (``fit usl_specsdm9``)."""
+    name = Path(source).name.removesuffix(".csv")
+    try:
+        names = sorted(p.stem for p in datasets_dir().glob("*.csv"))
+    except OSError:
+        return ""
+    if name in names and what == "fit file":
+        return (
+            f" ({name!r} is a shipped dataset: perfmodel fit {name} -o fit.json makes a fit file)"
+        )
+    if name in names or what == "fit file":
+        return ""
+    close = did_you_mean(name, names, cutoff=0.8)
+    return close.replace("did you mean ", "did you mean the shipped dataset ")
+
+
 def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
     """The content of `path`; an InputError naming it when it is missing, a directory or
     cannot be read (permissions, I/O errors)."""
@@ -80,7 +99,7 @@ def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
     if not source:
         raise InputError(f"expected a {what} name, got an empty string")
     if not os.path.exists(source):
-        raise InputError(f"{source}: no such file")
+        raise InputError(f"{source}: no such file{_shipped_hint(source, what)}")
     if os.path.isdir(source):
         raise InputError(f"{source}: is a directory, expected a {what}")
     try:

@@ -110,3 +110,13 @@ def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
     assert len(best) == 3 + 20 + 1 + 20 + 1  # title, header, rule, ends, gap, note
     assert best[-1] == "(… 60 rows between not shown; -o FILE.json writes every row)"
     assert best[3].split()[0] == "1" and best[-2].split()[0] == "100"
+
+
+def test_a_missing_file_named_like_a_shipped_dataset_gets_a_hint(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where no such files are
+    with pytest.raises(pm.InputError, match=r"did you mean the shipped dataset 'usl_specsdm91'"):
+        pm.load_benchmarks("usl_specsdm9")
+    with pytest.raises(pm.InputError, match=r"perfmodel fit usl_specsdm91 -o fit.json makes"):
+        pm.load_fit("usl_specsdm91")  # a dataset where a fit file is read
+    with pytest.raises(pm.InputError, match=r"^nothing_like_it.csv: no such file$"):
+        pm.load_benchmarks("nothing_like_it.csv")
