@@ -120,3 +120,21 @@ def test_a_missing_file_named_like_a_shipped_dataset_gets_a_hint(tmp_path, monke
         pm.load_fit("usl_specsdm91")  # a dataset where a fit file is read
     with pytest.raises(pm.InputError, match=r"^nothing_like_it.csv: no such file$"):
         pm.load_benchmarks("nothing_like_it.csv")
+
+
+@pytest.mark.slow  # 7 s: a recommendation with its interval draws
+def test_an_interval_whose_draws_overflow_says_so(tmp_path):
+    # A fit file edited to compute.time = 1e307 (inside the range a fit file takes) read
+    # "90% confidence interval nan–nan×".
+    import json
+
+    fit = pm.fit(pm.amdahl(), pm.from_arrays([1, 2, 4, 8], [1.0, 0.52, 0.28, 0.16]))
+    path = tmp_path / "fit.json"
+    pm.save_fit(fit, path)
+    document = json.loads(path.read_text())
+    document["parameters"]["compute.time"]["value"] = 1e307
+    document.pop("data_sha256", None)
+    path.write_text(json.dumps(document))
+    text = pm.recommend(pm.load_fit(path), max_gpus=100000).summary()
+    assert "nan" not in text
+    assert "no confidence interval: draws of these parameters overflow" in " ".join(text.split())

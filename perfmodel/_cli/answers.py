@@ -169,7 +169,9 @@ def _text_row(row: dict) -> dict:
         if key == "speedup_lo":
             hi = row["speedup_hi"]
             lo = "" if value is None else f"{value:.3g}"
-            out["speedup CI"] = f"{lo}–{'inf' if hi is None else f'{hi:.3g}'}"
+            # Both ends open: empty, as the legend says ("–inf" read as a bound)
+            both = value is None and hi is None
+            out["speedup CI"] = "" if both else f"{lo}–{'inf' if hi is None else f'{hi:.3g}'}"
             continue
         out[key] = value
     return out

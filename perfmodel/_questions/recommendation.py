@@ -204,6 +204,8 @@ class Recommendation:
             band = f" ({level_text(self.level)} confidence interval {lo:.3g}–{hi:.3g}×)"
             if math.isinf(hi):  # "0–inf×" said nothing
                 band = " (no confidence interval: the measurements leave a parameter free)"
+            elif not (math.isfinite(lo) and math.isfinite(hi)):  # "nan–nan×"
+                band = " (no confidence interval: draws of these parameters overflow)"
             elif lo < 1.0 < self.gpus:  # "Buy 2 GPUs: speedup 1.74× (… 0.455–2×)" read as sure
                 band = band[:-1] + f": {self.gpus} GPUs may be slower than one)"
         # Capped below the search (`beyond_node`, `beyond_checked`), not the search limit.
