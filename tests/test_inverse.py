@@ -238,3 +238,13 @@ def test_cli_require_needs_exactly_one_target(capsys, amdahl_file):
             main(["require", amdahl_file, "--param", "gpus", *extra])
         assert exit_.value.code == 2
         assert "--efficiency" in capsys.readouterr().err
+
+
+def test_an_answer_far_past_the_measurements_says_it_is_extrapolated(amdahl_fit):
+    # "speedup ≥ 1000× holds from 333944 GPUs" of a table measured at 1-8 GPUs read as a
+    # finding (bad-input review of 2026-12-06). The data here: 1, 2, 4, 8 GPUs.
+    near = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 12.0))  # 20 GPUs
+    assert "extrapolated" not in near.message
+    far = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 25.0), max_gpus=1e4)
+    assert far.value == 325  # S + C/N = (S + C)/25
+    assert far.message.endswith("; extrapolated 41× past the largest count measured (8 GPUs)")

@@ -225,6 +225,11 @@ def _parse_target(target) -> tuple[str, float]:
 MAX_EFFICIENCY = 2.0
 
 
+EXTRAPOLATED = 4.0
+"""How far past the largest measured count an answer of `require` says it is
+extrapolated (the forecasts' checks reach about 2-4× the measured range)."""
+
+
 @dataclasses.dataclass
 class _Problem:
     """One inverse problem: ``log Q(u) − log goal = 0`` in the unknown's coordinate u."""
@@ -496,6 +501,14 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
                 message += f" to {counted(math.floor(hi), 'GPU')}"
             if len(later) > 1:
                 message += f" (and {len(later) - 1} more range{'s' if len(later) > 2 else ''})"
+        measured = float(np.max(problem.fit.data.gpus))
+        if value > EXTRAPOLATED * measured:
+            # "holds from 333944 GPUs" of a table measured at 1-8 GPUs read as a finding
+            # (bad-input review of 2026-12-06)
+            message += (
+                f"; extrapolated {value / measured:,.0f}× past the largest count measured "
+                f"({counted(measured, 'GPU', 'g')})"
+            )
         return message
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
