@@ -14,6 +14,7 @@ import pandas as pd
 
 from ._catalog import dataset_note, dataset_unit
 from ._config import (
+    check_memory_unit,
     CODED_FIELDS,
     Config,
     CONFIG_FIELDS,
@@ -726,6 +727,10 @@ def _validate(frame: pd.DataFrame, source: str) -> Benchmarks:
         for name in CONFIG_FIELDS
         if name != "gpus" and name in frame.columns
     }
+    if "gpu_memory_bytes" in config:  # as --set and a space's field: a unit slip (80 for GB)
+        small = int(np.argmin(config["gpu_memory_bytes"]))
+        where = f"{source} row {small + 1} (line {_lines(frame)[small]}), column 'gpu_memory_bytes'"
+        check_memory_unit(where, "gpu_memory_bytes", float(config["gpu_memory_bytes"][small]))
     _check_samples_per_gpu(frame, gpus, config, source)
     if measured == THROUGHPUT_COLUMN:
         time_s, target = 1.0 / values, "throughput"

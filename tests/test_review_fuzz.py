@@ -138,3 +138,12 @@ def test_an_interval_whose_draws_overflow_says_so(tmp_path):
     text = pm.recommend(pm.load_fit(path), max_gpus=100000).summary()
     assert "nan" not in text
     assert "no confidence interval: draws of these parameters overflow" in " ".join(text.split())
+
+
+def test_a_gpu_memory_below_1_mib_in_a_csv_is_a_unit_slip(tmp_path):
+    # Refused in --set and in space files, it was taken from a runs CSV.
+    text = "gpus,time_s,gpu_memory_bytes\n8,1.4,80e9\n64,18.1,80\n"
+    with pytest.raises(
+        pm.InputError, match=r"row 2 \(line 3\), column 'gpu_memory_bytes': 80 bytes"
+    ):
+        pm.load_benchmarks(_csv(tmp_path, text))
