@@ -343,6 +343,16 @@ def test_a_microbatch_size_of_0_is_refused_as_an_option(fitted, capsys):
     )
 
 
+def test_a_vocab_of_0_warns_as_a_missing_column_does(two_runs, tmp_path, capsys):
+    # 0 reads "not given": a missing column warned, a column of 0 did not.
+    frame = pd.read_csv(two_runs)
+    frame["vocab"] = 0
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    assert main(["fit", str(path), "--model", "hybrid", "-o", str(tmp_path / "f.json")]) == 0
+    assert "vocab not in the data (or 0): taken as 0 (no output layer)" in capsys.readouterr().err
+
+
 def test_time_to_train_layout_alternatives_rank_as_step_times():
     import perfmodel as pm
 

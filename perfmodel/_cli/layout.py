@@ -258,10 +258,11 @@ def fit_hybrid(data, *, weak: bool = False, gpu: str | None = None, **options) -
         notes.append(told)
     if per_step:
         notes.append(per_step)
-    missing = [n for n in ("heads", "vocab") if n not in data.config]
+    # A column of 0 reads "not given" as much as no column (bad-input review of 2026-12-06)
+    missing = [n for n in ("heads", "vocab") if not np.any(data.config.get(n, 0.0))]
     if missing:
         notes.append(
-            f"{', '.join(missing)} not in the data: taken as "
+            f"{', '.join(missing)} not in the data (or 0): taken as "
             + ", ".join({"heads": "hidden/128", "vocab": "0 (no output layer)"}[n] for n in missing)
         )
     return dataclasses.replace(result, warnings=(*result.warnings, *notes))
