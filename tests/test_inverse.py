@@ -247,4 +247,4 @@ def test_an_answer_far_past_the_measurements_says_it_is_extrapolated(amdahl_fit)
     assert "extrapolated" not in near.message
     far = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 25.0), max_gpus=1e4)
     assert far.value == 325  # S + C/N = (S + C)/25
-    assert far.message.endswith("; extrapolated 41× past the largest count measured (8 GPUs)")
+    assert far.message.endswith("; extrapolated 41× past the 8 GPUs measured")

@@ -278,3 +278,14 @@ def test_a_knee_asked_for_lies_inside_its_own_interval(usl_fit):
     assert answer.quantity == "knee" and "is used" not in answer.note
     lo, hi = answer.interval
     assert lo <= answer.estimate <= hi
+
+
+def test_a_candidate_far_past_the_measurements_says_so(usl_fit):
+    # "measuring 10000000 GPUs" was ranked first with no word on how far out it is
+    # (bad-input review of 2026-12-06). Measured here: 1 to 128 GPUs.
+    answer = pm.next_measurements(usl_fit, [256, 4096])
+    by_gpus = {m.gpus: m for m in answer.ranking}
+    assert "extrapolated" not in by_gpus[256].reason
+    assert by_gpus[4096].reason.startswith(
+        "measuring 4096 GPUs (extrapolated 32× past the 128 GPUs measured) is expected"
+    )

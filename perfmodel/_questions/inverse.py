@@ -23,6 +23,7 @@ from .._levels import LARGEST_COUNT
 from .._terms import SerialTerm
 from .._text import counted
 from .elasticity import _times, check_gpus, format_seconds, parameter_spec
+from .measured import past_checked
 
 # Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
 TARGETS: dict[str, int] = {
@@ -223,11 +224,6 @@ def _parse_target(target) -> tuple[str, float]:
 # The largest efficiency target taken (superlinear speedups reach 1.1 or so); above it a
 # percentage was given where a fraction is read (review round 11).
 MAX_EFFICIENCY = 2.0
-
-
-EXTRAPOLATED = 4.0
-"""How far past the largest measured count an answer of `require` says it is
-extrapolated (the forecasts' checks reach about 2-4× the measured range)."""
 
 
 @dataclasses.dataclass
@@ -501,15 +497,8 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
                 message += f" to {counted(math.floor(hi), 'GPU')}"
             if len(later) > 1:
                 message += f" (and {len(later) - 1} more range{'s' if len(later) > 2 else ''})"
-        measured = float(np.max(problem.fit.data.gpus))
-        if value > EXTRAPOLATED * measured:
-            # "holds from 333944 GPUs" of a table measured at 1-8 GPUs read as a finding
-            # (bad-input review of 2026-12-06)
-            message += (
-                f"; extrapolated {value / measured:,.0f}× past the largest count measured "
-                f"({counted(measured, 'GPU', 'g')})"
-            )
-        return message
+        far = past_checked(value, problem.fit)
+        return f"{message}; {far}" if far else message
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
         f"({value / problem.current:.3g}× the fitted {problem.current:.4g}; "

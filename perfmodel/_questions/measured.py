@@ -6,6 +6,21 @@ import numpy as np
 
 from .._text import counted
 
+# benchmarks/accuracy.py checks forecasts up to this many times the largest count fitted
+# (``--holdout largest2``: two doublings ahead on tables measured at powers of two); an
+# answer farther out is a guess, and the count to buy stops there (`beyond_checked`).
+CHECKED_AHEAD = 4.0
+
+
+def past_checked(gpus: float, fit) -> str:
+    """``"extrapolated 41,743× past the 8 GPUs measured"`` for a count more than
+    `CHECKED_AHEAD` × the largest measured, else ``""``: "holds from 333944 GPUs" of a
+    table measured at 1-8 GPUs read as a finding (review of 2026-12-06)."""
+    largest = float(np.max(fit.data.gpus))
+    if gpus <= CHECKED_AHEAD * largest:
+        return ""
+    return f"extrapolated {gpus / largest:,.0f}× past the {counted(largest, 'GPU', 'g')} measured"
+
 
 def measured_speeds(fit) -> tuple[np.ndarray, np.ndarray]:
     """``(counts, speed)``: each measured GPU count and the median of 1/time_s there (the

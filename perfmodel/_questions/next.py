@@ -36,6 +36,7 @@ from .._text import brief, counted, refit_command
 from .._uncertainty import Ensemble, ensemble, log_time_draws, predict_interval
 from .elasticity import check_gpus, format_seconds
 from .inverse import solve_bracketed
+from .measured import past_checked
 from .query import diminishing_returns, optimal_gpus, searched_up_to
 
 QUANTITIES = ("auto", "optimum", "knee", "time")
@@ -548,6 +549,8 @@ def _rank(fit, counts, picked, estimate, at_gpus, level, before, after, band, no
         if later is not None:  # the interval printed: its parameter and drift parts
             shrink = 1.0 - band.factor(sd1 / sd0, float(n))
         repeat = " (a repeat of a measured count)" if n in measured else ""
+        far = past_checked(float(n), fit)  # "measuring 10000000 GPUs" ranked first, bare
+        repeat += f" ({far})" if far else ""
         if now is not None and later is not None:
             reason = (
                 f"measuring {int(n)} GPUs{repeat} is expected to shrink the "

@@ -18,7 +18,7 @@ import numpy as np
 from .._errors import InputError
 from .._levels import check_gpu_list, check_level
 from .._text import counted
-from .measured import measured_speeds, measured_superlinear, peak_note
+from .measured import CHECKED_AHEAD, measured_speeds, measured_superlinear, peak_note
 from .query import (
     _candidates,
     _count_interval,
@@ -38,7 +38,6 @@ from .query import (
 )
 from .recommendation import (
     Alternative,
-    CHECKED_AHEAD,
     Recommendation,
     term_phrase,
 )

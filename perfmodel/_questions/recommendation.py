@@ -6,6 +6,7 @@ import math
 from .._jsontext import finite_or_null
 from .._levels import level_text
 from .._text import brief, counted, wrap
+from .measured import CHECKED_AHEAD
 from .query import DiminishingReturns, GPU_BATCH, Optimum
 
 
@@ -52,10 +53,6 @@ TERM_PHRASES = {
     "overlap": "the overlap",
     "scaling_loss": "the power law's loss to perfect scaling",
 }
-# benchmarks/accuracy.py checks forecasts up to this many times the largest count fitted
-# (``--holdout largest2``: two doublings ahead on tables measured at powers of two); an
-# answer farther out is a guess, and the count to buy stops there (`beyond_checked`).
-CHECKED_AHEAD = 4.0
 # The most GPUs one node holds in the systems the datasets come from (DGX-2: 16); a
 # series measured at most this far may be one node (`Recommendation.node_size_unknown`).
 ONE_NODE = 16
