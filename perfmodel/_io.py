@@ -32,6 +32,7 @@ from ._schema import (
     LARGEST_VARIANCE,
     SCHEMA_VERSION,
 )
+from ._terms import layout_status, OUT_OF_MEMORY, REASONS
 
 
 def _stored_covariance(covariance) -> list | None:
@@ -217,6 +218,23 @@ def _check_workload_defaults(document: dict, model, data: Benchmarks, source: st
             )
 
 
+def _check_measured_layouts(model, data: Benchmarks, source: str) -> None:
+    """A hybrid fit's runs have layouts Megatron-LM can run, as `perfmodel fit` checked
+    them (`layout_status`); a file read without ``data_sha256`` whose ``data.config``
+    says otherwise (tp 3 at 8 GPUs, an edit) is refused, naming the run."""
+    if hybrid_kind(model) != "hybrid":
+        return
+    codes = np.asarray(layout_status(data.to_config(), "hybrid"))
+    bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
+    if len(bad):
+        i = int(bad[0])
+        line = "" if data.lines is None else f" (line {int(data.lines[i])} of {data.source})"
+        raise InputError(
+            f"{source}: data.config: run {i}{line} has a layout that could not run "
+            f"({REASONS[int(codes[i])]}); a measured run's layout can run"
+        )
+
+
 def _from_dict(document: dict, model, source: str) -> FitResult:
     spec = document["model"]
     values = {name: float(p["value"]) for name, p in document["parameters"].items()}
@@ -247,6 +265,8 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
     if covariance is not None:
         covariance = [[math.inf if v is None else float(v) for v in row] for row in covariance]
     _check_workload_defaults(document, model, data, source)
+    if "data_sha256" not in document:  # else the runs are as fitted
+        _check_measured_layouts(model, data, source)
     r2, mape, loss = quality["r2"], quality["mape_percent"], document["loss"]["value"]
     return FitResult(
         model=model,

@@ -599,3 +599,21 @@ def test_the_cost_of_a_layout_names_the_currency(fitted):
         argv = ["optimal", str(fitted), "--max-gpus", "128", "--objective", "cost"]
         assert main([*argv, "--price-per-gpu-hour", "2", "--currency", "USD"]) == 0
     assert "cost per step " in out.getvalue() and " USD\n" in out.getvalue()
+
+
+def test_a_fit_file_whose_measured_layout_could_not_run_is_refused(fitted, tmp_path):
+    # With data_sha256 deleted, tp 3 at 8 GPUs in data.config was read and answered.
+    document = json.loads(fitted.read_text())
+    document["data"]["config"]["tp"][0] = 3.0
+    del document["data_sha256"]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(
+        pm.InputError,
+        match=r"edited\.json: data\.config: run 0 \(line 2 of .*runs\.csv\) has a layout "
+        r"that could not run \(tp·pp does not divide gpus\)",
+    ):
+        pm.load_fit(path)
+    document["data"]["config"]["tp"][0] = 8.0
+    path.write_text(json.dumps(document))
+    assert pm.load_fit(path).data.config["tp"][0] == 8.0

@@ -359,7 +359,7 @@ def test_cli_plot_bad_fit_file(tmp_path, fit_file, capsys, case):
             ["-o", "{tmp}/x.png", "--interval", "1.2"],
             "--interval: expected a finite number ≥ 0.01 and ≤ 0.999",
         ),
-        (["-o", "{tmp}/x.png", "--max-gpus", "0"], "--max-gpus: expected a whole number in [1,"),
+        (["-o", "{tmp}/x.png", "--max-gpus", "1"], "--max-gpus: expected a whole number in [2,"),
         (["-o", "{tmp}/x.png", "--dpi", "5"], "--dpi: expected a whole number in [10, 1000]"),
     ],
 )

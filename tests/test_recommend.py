@@ -97,7 +97,7 @@ def test_still_speeding_up_says_measure_further(amdahl):
     assert "still speeding up at 4096 GPUs" in fastest.sentence
     assert "measure further" in fastest.sentence and "(the search limit" not in fastest.sentence
     # Measured up to 8 GPUs (exact_fit's data): 4096 is 512× that, and the answer says so.
-    assert "; 512× the 8 GPUs measured, a guess that far out)" in fastest.sentence
+    assert "; extrapolated 512× past the 8 GPUs measured)" in fastest.sentence
     near = pm.recommend(far, max_gpus=16, level=None).alternatives[0]
     assert near.gpus == 16 and "GPUs measured" not in near.sentence  # 2×: as far as checked
     none = fitted(pm.amdahl().with_parameters({"serial.time": 1e-9, "compute.time": 1.0}))

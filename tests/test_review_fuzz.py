@@ -147,3 +147,14 @@ def test_a_gpu_memory_below_1_mib_in_a_csv_is_a_unit_slip(tmp_path):
         pm.InputError, match=r"row 2 \(line 3\), column 'gpu_memory_bytes': 80 bytes"
     ):
         pm.load_benchmarks(_csv(tmp_path, text))
+
+
+def test_a_search_of_one_gpu_is_refused(tmp_path, capsys):
+    # It answered "buy 1 GPU: speedup 1× (90% confidence interval 1–1×); each GPU still
+    # adds at least 0.5× speedup at 1 GPU".
+    with pytest.raises(SystemExit) as exit_:
+        main(["optimal", "no-such-fit.json", "--max-gpus", "1"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-gpus: expected a whole number in [2, 1000000]" in err
+    assert "the search compares every GPU count from 1 to it" in err

@@ -657,3 +657,19 @@ def test_a_layout_search_names_the_options_it_holds_at_their_defaults():
     every = {"interleave": 1, "recompute": 1, "seq_parallel": 1, "microbatch_size": 1}
     assert warnings({"gpus": [8], "tp": [1, 2], "zero": [0, 1]}, every) == []
     assert warnings({"gpus": [8, 16]}, {"tp": 2}) == []  # not a layout search
+
+
+def test_the_stream_keeps_room_for_copies_only_where_they_can_occur():
+    # Sequence parallelism copies a layout only at tp 1, ZeRO only at one replica.
+    from perfmodel._sweep.noop import copies_per_layout
+
+    sp = {"seq_parallel": [0, 1]}
+    assert copies_per_layout({"tp": [1, 2], **sp}, {}) == 2
+    assert copies_per_layout({"tp": [2, 4], **sp}, {}) == 1
+    assert copies_per_layout(sp, {"tp": 8.0}) == 1
+    assert copies_per_layout(sp, {}) == 2  # tp 1 by default
+    zero = {"zero": [0, 1, 2]}
+    assert copies_per_layout({"gpus": [16, 32], "tp": [2, 8], "pp": [1, 2], **zero}, {}) == 3
+    assert copies_per_layout({"gpus": [64, 128], "tp": [2, 8], "pp": [1, 2], **zero}, {}) == 1
+    assert copies_per_layout({"tp": [1, 2], **sp, **zero}, {"gpus": 2.0}) == 6
+    assert copies_per_layout(zero, {}) == 1  # no GPU count: `canonical_layouts` keeps ZeRO

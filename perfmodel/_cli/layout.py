@@ -410,12 +410,13 @@ def _refuse_far_runs(result: FitResult) -> None:
     with ``seq_len = 1e9`` came out "R² -1.0e+19, converged" and answered "worth
     buying: 512 GPUs" (bad-input review of 2026-12-06). Raised as a `FitError` naming
     the worst run's line of the CSV."""
-    off = np.exp(np.asarray(result.residuals, float).reshape(-1))
-    far = np.flatnonzero(~((off <= RUN_OFF) & (off >= 1.0 / RUN_OFF)))
+    residual = np.asarray(result.residuals, float).reshape(-1)  # log(model / measured)
+    far = np.flatnonzero(~(np.abs(residual) <= np.log(RUN_OFF)))  # NaN is far too
     if not len(far):
         return
     data = result.data
-    worst = int(far[np.argmax(np.abs(np.log(np.where(np.isfinite(off[far]), off[far], 1e300))))])
+    worst = int(far[np.argmax(np.nan_to_num(np.abs(residual[far]), nan=np.inf))])
+    off = np.exp(residual)
     lines = np.asarray(getattr(data, "lines", np.arange(len(off)) + 2)).reshape(-1)
     ratio = float(off[worst])
     how = f"{ratio:.3g}× slower than" if ratio >= 1.0 else f"{1.0 / ratio:.3g}× faster than"

@@ -16,7 +16,11 @@ def past_checked(gpus: float, fit) -> str:
     """``"extrapolated 41,743× past the 8 GPUs measured"`` for a count more than
     `CHECKED_AHEAD` × the largest measured, else ``""``: "holds from 333944 GPUs" of a
     table measured at 1-8 GPUs read as a finding (review of 2026-12-06)."""
-    largest = float(np.max(fit.data.gpus))
+    return past_largest(gpus, float(np.max(fit.data.gpus)))
+
+
+def past_largest(gpus: float, largest: float) -> str:
+    """`past_checked` of a count against the `largest` GPU count measured."""
     if gpus <= CHECKED_AHEAD * largest:
         return ""
     return f"extrapolated {gpus / largest:,.0f}× past the {counted(largest, 'GPU', 'g')} measured"

@@ -18,7 +18,13 @@ import numpy as np
 from .._errors import InputError
 from .._levels import check_gpu_list, check_level
 from .._text import counted
-from .measured import CHECKED_AHEAD, measured_speeds, measured_superlinear, peak_note
+from .measured import (
+    CHECKED_AHEAD,
+    measured_speeds,
+    measured_superlinear,
+    past_largest,
+    peak_note,
+)
 from .query import (
     _candidates,
     _count_interval,
@@ -120,10 +126,9 @@ def _cost_text(cost: float | None, unit: str, per: str) -> str:
 
 
 def _how_far(gpus: int, largest: int | None) -> str:
-    """``"; 512× the 8 GPUs measured"`` past `CHECKED_AHEAD` × `largest`, else ``""``."""
-    if largest is None or gpus <= CHECKED_AHEAD * largest:
-        return ""
-    return f"; {gpus / largest:.3g}× the {largest} GPUs measured, a guess that far out"
+    """``"; extrapolated 512× past the 8 GPUs measured"`` (`past_largest`), else ``""``."""
+    words = "" if largest is None else past_largest(gpus, largest)
+    return f"; {words}" if words else ""
 
 
 def _alternative(

@@ -41,11 +41,22 @@ def canonical_layouts(values: Mapping[str, object], fixed: Mapping[str, float]) 
     return list(zip(*(at[n].tolist() for n in at)))
 
 
-def copies_per_layout(axes: Mapping[str, object]) -> int:
+def copies_per_layout(axes: Mapping[str, object], fixed: Mapping[str, float]) -> int:
     """How many configurations of `axes` can be one layout under other names: the
-    number of sequence-parallel values times the number of ZeRO stages swept."""
+    number of sequence-parallel values swept where tp = 1 can occur, times the number of
+    ZeRO stages swept where one replica (gpus = tp·pp) can occur; 1 otherwise."""
+
+    def values(name):
+        return np.unique(np.atleast_1d(np.asarray(axes.get(name, fixed.get(name, 1.0)), float)))
+
+    tp, pp, gpus = values("tp"), values("pp"), values("gpus")
     count = 1
-    for name in ("seq_parallel", "zero"):
-        if name in axes:
-            count *= len(np.atleast_1d(axes[name]))
+    if "seq_parallel" in axes and 1.0 in tp:
+        count *= len(np.atleast_1d(axes["seq_parallel"]))
+    if "zero" in axes and "gpus" in {*axes, *fixed}:
+        # tp·pp against the counts; a product too large to form is taken to occur.
+        one_replica = tp.size * pp.size > 10**6 or bool(
+            np.isin(np.multiply.outer(tp, pp), gpus).any()
+        )
+        count *= len(np.atleast_1d(axes["zero"])) if one_replica else 1
     return count

@@ -657,7 +657,7 @@ def _run(request: _Request, progress: bool | None):
         block_axes=block_axes,
         span=span,
         # Room for the copies of one layout that `tables` lists once (`noop`).
-        top_k=request.top_k * copies_per_layout(axes),
+        top_k=request.top_k * copies_per_layout(axes, request.fixed),
         key_dtype=INT_DTYPE[request.precision],
         counts=request.counts,
         pipelined=request.devices[0].platform == "cpu",

@@ -8,7 +8,8 @@ from ..._levels import METHODS
 from ..common import LEVEL, number, POSITIVE, whole
 from .vocabulary import LAYOUT_OPTIONS, MAX_GPUS, TRAIN_OBJECTIVES
 
-MAX_GPUS_TYPE = whole(1, MAX_GPUS, "every GPU count up to it is evaluated")
+# At least 2: a search of 1 GPU has nothing to compare ("buy 1 GPU: speedup 1× (1–1×)").
+MAX_GPUS_TYPE = whole(2, MAX_GPUS, "the search compares every GPU count from 1 to it")
 
 
 def _currency(text: str) -> str:
@@ -24,7 +25,7 @@ def _currency(text: str) -> str:
 def add_optimal_options(p) -> None:
     p.add_argument(
         "--max-gpus",
-        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
+        type=MAX_GPUS_TYPE,
         default=4096,
         help=f"largest GPU count (4096; at most {MAX_GPUS})",
     )
@@ -96,7 +97,7 @@ def add_figure_options(p) -> None:
     """Options shared by `plot`, `report` and `fit --report`."""
     p.add_argument(
         "--max-gpus",
-        type=whole(1, MAX_GPUS, "every GPU count up to it is evaluated"),
+        type=MAX_GPUS_TYPE,
         default=4096,
         help=f"largest GPU count searched for the optimum and the knee (4096; at most {MAX_GPUS})",
     )
