@@ -384,6 +384,11 @@ def test_the_next_distinct_layouts_are_not_the_best_under_another_name():
     same = canonical_layouts({n: best[n] for n in names}, {})[0]
     columns = {n: found[n] if n in found else best[n] for n in names}
     assert same not in canonical_layouts(columns, {})
+    # "also" names every other axis on which the row differs from the best.
+    for _, row in found.iterrows():
+        (other,) = canonical_layouts({n: row[n] for n in names}, {})
+        differ = [n for n, a, b in zip(names, same, other) if a != b]
+        assert row["also"] == ", ".join(n for n in differ if n not in row["axis"].split(", "))
 
 
 def test_optimal_searches_what_sweep_does_and_names_the_measured_reference(fitted, capsys):

@@ -158,3 +158,45 @@ def test_a_search_of_one_gpu_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--max-gpus: expected a whole number in [2, 1000000]" in err
     assert "the search compares every GPU count from 1 to it" in err
+
+
+@pytest.mark.slow  # 12 s: two default fits from the command line
+def test_falling_step_times_read_as_weak_scaling_get_the_other_reading(tmp_path, capsys):
+    # Newcomer review of 2026-12-06: a plateau of step times (log-log slope -0.18) was read
+    # as a fixed batch per GPU and answered "Buy 64 GPUs" with R² -0.35, no word of the
+    # shared-batch reading and no warning.
+    data = _csv(tmp_path, "gpus,time_s\n1,10\n2,7\n4,6\n8,5.8\n16,5.9\n")
+    assert main(["fit", data]) == 0
+    captured = capsys.readouterr()
+    out, err = " ".join(captured.out.split()), captured.err
+    assert "read as steps of a fixed batch per GPU (weak scaling), since the step time" in out
+    assert "Read as one global batch shared by every run, the count worth buying is 1 GPU" in out
+    assert re.search(r"warning: the fit misses its own measurements: R² -0\.\d\d", err)
+    # Step times that never shorten are weak scaling, clearly: no other reading.
+    flat = _csv(tmp_path, "gpus,time_s\n1,1.0\n2,1.02\n4,1.05\n8,1.1\n")
+    assert main(["fit", flat]) == 0
+    captured = capsys.readouterr()
+    assert "global batch shared" not in " ".join(captured.out.split())
+    assert "misses its own measurements" not in captured.err
+
+
+@pytest.mark.slow  # 9 s: a recommendation and its draws
+def test_an_amdahl_bound_the_curve_never_nears_says_so(capsys):
+    # Newcomer review of 2026-12-06: a USL fit printed "Amdahl bound on speedup: 74.34×"
+    # under a fastest count of 28.9×.
+    import dataclasses
+
+    from perfmodel._cli.answers import print_optimal
+    from perfmodel._questions.recommendation import Alternative
+
+    fastest = Alternative("fastest", 93, 1.0, 28.9, 0.31, None, "GPU-hours", "fastest: 93 GPUs")
+    answer = dataclasses.replace(
+        pm.recommend(pm.fit("amdahl", pm.load_dataset("usl_specsdm91"))),
+        alternatives=(fastest,),
+        amdahl_bound=74.34,
+    )
+    print_optimal(answer)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Amdahl bound on speedup: 74.34× (the serial time's limit; this curve's other" in said
+    print_optimal(dataclasses.replace(answer, amdahl_bound=30.0))
+    assert "Amdahl bound on speedup: 30× " not in capsys.readouterr().out

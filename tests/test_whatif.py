@@ -191,6 +191,9 @@ def test_a_note_names_every_range_of_counts_the_change_cannot_reach():
     expected = _ranges(comparison.gpus, ~moved)
     assert comparison.note.startswith(f"at {expected} GPUs the blend is ")
     assert "(amdahl has them)" in comparison.note
+    # The blend reads its node size when fitted: a what-if of it changed nothing.
+    with pytest.raises(pm.InputError, match="cannot set gpus_per_node: the default blend"):
+        pm.what_if(blend, {"gpus_per_node": 8})
 
 
 def test_an_unprefixed_name_of_one_family_is_not_a_suffix_match(amdahl_fit):

@@ -117,16 +117,13 @@ INTERVAL_MEANING = {
     "measurement noise and, outside the measured counts, model-form drift)",
     "confidence": "confidence interval of the curve: the mean step time (parameters and, "
     "outside the measured counts, model-form drift; no measurement noise)",
-    "conformal": "prediction interval: where a new measurement would fall (conformal: the "
-    "default blend's errors on published series, widening with the doublings beyond the "
-    "measured counts, where its families disagree and where it misses its own points, "
-    "and wider from half the largest measured count down, measured counts included, as "
-    "counts left out of published tables showed{node})",
+    # One line a newcomer can read; the terms of the width are in docs/intervals.md (six
+    # lines of them came before the table: newcomer review of 2026-12-06).
+    "conformal": "prediction interval: where a new measurement would fall, from the default "
+    "blend's errors on published tables (wider away from the largest measured count{node}; "
+    "docs/intervals.md)",
 }
-PAST_NODE = (
-    ", and past one node of {node:g} GPUs, where nothing measured says what the network "
-    "between nodes costs"
-)
+PAST_NODE = " and past one node of {node:g} GPUs, whose network was never measured"
 
 
 def refuse_global_batch(args, result) -> None:
@@ -317,7 +314,18 @@ def print_optimal(answer: Recommendation) -> None:
     print(answer.summary(common.TABLE_WIDTH))
     print(wrap(f"  {answer.knee.summary()}", common.TABLE_WIDTH))
     if answer.amdahl_bound is not None:
-        print(f"  Amdahl bound on speedup: {answer.amdahl_bound:.4g}×")
+        fastest = [a.speedup for a in answer.alternatives if a.kind == "fastest" and a.gpus]
+        # A USL curve peaks far below it: "74.34×" beside a best of 28.9× read as reachable.
+        below = (
+            f" (the serial time's limit; this curve's other costs stop it at {fastest[0]:.3g}×)"
+            if fastest and fastest[0] < 0.9 * answer.amdahl_bound
+            else ""
+        )
+        print(
+            wrap(
+                f"  Amdahl bound on speedup: {answer.amdahl_bound:.4g}×{below}", common.TABLE_WIDTH
+            )
+        )
 
 
 def answer_for(result, options: dict) -> tuple:

@@ -17,6 +17,7 @@ from .._fitting import (
     fit_blend,
     FitResult,
     fittable_family,
+    log_log_slope,
     per_unit_of_work,
     Selection,
 )
@@ -163,6 +164,14 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
     warn_not_converged(result.converged, result.message, options="--bound or --fix")
     for warning in collapsed_warnings(result.warnings):
         print(f"warning: {warning}", file=sys.stderr)
+    if result.r2 < 0.0:  # NaN (one distinct count) says nothing either way
+        # "R² -0.35 … converged" read as a fit to trust (newcomer review, 2026-12-06).
+        print(
+            f"warning: the fit misses its own measurements: R² {result.r2:.2f} (worse than "
+            f"their mean), MAPE {result.mape:.1f}%; check the data"
+            + (" and how they were read (the line 'assumed:' above)" if result.assumed else ""),
+            file=sys.stderr,
+        )
 
 
 ZEROED = " is not identifiable: its family's exact fit set it to 0 (the data show no such term)"
@@ -359,12 +368,18 @@ def _other_scaling(args, data, result: FitResult, answer: Recommendation) -> dic
     that count is `SCALING_APART` or more times the answer's; else None. A 1–32 GPU
     table of step times of a fixed global batch, given without saying so, was answered
     "Buy 96 GPUs" where `--strong-scaling` answers 16 (review round 11). The other
-    reading is the default blend alone (`fit_blend`, closed forms), not every family."""
+    reading is the default blend alone (`fit_blend`, closed forms), not every family.
+    Step times that the slope rule read as a fixed batch per GPU (`per_unit_of_work`) get
+    the other reading too while they fall at all: 10, 7, 6, 5.8, 5.9 s on 1–16 GPUs was
+    answered "Buy 64 GPUs" where a shared batch answers 2 (newcomer review, 2026-12-06)."""
     if data.target != "time" or data.scaling is not None or data.per_gpu:
         return None
     if args.weak_scaling or getattr(args, "strong_scaling", False):
         return None
-    if result.family != "blend" or result.model.regime == "strong" or result.data.per_gpu:
+    if result.family != "blend" or result.model.regime == "strong":
+        return None
+    slope = log_log_slope(data)
+    if result.data.per_gpu and slope >= 0.0:  # steps that never shorten: weak, clearly
         return None
     if answer.gpus <= float(np.max(result.data.gpus)):
         return None
@@ -378,11 +393,17 @@ def _other_scaling(args, data, result: FitResult, answer: Recommendation) -> dic
         return None
     if max(count, answer.gpus) < SCALING_APART * min(count, answer.gpus):
         return None
+    read = (
+        f"read as steps of a fixed batch per GPU (weak scaling), since the step time falls "
+        f"slower than a shared batch's would (log-log slope {slope:.2f})"
+        if result.data.per_gpu
+        else "read as a fixed batch per GPU (weak scaling), the usual benchmark"
+    )
     note = (
-        f"the runs do not say whether the global batch was fixed: read as a fixed batch per "
-        f"GPU (weak scaling), the usual benchmark. Read as one global batch shared by every "
-        f"run, the count worth buying is {counted(count, 'GPU')}, not {answer.gpus}: say "
-        "which (--strong-scaling or --weak-scaling; a global_batch or batch_per_gpu column)"
+        f"the runs do not say whether the global batch was fixed: {read}. Read as one "
+        f"global batch shared by every run, the count worth buying is "
+        f"{counted(count, 'GPU')}, not {answer.gpus}: say which (--strong-scaling or "
+        "--weak-scaling; a global_batch or batch_per_gpu column)"
     )
     return {"scaling": "strong", "gpus": count, "note": note}
 

@@ -49,6 +49,7 @@ from .._keywords import did_you_mean
 from .._levels import level_text
 from .._presets import build, hybrid_kind
 from .._sweep import (
+    ALTERNATIVE_COLUMNS,
     inherited_recipe,
     invalid_reasons,
     layout_alternatives,
@@ -1115,9 +1116,10 @@ def print_optimal_layout(document: dict) -> None:
             )
         )
     for alt in document["alternatives"]:
-        names = [k for k in alt if k not in ("axis", "best_value", "step_time_s", "slower_pct")]
+        names = [k for k in alt if k not in ALTERNATIVE_COLUMNS]
+        also = f" (also {alt['also']})" if alt.get("also") else ""
         print(
-            f"  {alt['slower_pct']:5.1f}% slower with another {alt['axis']}: "
+            f"  {alt['slower_pct']:5.1f}% slower with another {alt['axis']}{also}: "
             f"{describe_layout(alt, names)} ({alt['step_time_s']:.4g} s)"
         )
     for line in robustness_lines(document.get("robustness")):

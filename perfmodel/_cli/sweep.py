@@ -32,6 +32,7 @@ from .._files import atomic_write
 from .._io import to_json
 from .._presets import is_hybrid
 from .._sweep import (
+    ALTERNATIVE_COLUMNS,
     invalid_reasons,
     layout_alternatives,
     load_space,
@@ -158,11 +159,11 @@ def _print_layout(result: SweepResult, space: Space, alternatives) -> None:
     print(
         f"\nbest layout: {_describe(best, space.axes)}: {float(best['step_time_s']):.4g} s per step"
     )
-    names = [n for n in alternatives.columns if n not in ("axis", "best_value", "step_time_s")]
-    names = [n for n in names if n != "slower_pct"]
+    names = [n for n in alternatives.columns if n not in ALTERNATIVE_COLUMNS]
     for _, row in alternatives.iterrows():
+        also = f" (also {row['also']})" if row.get("also") else ""
         print(
-            f"  {row['slower_pct']:5.1f}% slower with another {row['axis']}: "
+            f"  {row['slower_pct']:5.1f}% slower with another {row['axis']}{also}: "
             f"{_describe(row, names)} ({row['step_time_s']:.4g} s)"
         )
 

@@ -14,6 +14,7 @@ from .blend import BLEND_FAMILY as BLEND_FAMILY
 from .blend import fit_blend as fit_blend
 from .blend import fit_members as fit_members
 from .blend import unanchored_residuals as unanchored_residuals
+from .canonical import log_log_slope as log_log_slope
 from .canonical import per_unit_of_work as per_unit_of_work
 from .canonical import SCALINGS as SCALINGS
 from .canonical import workload_read as workload_read

@@ -127,6 +127,14 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
             value = _parse_value(name, raw, values[name])
             params[name] = _check_range(name, value, specs[name].kind)
             _check_unit(fit, name, params[name], specs[name].unit, str(raw))
+        elif name == "gpus_per_node" and isinstance(fit.model, Blend):
+            # Accepted, it changed nothing: the blend reads its node when it is fitted
+            # (newcomer review, 2026-12-06).
+            raise InputError(
+                "cannot set gpus_per_node: the default blend takes the node size when it is "
+                "fitted (past that node its intervals widen and it moves to the power law); "
+                "fit again with {arg:gpus_per_node}"
+            )
         elif name in CONFIG_FIELDS and name != "gpus":
             current = float(fit.config_defaults.get(name, _CONFIG_DEFAULTS[name]))
             config[name] = _check_range(name, _parse_value(name, raw, current), "config")

@@ -2,6 +2,7 @@
 streams (best per GPU count, top-k, Pareto front)."""
 
 from .._config import LAYOUT_FIELDS as LAYOUT_FIELDS
+from .alternatives import ALTERNATIVE_COLUMNS as ALTERNATIVE_COLUMNS
 from .alternatives import layout_alternatives as layout_alternatives
 from .invalid import invalid_reasons as invalid_reasons
 from .robustness import pick_robustness as pick_robustness

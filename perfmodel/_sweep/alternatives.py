@@ -16,6 +16,9 @@ from .._config import LAYOUT_FIELDS
 from .noop import canonical_layouts
 from .run import sweep
 
+ALTERNATIVE_COLUMNS: tuple[str, ...] = ("axis", "best_value", "step_time_s", "slower_pct", "also")
+"""The columns of `layout_alternatives` that are not a layout's values."""
+
 
 def layout_alternatives(
     model_or_fit,
@@ -39,15 +42,16 @@ def layout_alternatives(
     Returns:
         One row per distinct alternative: ``axis`` (the layout axes it is the best
         other value of, comma-separated), the winner's ``best_value`` on the first, the
-        alternative's axis values and ``step_time_s``, and ``slower_pct`` (how much
-        higher its score is, %), sorted by ``slower_pct``.
+        alternative's axis values and ``step_time_s``, ``slower_pct`` (how much
+        higher its score is, %) and ``also`` (the other layout axes on which it differs
+        from the winner, comma-separated, "" for none), sorted by ``slower_pct``.
     """
     layout = {n: v for n, v in axes.items() if n in LAYOUT_FIELDS and len(np.atleast_1d(v)) > 1}
     # The GPU count and the global batch are held at `best`'s: every layout takes the same
     # steps to the target, so time (cost) to train ranks them as step time (cost) does.
     objective = {"time_to_train": "time", "cost_to_train": "cost"}.get(objective, objective)
     if not layout:
-        return pd.DataFrame(columns=["axis", "best_value", "step_time_s", "slower_pct"])
+        return pd.DataFrame(columns=list(ALTERNATIVE_COLUMNS))
     held = {n: float(best[n]) for n in axes if n not in layout}
     found = sweep(
         model_or_fit,
@@ -88,5 +92,13 @@ def layout_alternatives(
             merged[key]["axis"] += f", {row['axis']}"
         else:
             merged[key] = row
+    names = [n for n in ("gpus", *LAYOUT_FIELDS) if n in best]
+    (winner,) = canonical_layouts({n: float(best[n]) for n in names}, {})
+    for row in merged.values():  # what else it changes: "another zero" also moved b 2 → 1
+        (other,) = canonical_layouts({n: row.get(n, float(best[n])) for n in names}, {})
+        named = row["axis"].split(", ")
+        row["also"] = ", ".join(
+            n for n, a, b in zip(names, winner, other) if a != b and n not in named
+        )
     out = pd.DataFrame(list(merged.values()))
     return out.sort_values("slower_pct", kind="stable").reset_index(drop=True) if rows else out

@@ -146,6 +146,6 @@ def add_train_optimal_options(p) -> None:
         "--min-gain",
         type=number(above=0, below=1),
         default=0.1,
-        help="time-to-train fits: a doubling of the GPUs that saves less than this share "
-        "of the time does not help (0.1)",
+        help="time-to-train fits: the answer's 'why' names the count past which a doubling "
+        "of the GPUs saves less than this share of the time (0.1); the fastest count stands",
     )
