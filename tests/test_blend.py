@@ -134,7 +134,7 @@ def test_intervals_past_an_unmeasured_node_widen_by_the_node_term(tmp_path):
             app.main(["predict", str(tmp_path / "f.json"), "--gpus", "16", "--interval", "0.9"])
             == 0
         )
-    assert "past one node of 8 GPUs, where nothing measured says" in " ".join(
+    assert "past one node of 8 GPUs, whose network was never measured" in " ".join(
         out.getvalue().split()
     )
 
