@@ -231,6 +231,7 @@ def usl_file(usl_fit, tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.slow  # 7 s: next from the command line; the default run stays under 4 minutes
 def test_cli_next_round_trip(capsys, usl_file, usl_fit):
     assert main(["next", usl_file, "--candidates", "16,64,256"]) == 0
     out = capsys.readouterr().out

@@ -81,6 +81,7 @@ def strong(tmp_path_factory):
     return fit, path
 
 
+@pytest.mark.slow  # 8 s: a recommendation's draws; the default run stays under 4 minutes
 def test_a_strong_scaling_forecast_stops_at_the_serial_part(strong):
     fit, _ = strong
     assert fit.model.regime == "strong"
