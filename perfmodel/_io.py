@@ -32,7 +32,7 @@ from ._schema import (
     LARGEST_VARIANCE,
     SCHEMA_VERSION,
 )
-from ._terms import layout_status, OUT_OF_MEMORY, REASONS
+from ._terms import first_invalid_layout
 
 
 def _stored_covariance(covariance) -> list | None:
@@ -224,14 +224,13 @@ def _check_measured_layouts(model, data: Benchmarks, source: str) -> None:
     says otherwise (tp 3 at 8 GPUs, an edit) is refused, naming the run."""
     if hybrid_kind(model) != "hybrid":
         return
-    codes = np.asarray(layout_status(data.to_config(), "hybrid"))
-    bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
-    if len(bad):
-        i = int(bad[0])
+    invalid = first_invalid_layout(data.to_config(), "hybrid")
+    if invalid is not None:
+        i, reason = invalid
         line = "" if data.lines is None else f" (line {int(data.lines[i])} of {data.source})"
         raise InputError(
             f"{source}: data.config: run {i}{line} has a layout that could not run "
-            f"({REASONS[int(codes[i])]}); a measured run's layout can run"
+            f"({reason}); a measured run's layout can run"
         )
 
 

@@ -183,6 +183,27 @@ def test_layout_status_names_the_first_failed_check(fields, reason):
     assert pm.REASONS[int(pm.layout_status(config, "hybrid_basic"))] == reason
 
 
+def test_first_invalid_layout_skips_valid_and_out_of_memory_runs():
+    from perfmodel._terms import first_invalid_layout
+
+    runs = pm.Config(
+        **{
+            **MODEL,
+            "gpus": np.array([1.0, 8.0, 8.0]),
+            "tp": np.array([1.0, 2.0, 3.0]),
+            "global_batch": np.array([4.0, 64.0, 64.0]),
+            "gpu_memory_bytes": np.array([1e9, 1e15, 1e15]),
+        }
+    )
+    status = np.asarray(pm.layout_status(runs))
+    assert pm.REASONS[int(status[0])] == "out of memory" and status[1] == 0
+    assert first_invalid_layout(runs) == (2, "tp·pp does not divide gpus")
+    assert (
+        first_invalid_layout(pm.Config(**{**MODEL, "gpus": 8.0, "tp": 2.0, "global_batch": 64.0}))
+        is None
+    )
+
+
 def test_jit_and_vmap_equal_plain_evaluation(model):
     config = layout_config()
     plain = np.array(

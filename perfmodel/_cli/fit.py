@@ -371,7 +371,7 @@ def _other_scaling(args, data, result: FitResult, answer: Recommendation) -> dic
     reading is the default blend alone (`fit_blend`, closed forms), not every family.
     Step times that the slope rule read as a fixed batch per GPU (`per_unit_of_work`) get
     the other reading too while they fall at all: 10, 7, 6, 5.8, 5.9 s on 1–16 GPUs was
-    answered "Buy 64 GPUs" where a shared batch answers 2 (newcomer review, 2026-12-06)."""
+    answered "Buy 64 GPUs" where a shared batch answers 1 GPU (newcomer review, 2026-12-06)."""
     if data.target != "time" or data.scaling is not None or data.per_gpu:
         return None
     if args.weak_scaling or getattr(args, "strong_scaling", False):

@@ -56,7 +56,7 @@ from .._sweep import (
     pick_robustness,
     sweep,
 )
-from .._terms import gpu_named, GPUS, layout_status, OUT_OF_MEMORY, REASONS
+from .._terms import first_invalid_layout, gpu_named, GPUS, OUT_OF_MEMORY, REASONS
 from .._text import wrap
 from .common import finite_or_none
 from .draws import draws_or_none
@@ -471,13 +471,12 @@ def _check_measured_layouts(data, ignored: list[str]) -> None:
     if row is not None:
         raise InputError(f"{data.source} line {int(data.lines[row])}: this run's {_SHAPE}")
     with jax.enable_x64(True):
-        codes = np.asarray(layout_status(data.to_config(), "hybrid"))
-    bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
-    if len(bad):
-        i = int(bad[0])
+        invalid = first_invalid_layout(data.to_config(), "hybrid")
+    if invalid is not None:
+        i, reason = invalid
         raise InputError(
             f"{data.source} line {int(data.lines[i])}: this run's layout is not valid "
-            f"({REASONS[int(codes[i])]}); a measured run has a layout that can run"
+            f"({reason}); a measured run has a layout that can run"
             + "".join(f"; {note}" for note in ignored)
         )
 

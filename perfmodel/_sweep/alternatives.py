@@ -67,16 +67,17 @@ def layout_alternatives(
     )
     score = "step_time_s" if objective == "time" else "cost_per_step"
     reference = float(best[score])
+    names = [n for n in ("gpus", *LAYOUT_FIELDS) if n in best]
+    current = {n: float(best[n]) for n in names}
+    (winner,) = canonical_layouts(current, {})
     rows = []
     for name, frame in found.per_axis.items():
         frame = frame[frame["feasible"].astype(bool)]
         others = frame[frame[name] != float(best[name])]
         # Not the same layout under another name: "0.0% slower with another seq_parallel"
         # at tp 1 (review of 2026-12-06).
-        held = {n: float(best[n]) for n in ("gpus", *LAYOUT_FIELDS) if n in best}
-        columns = {n: others[n].to_numpy(float) if n in others else held[n] for n in held}
-        same = canonical_layouts(held, {})[0]
-        others = others[[layout != same for layout in canonical_layouts(columns, {})]]
+        columns = {n: others[n].to_numpy(float) if n in others else current[n] for n in names}
+        others = others[[other != winner for other in canonical_layouts(columns, {})]]
         if not len(others):
             continue
         pick = others.loc[others[score].astype(float).idxmin()]
@@ -92,10 +93,8 @@ def layout_alternatives(
             merged[key]["axis"] += f", {row['axis']}"
         else:
             merged[key] = row
-    names = [n for n in ("gpus", *LAYOUT_FIELDS) if n in best]
-    (winner,) = canonical_layouts({n: float(best[n]) for n in names}, {})
     for row in merged.values():  # what else it changes: "another zero" also moved b 2 → 1
-        (other,) = canonical_layouts({n: row.get(n, float(best[n])) for n in names}, {})
+        (other,) = canonical_layouts({n: row.get(n, current[n]) for n in names}, {})
         named = row["axis"].split(", ")
         row["also"] = ", ".join(
             n for n, a, b in zip(names, winner, other) if a != b and n not in named

@@ -30,6 +30,7 @@ from .hybrid import DataParallelAllReduce as DataParallelAllReduce
 from .hybrid import DataParallelInput as DataParallelInput
 from .hybrid import DataParallelTerm as DataParallelTerm
 from .hybrid import Device as Device
+from .hybrid import first_invalid_layout as first_invalid_layout
 from .hybrid import gemm_efficiency as gemm_efficiency
 from .hybrid import gemm_time as gemm_time
 from .hybrid import gpu_named as gpu_named

@@ -2,6 +2,7 @@
 `hybrid` family) and the basic one it replaced (`legacy`, `hybrid_basic`), with their
 layout checks and memory."""
 
+from .checks import first_invalid_layout as first_invalid_layout
 from .checks import hybrid_memory as hybrid_memory
 from .checks import KINDS as KINDS
 from .checks import layout_checks as layout_checks

@@ -2,6 +2,7 @@
 
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
+import numpy as np
 
 from ..._config import Config
 from .legacy import basic_memory_per_gpu
@@ -86,3 +87,21 @@ def layout_status(config: Config, kind: str = "hybrid") -> Int[Array, "..."]:
     for index in reversed(range(len(checks))):
         code = jnp.where(checks[index], code, index + 1)
     return code
+
+
+def first_invalid_layout(config: Config, kind: str = "hybrid") -> tuple[int, str] | None:
+    """The first run of `config` whose layout cannot run at all (a code of
+    `layout_status` below `OUT_OF_MEMORY`), as (its index, the reason from `REASONS`);
+    None when every layout can run. Running out of memory is not counted: a measured
+    run's memory model may be off, its layout may not.
+
+    Example:
+        >>> import perfmodel as pm
+        >>> first_invalid_layout(pm.Config(gpus=8.0, tp=3.0))
+        (0, 'tp·pp does not divide gpus')
+    """
+    codes = np.ravel(np.asarray(layout_status(config, kind)))
+    bad = np.flatnonzero((codes > 0) & (codes < OUT_OF_MEMORY))
+    if not len(bad):
+        return None
+    return int(bad[0]), REASONS[int(codes[bad[0]])]
