@@ -1,5 +1,6 @@
 """What a bad-input review of 2026-12-06 found: each case once, as a user meets it."""
 
+import json
 import os
 import re
 
@@ -110,6 +111,33 @@ def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
     assert len(best) == 3 + 20 + 1 + 20 + 1  # title, header, rule, ends, gap, note
     assert best[-1] == "(… 60 rows between not shown; -o FILE.json writes every row)"
     assert best[3].split()[0] == "1" and best[-2].split()[0] == "100"
+
+
+def test_a_sweep_says_what_its_costs_count(tmp_path, capsys):
+    # cost_per_sample had no unit (newcomer review of 2026-12-06).
+    body = '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n'
+    body += '"compute.time" = 1.0\n[axes]\ngpus = [1, 2, 4]\n'
+    path = tmp_path / "space.toml"
+    path.write_text(body)
+    assert main(["sweep", str(path)]) == 0
+    assert "costs (cost_per_sample, cost_to_train) in GPU-hours" in capsys.readouterr().out
+    path.write_text(body.replace("[axes]", "price_per_gpu_hour = 2.5\n[axes]"))
+    assert main(["sweep", str(path)]) == 0
+    assert "in price_per_gpu_hour's currency" in capsys.readouterr().out
+
+
+def test_predict_prints_efficiency_as_a_percentage(tmp_path, capsys):
+    # predict printed 0.9801 where every other command says 98% (newcomer review).
+    csv, saved = tmp_path / "b.csv", tmp_path / "b.json"
+    csv.write_text("gpus,time_s\n1,1.0\n2,0.55\n4,0.3\n8,0.18\n")
+    assert main(["fit", str(csv), "--model", "amdahl", "-o", str(saved)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(saved), "--gpus", "1,8", "--wide"]) == 0
+    rows = capsys.readouterr().out.splitlines()[-2:]
+    assert rows[0].split()[-1] == "100.0%"
+    assert main(["predict", str(saved), "--gpus", "8", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert rows[1].split()[-1] == f"{100 * row['efficiency']:.1f}%" and row["efficiency"] < 1
 
 
 def test_a_missing_file_named_like_a_shipped_dataset_gets_a_hint(tmp_path, monkeypatch):

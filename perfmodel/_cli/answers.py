@@ -33,6 +33,7 @@ from .common import (
     finite_or_none,
     format_table,
     parse_list,
+    percent_text,
     print_json,
 )
 
@@ -158,7 +159,8 @@ def speedup_reference(result) -> str:
 
 def _text_row(row: dict) -> dict:
     """A row of `predict`'s table: the interval's name is said above it, and the
-    speedup's interval is one column (``7.31–7.57``), so that 80 columns keep efficiency."""
+    speedup's interval is one column (``7.31–7.57``), so that 80 columns keep efficiency,
+    printed as a percentage like every other command's (``--json`` keeps the fraction)."""
     out = {}
     for key, value in row.items():
         if key in ("interval", "speedup_interval", "speedup_hi"):
@@ -170,6 +172,8 @@ def _text_row(row: dict) -> dict:
             both = value is None and hi is None
             out["speedup CI"] = "" if both else f"{lo}–{'inf' if hi is None else f'{hi:.3g}'}"
             continue
+        if key == "efficiency":
+            value = percent_text(value)
         out[key] = value
     return out
 
@@ -221,8 +225,7 @@ def print_predictions(args, result) -> int:
                     common.TABLE_WIDTH,
                 )
             )
-        rows = [_text_row(row) for row in rows]
-    print(format_table(rows))
+    print(format_table([_text_row(row) for row in rows]))
     batch = _closed.fixed_global_batch(result.data.config.get("global_batch"))
     past = [n for n in gpus if batch is not None and n > batch]
     if past:

@@ -191,3 +191,10 @@ def finite_or_none(value) -> float | None:
     """`value` as a float, or None where it is not finite: JSON has no inf, and an
     unbounded end of an interval (parameters the data leave open) is null."""
     return float(value) if math.isfinite(value) else None
+
+
+def percent_text(fraction: float | None) -> str | None:
+    """An efficiency (a fraction) as the tables print it, ``98.0%``, as every answer's
+    sentence does; None stays None (no reference to compare with). ``--json`` keeps the
+    fraction."""
+    return None if fraction is None else f"{100.0 * fraction:.1f}%"

@@ -58,7 +58,7 @@ from .._sweep import (
 )
 from .._terms import first_invalid_layout, gpu_named, GPUS, OUT_OF_MEMORY, REASONS
 from .._text import wrap
-from .common import finite_or_none
+from .common import finite_or_none, percent_text
 from .draws import draws_or_none
 from .grammar.vocabulary import LAYOUT_OPTIONS
 
@@ -994,6 +994,7 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         {k: v for k, v in row.items() if k not in last} | {k: row[k] for k in last if k in row}
         for row in rows
     ]
+    rows = [row | {"efficiency": percent_text(row["efficiency"])} for row in rows]
     print(format_table(rows))
     other = sum(row["time_s"] is not None and row["speedup"] is None for row in rows)
     if other:

@@ -172,6 +172,16 @@ SHOWN_ENDS = 20
 """Rows printed at each end of a long table (the middle is counted, not printed)."""
 
 
+def _cost_unit(space: Space) -> str:
+    """What the cost columns count: GPU-hours unless the space gives a price (the sweep's
+    ``cost_per_sample`` had no unit: newcomer review of 2026-12-06)."""
+    if "price_per_gpu_hour" in space.axes or "price_per_gpu_hour" in space.fixed:
+        unit = "price_per_gpu_hour's currency (its price × GPUs × hours)"
+    else:
+        unit = "GPU-hours (give price_per_gpu_hour for a currency)"
+    return f"costs (cost_per_sample, cost_to_train) in {unit}; memory_gb in GB per GPU"
+
+
 def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     counts = ""
     if result.valid is not None:
@@ -181,6 +191,7 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
         f"{result.seconds:.3g} s ({result.rate:.3g}/s, {result.precision}, "
         f"{len(result.devices)} device(s): {result.devices[0]}){counts}"
     )
+    print(_cost_unit(space))
     ranked = (
         "samples per second, highest first" if result.objective == "time" else "cost per sample"
     )
