@@ -99,14 +99,17 @@ def test_the_smallest_value_a_fit_file_names_is_taken():
     assert not parameter_ok(spec, 9e-308) and not parameter_ok(spec, 2e307)
 
 
+def _sweep_of_amdahl(path, capsys, gpus: str, fixed: str = "") -> str:
+    """What `perfmodel sweep` prints for an Amdahl space over `gpus` (a TOML value)."""
+    body = f'[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n{fixed}'
+    path.write_text(body + f'"compute.time" = 1.0\n[axes]\ngpus = {gpus}\n')
+    assert main(["sweep", str(path)]) == 0
+    return capsys.readouterr().out
+
+
 def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
     # A 10⁶-count gpus axis printed a 1.7-million-line table.
-    body = '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n'
-    body += '"compute.time" = 1.0\n[axes]\ngpus = { start = 1, stop = 100, step = 1 }\n'
-    path = tmp_path / "space.toml"
-    path.write_text(body)
-    assert main(["sweep", str(path)]) == 0
-    out = capsys.readouterr().out
+    out = _sweep_of_amdahl(tmp_path / "space.toml", capsys, "{ start = 1, stop = 100, step = 1 }")
     best = out.split("best per gpus")[1].split("\n\n")[0].splitlines()
     assert len(best) == 3 + 20 + 1 + 20 + 1  # title, header, rule, ends, gap, note
     assert best[-1] == "(… 60 rows between not shown; -o FILE.json writes every row)"
@@ -115,15 +118,10 @@ def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
 
 def test_a_sweep_says_what_its_costs_count(tmp_path, capsys):
     # cost_per_sample had no unit (newcomer review of 2026-12-06).
-    body = '[model]\nfamily = "amdahl"\n[fixed]\n"serial.time" = 0.01\n'
-    body += '"compute.time" = 1.0\n[axes]\ngpus = [1, 2, 4]\n'
-    path = tmp_path / "space.toml"
-    path.write_text(body)
-    assert main(["sweep", str(path)]) == 0
-    assert "costs (cost_per_sample, cost_to_train) in GPU-hours" in capsys.readouterr().out
-    path.write_text(body.replace("[axes]", "price_per_gpu_hour = 2.5\n[axes]"))
-    assert main(["sweep", str(path)]) == 0
-    assert "in price_per_gpu_hour's currency" in capsys.readouterr().out
+    out = _sweep_of_amdahl(tmp_path / "space.toml", capsys, "[1, 2, 4]")
+    assert "costs (cost_per_sample, cost_to_train) in GPU-hours" in out
+    out = _sweep_of_amdahl(tmp_path / "space.toml", capsys, "[1, 2]", "price_per_gpu_hour = 2.5\n")
+    assert "in price_per_gpu_hour's currency" in out
 
 
 def test_predict_prints_efficiency_as_a_percentage(tmp_path, capsys):
