@@ -78,7 +78,7 @@ def test_fit_opens_with_a_layout_search_not_a_gpu_count(fitted_and_printed, caps
     worth, knee = alone["worth_buying"], alone["diminishing_returns"]
     assert worth["gpus"] == knee["gpus"] < alone["gpus"] and worth["speedup"] == knee["speedup"]
     assert lines[0].startswith(f"worth buying: {worth['gpus']} GPUs, gpus={worth['gpus']} tp=")
-    assert f"the fastest, below, is {alone['speedup']:.3g}x at {alone['gpus']} GPUs" in lines[0]
+    assert f"the fastest, below, is {alone['speedup']:.3g}× at {alone['gpus']} GPUs" in lines[0]
     flags = {"tp": "--tp", "pp": "--pp", "microbatch_size": "--microbatch-size"}
     flags |= {"interleave": "--interleave", "recompute": "--recompute", "zero": "--zero"}
     flags |= {"seq_parallel": "--seq-parallel"}
@@ -596,7 +596,7 @@ def test_scaling_is_against_the_best_layout_at_the_reference_count(fitted, capsy
     words = " ".join(capsys.readouterr().out.split())
     ratio = at_64["reference"]["time_s"] / at_64["time_s"]
     assert f"against the best layout at 64 GPUs ({at_64['time_s']:.4g} s)" in words
-    assert f"is {ratio:.3g}x slower than that layout" in words
+    assert f"is {ratio:.3g}× slower than that layout" in words
 
 
 def test_the_cost_of_a_layout_names_the_currency(fitted):

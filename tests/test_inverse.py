@@ -248,3 +248,27 @@ def test_an_answer_far_past_the_measurements_says_it_is_extrapolated(amdahl_fit)
     far = pm.require(amdahl_fit, parameter="gpus", target=("speedup", 25.0), max_gpus=1e4)
     assert far.value == 325  # S + C/N = (S + C)/25
     assert far.message.endswith("; extrapolated 41× past the 8 GPUs measured")
+
+
+def test_a_crossing_a_fits_noise_from_a_whole_count_is_that_count():
+    # "holds from 17 GPUs (crossing at 16 GPUs)" where 16 GPUs predict 100.0000001 ms
+    # (review of 2026-12-07): a crossing within 1e-6 of a count is that count.
+    model = pm.amdahl().with_parameters({"serial.time": 0.04, "compute.time": 0.96 * (1 + 1e-8)})
+    found = pm.require(fitted(model), parameter="gpus", target=("time", 0.1))
+    assert found.exact == pytest.approx(16.0, rel=1e-6) and found.exact > 16.0
+    assert found.value == 16.0 and "holds from 16 GPUs" in found.message
+    model = pm.amdahl().with_parameters({"serial.time": 0.04, "compute.time": 0.96 * (1 + 1e-4)})
+    assert pm.require(fitted(model), parameter="gpus", target=("time", 0.1)).value == 17.0
+
+
+def test_require_of_a_name_several_blend_members_share_names_them():
+    from perfmodel._presets import build
+    from perfmodel._questions.elasticity import parameter_spec
+
+    with pytest.raises(pm.InputError) as caught:
+        parameter_spec(build("blend"), "compute.time")
+    message = str(caught.value)
+    assert "amdahl.compute.time, weak_data_parallel.compute.time, usl.compute.time" in message
+    assert "whatif --set compute.time=x0.5" in message
+    with pytest.raises(pm.InputError, match="no parameter 'compute.tim' in model 'blend'"):
+        parameter_spec(build("blend"), "compute.tim")

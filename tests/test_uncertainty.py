@@ -402,7 +402,18 @@ def test_cli_optimal_interval(capsys, fit_file):
     lo, hi = document["diminishing_returns"]["gpus_interval"]
     assert lo <= document["diminishing_returns"]["gpus"] <= hi
     assert main(["optimal", str(fit_file), "--interval", "0.8"]) == 0
-    assert "80% confidence interval" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "80% confidence interval" in out
+    # The fastest count's interval was in --json only (review of 2026-12-07).
+    lo, hi = document["gpus_interval"]
+    words = (
+        f"{lo} alone" if lo == hi else f"{lo} to {hi if hi is not None else 'beyond the search'}"
+    )
+    fastest = out.split("fastest: ")[1]
+    assert (
+        f"{document['gpus']} GPUs (80% confidence interval{':' if lo == hi else ''} {words})"
+        in fastest
+    )
 
 
 def test_cli_bad_interval_level_exits_2(capsys, fit_file):

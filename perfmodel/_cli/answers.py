@@ -15,6 +15,7 @@ from .._errors import FitError, InputError
 from .._levels import level_text, refuse_blend_draws
 from .._questions import (
     check_finite_times,
+    count_interval_words,
     GPU_BATCH,
     measured_peak,
     one_gpu_gap,
@@ -26,7 +27,7 @@ from .._questions import (
     step_seconds,
 )
 from .._saved import SavedFit
-from .._text import wrap
+from .._text import counted, wrap
 from .._units import work_name
 from . import common
 from .common import (
@@ -346,6 +347,20 @@ def answer_for(result, options: dict) -> tuple:
     return answer, draws
 
 
+def _with_count_interval(answer: Recommendation) -> Recommendation:
+    """The first alternative (the fastest, or the best by the objective) with the
+    interval of its count, as ``--json``'s ``gpus_interval``: the text gave the count
+    worth buying's and the knee's, never this one's (review of 2026-12-07)."""
+    best, first = answer.optimum, answer.alternatives[0] if answer.alternatives else None
+    words = count_interval_words(best.gpus_interval, "confidence", best.level)
+    if first is None or first.gpus != best.gpus or not words:
+        return answer
+    count = counted(best.gpus, "GPU")  # the interval beside the count, not the cost
+    sentence = first.sentence.replace(count, f"{count} ({words})", 1)
+    first = dataclasses.replace(first, sentence=sentence)
+    return dataclasses.replace(answer, alternatives=(first, *answer.alternatives[1:]))
+
+
 def answer_optimal(args, result) -> int:
     """`perfmodel optimal` of `result`: the recommendation, or ``--json``."""
     refuse_blend_draws(result.family, args.method, "intervals")
@@ -362,6 +377,7 @@ def answer_optimal(args, result) -> int:
             ensemble=draws,
         )
         answer = dataclasses.replace(answer, optimum=best)
+        answer = _with_count_interval(answer)
     if args.json:
         print_json(optimal_document(answer, args.interval, args.method or result.intervals))
     else:

@@ -866,7 +866,12 @@ def optimal_layout(
     gpus = curve["gpus"].to_numpy()
     marginal = best_return_ahead(gpus, speedup) * reference["gpus"]
     knee = None
-    criterion = f"no larger count adds {threshold:g}x speedup per reference-GPU"
+    # "per reference-GPU" was not understood (review of 2026-12-07): the speedup is the
+    # reference's, so its count of GPUs is the unit a perfectly scaling step adds 1× per.
+    criterion = (
+        f"no larger count adds {threshold:g}× speedup per {reference['gpus']:g} GPUs added, "
+        "the reference's count"
+    )
     if efficiency_floor is not None:
         # The largest count that meets the floor, past which none does: efficiency moves
         # with the layout, so the first count below it (384 GPUs at 78% with a floor of
@@ -1008,10 +1013,10 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
 
 
 def _times(ratio: float) -> str:
-    """``1.39x slower than`` / ``as fast as`` / ``1.2x faster than``."""
+    """``1.39× slower than`` / ``as fast as`` / ``1.2× faster than``."""
     if abs(ratio - 1.0) < 0.005:
         return "as fast as"
-    return f"{ratio:.3g}x slower than" if ratio > 1.0 else f"{1.0 / ratio:.3g}x faster than"
+    return f"{ratio:.3g}× slower than" if ratio > 1.0 else f"{1.0 / ratio:.3g}× faster than"
 
 
 def _above_one(efficiency: float) -> str:
@@ -1026,10 +1031,10 @@ def _worth_buying_line(document: dict) -> str | None:
         return None
     return (
         f"worth buying: {worth['gpus']} GPUs, {describe_layout(worth['layout'])}: step time "
-        f"{worth['time_s']:.4g} s, speedup {worth['speedup']:.3g}x and efficiency "
+        f"{worth['time_s']:.4g} s, speedup {worth['speedup']:.3g}× and efficiency "
         f"{worth['efficiency']:.1%}{_above_one(worth['efficiency'])}; past {worth['gpus']} "
         "GPUs returns diminish "
-        f"({knee['criterion']}): the fastest, below, is {document['speedup']:.3g}x at "
+        f"({knee['criterion']}): the fastest, below, is {document['speedup']:.3g}× at "
         f"{document['gpus']} GPUs"
     )
 
@@ -1052,7 +1057,7 @@ def robustness_lines(robustness: dict | None) -> list[str]:
         lines.append(
             wrap(
                 f"  the pick rests on {change['parameter']}, fixed, not fitted: at "
-                f"{change['factor']:g}x ({change['value']:.3g} {change['unit']}) "
+                f"{change['factor']:g}× ({change['value']:.3g} {change['unit']}) "
                 f"{describe_layout(change['layout'])} is faster ({change['time_s']:.4g} s "
                 f"against {change['pick_time_s']:.4g} s); a run where it matters, or its "
                 "measured value (--fix), settles it"
@@ -1087,7 +1092,7 @@ def print_optimal_layout(document: dict) -> None:
     print(
         wrap(
             f"  step time {document['time_s']:.4g} s, memory {document['memory_gb']:.3g} GB "
-            f"per GPU; speedup {document['speedup']:.3g}x and efficiency "
+            f"per GPU; speedup {document['speedup']:.3g}× and efficiency "
             f"{document['efficiency']:.1%} against {against}"
         )
     )

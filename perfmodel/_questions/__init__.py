@@ -14,6 +14,7 @@ from .query import amdahl_bound as amdahl_bound
 from .query import check_count as check_count
 from .query import check_finite_times as check_finite_times
 from .query import count_interval_text as count_interval_text
+from .query import count_interval_words as count_interval_words
 from .query import diminishing_returns as diminishing_returns
 from .query import DiminishingReturns as DiminishingReturns
 from .query import evaluator as evaluator

@@ -26,6 +26,15 @@ from .._text import brief, counted, format_table, refit_command
 def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
     """The spec of parameter `name`; an InputError listing the valid names otherwise."""
     specs = model.parameter_specs()
+    members = [s for s in specs if s.endswith(f".{name}")]
+    if name not in specs and len(members) > 1:
+        # `explain` and `whatif` name such a group in one line: `require` solves for one
+        # value (review of 2026-12-07).
+        raise InputError(
+            f"{name!r} is a name several members of the {model.family} share "
+            f"({', '.join(members)}): name one of them; `whatif --set {name}=x0.5` "
+            "changes them together"
+        )
     if name not in specs:
         raise InputError(
             f"no parameter {name!r} in model {model.family!r}; valid: " + ", ".join(specs)
