@@ -673,3 +673,23 @@ def test_the_stream_keeps_room_for_copies_only_where_they_can_occur():
     assert copies_per_layout({"gpus": [64, 128], "tp": [2, 8], "pp": [1, 2], **zero}, {}) == 1
     assert copies_per_layout({"tp": [1, 2], **sp, **zero}, {"gpus": 2.0}) == 6
     assert copies_per_layout(zero, {}) == 1  # no GPU count: `canonical_layouts` keeps ZeRO
+
+
+@pytest.mark.slow  # a CLI sweep with alternatives: ~6 s
+def test_the_best_layout_says_its_ranking_when_the_global_batch_varies(tmp_path, capsys):
+    # "2.483 s per step" above a Pareto row of 2.446 s read as a contradiction: a larger
+    # batch may take longer per step and still give more samples/s (review of 2026-12-07).
+    body = SPACE.replace("gpus = [4, 8, 12, 16, 24, 32, 40, 64]", "gpus = [8, 16]")
+    path = _space(tmp_path, body.replace('"allreduce.bandwidth_inter" = [12.5e9, 25e9, 50e9]', ""))
+    assert main(["sweep", path, "--json", "--no-progress"]) == 0
+    top = json.loads(capsys.readouterr().out)["top"][0]
+    assert main(["sweep", path, "--no-progress"]) == 0
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("best layout:")]
+    assert line.endswith(
+        f"{top['step_time_s']:.4g} s per step, {top['samples_per_s']:.4g} samples/s "
+        "(ranked by samples per second: the global batch varies)"
+    )
+    one_batch = body.replace("{ start = 64, stop = 192, step = 64 }", "[128]")
+    assert main(["sweep", _space(tmp_path, one_batch, "fixed.toml"), "--no-progress"]) == 0
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("best layout:")]
+    assert line.endswith(" s per step")

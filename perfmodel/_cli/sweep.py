@@ -156,8 +156,17 @@ def _print_layout(result: SweepResult, space: Space, alternatives) -> None:
     if alternatives is None or not len(result.top):
         return
     best = result.top.iloc[0]
+    ranked = ""
+    if len(np.atleast_1d(space.axes.get("global_batch", ()))) > 1 and result.objective == "time":
+        # A larger batch may take longer per step and still win: "2.483 s per step" above a
+        # Pareto row of 2.446 s read as a contradiction (review of 2026-12-07).
+        ranked = (
+            f", {float(best['samples_per_s']):.4g} samples/s (ranked by samples per second: "
+            "the global batch varies)"
+        )
     print(
         f"\nbest layout: {_describe(best, space.axes)}: {float(best['step_time_s']):.4g} s per step"
+        + ranked
     )
     names = [n for n in alternatives.columns if n not in ALTERNATIVE_COLUMNS]
     for _, row in alternatives.iterrows():
