@@ -289,3 +289,23 @@ def test_a_speedup_elasticity_that_is_rounding_reads_0():
     # d log T(1) − d log T(N) of a parameter moving both alike printed "-2.776e-17".
     assert _difference(0.3922, 0.3922 + 2.776e-17) == 0.0
     assert _difference(0.5, 0.25) == 0.25 and _difference(1e-20, 0.0) == 1e-20
+
+
+def test_a_tried_change_far_from_its_elasticity_is_marked():
+    # Elasticity 1 beside "½ → −5.0%" read as a contradiction (review of 2026-12-07): the
+    # blend's held efficiency takes over between the two values.
+    from types import SimpleNamespace
+
+    from perfmodel._cli.analysis import off_the_slope
+
+    def parameter(elasticity, time_change, undetermined=False):
+        change = SimpleNamespace(value=0.5, time_change=time_change)
+        return SimpleNamespace(
+            value=1.0, elasticity=elasticity, change=change, undetermined=undetermined
+        )
+
+    assert off_the_slope(parameter(1.0, -0.05))
+    assert not off_the_slope(parameter(1.0, -0.5))  # as the slope says
+    assert not off_the_slope(parameter(0.77, -0.385))  # Amdahl's serial part, ½
+    assert not off_the_slope(parameter(0.01, 0.0))  # too small a move to compare
+    assert not off_the_slope(parameter(1.0, -0.05, undetermined=True))

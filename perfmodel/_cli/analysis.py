@@ -1,6 +1,7 @@
 """`perfmodel explain`, `require`, `whatif` and `next`: why scaling stops, what would move it."""
 
 import dataclasses
+import math
 import os
 
 from .._errors import InputError
@@ -96,6 +97,22 @@ def run_explain(args) -> int:
     return 0
 
 
+def off_the_slope(parameter) -> bool:
+    """Whether a parameter's tried change moves the time far less (or more) than its
+    elasticity says: half again or more apart in log time, for a change the slope puts
+    at 5% or more. Where it is, a bound takes over between the two values (the default
+    blend's efficiency held from the largest measured count or the node): elasticity 1
+    beside "½ → −5.0%" read as a contradiction (review of 2026-12-07). Fractions (an
+    overlap, whose change is in the exposed share) are not compared."""
+    if parameter.undetermined or parameter.value <= 0 or parameter.change.value <= 0:
+        return False
+    if parameter.change.time_change <= -1.0:
+        return False
+    slope = parameter.elasticity * math.log(parameter.change.value / parameter.value)
+    moved = math.log1p(parameter.change.time_change)
+    return abs(slope) >= 0.05 and abs(moved - slope) > 0.5 * abs(slope)
+
+
 def _print_explain(report) -> None:
     print(
         f"at {counted(report.gpus, 'GPU')}: {describe_quantity('time', report.time_s)}, speedup "
@@ -125,13 +142,22 @@ def _print_explain(report) -> None:
             "d log S": p.speedup_elasticity,
             "tried": p.change.label,
             "time after": p.change.time_s,
-            "change": f"{p.change.time_change:+.1%}",
+            "change": f"{p.change.time_change:+.1%}" + ("*" if off_the_slope(p) else ""),
         }
         if not p.undetermined
         else {"parameter": p.name, "value": "—", "unit": p.unit, "elasticity": "undetermined"}
         for p in report.parameters
     ]
     print(format_table(rows))
+    if any(off_the_slope(p) for p in report.parameters):
+        print(
+            wrap(
+                "* far from what the elasticity says: it is the slope at the fitted value, and "
+                "between the two values a bound takes over (for the default blend, the "
+                "efficiency it holds from the largest measured count or the node, "
+                "docs/intervals.md)"
+            )
+        )
     print("\nwhat would move it:")
     for sentence in report.sentences():
         print(f"  {sentence}")
