@@ -419,3 +419,14 @@ def test_a_series_that_starts_past_one_gpu_keeps_a_positive_one_gpu_time():
         "weak_data_parallel.allreduce.transfer",
         "usl.coherency.time",
     }
+
+
+def test_a_blend_of_two_counts_says_which_members_they_cannot_determine():
+    # Two rows printed weak_data_parallel's all-reduce latency and transfer (0.8, 0.4 s),
+    # one split of their sum among many, like any other value (review of 2026-12-07).
+    result = pm.fit_auto(pm.from_arrays([1, 2], [10.0, 5.5], source="two.csv")).best
+    (line,) = [w for w in result.warnings if "distinct GPU counts" in w]
+    assert line.startswith("two.csv: 2 distinct GPU counts, fewer than the parameters of ")
+    assert "weak_data_parallel (3)" in line and "amdahl" not in line
+    four = pm.fit_auto(pm.from_arrays([1, 2, 4, 8], [10.0, 5.5, 3.1, 1.9])).best
+    assert not [w for w in four.warnings if "distinct GPU counts" in w]

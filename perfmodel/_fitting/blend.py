@@ -331,6 +331,26 @@ def describe_weights(model: Blend) -> str:
     return text
 
 
+def too_few_counts(model: Blend, data: Benchmarks) -> str:
+    """One line when members of the blend have more parameters than the data have
+    distinct GPU counts, naming them: two rows fitted weak_data_parallel's all-reduce
+    latency and transfer as 0.8 and 0.4 s, one split of their sum among many, printed
+    like any other value (review of 2026-12-07); else ``""``."""
+    counts = len(np.unique(np.asarray(data.gpus, dtype=np.float64)))
+    over = [
+        f"{name} ({len(member.parameter_specs())})"
+        for name, member in zip(model.names, model.members)
+        if len(member.parameter_specs()) > counts
+    ]
+    if not over:
+        return ""
+    return (
+        f"{data.source}: {counts} distinct GPU counts, fewer than the parameters of "
+        f"{', '.join(over)}: their values are one of many that fit these measurements "
+        "alike; measure more counts to tell them apart"
+    )
+
+
 def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
     """The default fit of `data` (seconds per unit of work: `canonical.per_unit_of_work`).
 
@@ -354,7 +374,7 @@ def fit_blend(data: Benchmarks, *, assumed: str = "") -> FitResult:
         warnings = (note, *warnings) if note else warnings
         mixed = mixed_workloads(data, model)
         warnings = (mixed, *warnings) if mixed else warnings
-        for note in (repeats_apart(data), nodes_disagree(data)):
+        for note in (too_few_counts(model, data), repeats_apart(data), nodes_disagree(data)):
             warnings = (note, *warnings) if note else warnings
     return dataclasses.replace(
         result,
