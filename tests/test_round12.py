@@ -292,7 +292,7 @@ def llama_fit(tmp_path_factory):
 def test_a_zero3_pick_on_an_assumed_network_says_both(llama_fit):
     code, out, _ = run_cli("optimal", llama_fit, "--max-gpus", "512")
     assert code == 0 and "zero=3" in out.splitlines()[0]
-    assert "the pick rests on allreduce.bandwidth_inter, fixed, not fitted: at 0.5x" in out
+    assert "the pick rests on allreduce.bandwidth_inter, fixed, not fitted: at 0.5×" in out
     assert "zero=3 is fully sharded data parallelism" in out and "--set zero=1" in out
     code, out, _ = run_cli(
         "optimal", llama_fit, "--max-gpus", "512", "--objective", "cost",
