@@ -69,6 +69,15 @@ class ScalingLoss(AbstractCostTerm):
         return jnp.zeros_like(config.gpus)
 
 
+def shared_parameters(model, name: str) -> list[str]:
+    """The member parameters of a `Blend` that `name` stands for, ``compute.time`` →
+    ``amdahl.compute.time``, ``usl.compute.time``, … (one change to them all in `whatif`
+    and `explain`); [] for a name no member has, or a model that is not a blend."""
+    if not isinstance(model, Blend):
+        return []
+    return [s for s in model.parameter_specs() if s.partition(".")[2] == name]
+
+
 def _described(member: str, spec: ParamSpec, weighted: bool = True) -> ParamSpec:
     if not weighted:  # fitted for the intervals' spread D (`Blend.spread`) alone
         spec = _described(member, spec)

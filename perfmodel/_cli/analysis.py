@@ -133,6 +133,7 @@ def _print_explain(report) -> None:
         "\nsensitivity: elasticity d log T / d log θ (% change of the time per % change "
         "of θ; d log S for the speedup):"
     )
+    marked = {p.name for p in report.parameters if off_the_slope(p)}
     rows = [
         {
             "parameter": p.name,
@@ -142,14 +143,14 @@ def _print_explain(report) -> None:
             "d log S": p.speedup_elasticity,
             "tried": p.change.label,
             "time after": p.change.time_s,
-            "change": f"{p.change.time_change:+.1%}" + ("*" if off_the_slope(p) else ""),
+            "change": f"{p.change.time_change:+.1%}" + ("*" if p.name in marked else ""),
         }
         if not p.undetermined
         else {"parameter": p.name, "value": "—", "unit": p.unit, "elasticity": "undetermined"}
         for p in report.parameters
     ]
     print(format_table(rows))
-    if any(off_the_slope(p) for p in report.parameters):
+    if marked:
         print(
             wrap(
                 "* far from what the elasticity says: it is the slope at the fitted value, and "

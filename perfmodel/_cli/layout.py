@@ -996,10 +996,11 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     # why a row has no time, in view.
     last = ("speedup", "speedup_lo", "speedup_hi", "efficiency")
     rows = [
-        {k: v for k, v in row.items() if k not in last} | {k: row[k] for k in last if k in row}
+        {k: v for k, v in row.items() if k not in last}
+        | {k: row[k] for k in last if k in row}
+        | {"efficiency": percent_text(row["efficiency"])}
         for row in rows
     ]
-    rows = [row | {"efficiency": percent_text(row["efficiency"])} for row in rows]
     print(format_table(rows))
     other = sum(row["time_s"] is not None and row["speedup"] is None for row in rows)
     if other:

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _closed
+from .._blend import shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult, undetermined
 from .._model import AbstractScalingModel
@@ -26,7 +27,7 @@ from .._text import brief, counted, format_table, refit_command
 def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
     """The spec of parameter `name`; an InputError listing the valid names otherwise."""
     specs = model.parameter_specs()
-    members = [s for s in specs if s.endswith(f".{name}")]
+    members = shared_parameters(model, name)
     if name not in specs and len(members) > 1:
         # `explain` and `whatif` name such a group in one line: `require` solves for one
         # value (review of 2026-12-07).

@@ -11,7 +11,7 @@ import math
 import jax
 import numpy as np
 
-from .._blend import Blend
+from .._blend import Blend, shared_parameters
 from .._config import (
     check_memory_unit,
     Config,
@@ -142,8 +142,7 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         elif name == "gpus":
             raise InputError("gpus is what predictions vary; give GPU counts with {arg:gpus}")
         else:
-            blend = isinstance(fit.model, Blend)
-            members = [s for s in specs if blend and s.partition(".")[2] == name]
+            members = shared_parameters(fit.model, name)
             if members:  # `serial.time` of the blend: every member's, each from its own
                 for member in members:
                     value = _parse_value(member, raw, values[member])
