@@ -3,8 +3,10 @@ import json
 import math
 import re
 
+import equinox as eqx
 from helpers import exact_fit as fitted
 from helpers import ring_allreduce
+import jax
 import pytest
 
 import perfmodel as pm
@@ -261,14 +263,38 @@ def test_a_crossing_a_fits_noise_from_a_whole_count_is_that_count():
     assert pm.require(fitted(model), parameter="gpus", target=("time", 0.1)).value == 17.0
 
 
-def test_require_of_a_name_several_blend_members_share_names_them():
+def test_require_of_a_name_several_blend_members_share_solves_for_one_factor(capsys, tmp_path):
+    # `explain` printed "½ compute.time (every member's: …)" and `require --param
+    # compute.time` refused the name (review of 2026-12-07): it is one factor on them all,
+    # as `whatif --set compute.time=xF` changes them.
     from perfmodel._presets import build
     from perfmodel._questions.elasticity import parameter_spec
 
-    with pytest.raises(pm.InputError) as caught:
-        parameter_spec(build("blend"), "compute.time")
-    message = str(caught.value)
-    assert "amdahl.compute.time, weak_data_parallel.compute.time, usl.compute.time" in message
-    assert "whatif --set compute.time=x0.5" in message
+    # Its curve measured up to 8 GPUs, as a fit file of it must say.
+    fit = fitted(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
+    found = pm.require(fit, parameter="compute.time", target=("throughput", 1.5), gpus=16)
+    members = ("amdahl.compute.time", "weak_data_parallel.compute.time", "usl.compute.time")
+    assert found.members == members and found.current == 1.0 and found.unit == "×"
+    assert found.side == "≤" and found.feasible == ((0.0, found.value),)
+    assert found.message.startswith(
+        "throughput ≥ 1.5/s at 16 GPUs needs every member's compute.time "
+        f"({', '.join(members)}) ≤ {found.value:.4g}× its fitted value "
+        f"(now {found.current_quantity:.4g}/s)"
+    )
+    # The factor it names is the one `whatif` applies: the goal, exactly.
+    after = pm.what_if(fit, {"compute.time": f"x{found.exact!r}"})
+    with jax.enable_x64(True):
+        seconds = float(after.model(after.config(16.0)))
+    assert 1.0 / seconds == pytest.approx(1.5, rel=1e-9)
+    path = tmp_path / "blend.json"
+    pm.save_fit(fit, path)
+    argv = ["require", str(path), "--param", "compute.time", "--throughput", "1.5", "--gpus", "16"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        found.message,
+        f"factors on every member's compute.time that meet it: 0–{found.value:.4g}",
+    ]
+    # A name that no member has still lists the valid ones.
     with pytest.raises(pm.InputError, match="no parameter 'compute.tim' in model 'blend'"):
         parameter_spec(build("blend"), "compute.tim")

@@ -309,3 +309,16 @@ def test_a_tried_change_far_from_its_elasticity_is_marked():
     assert not off_the_slope(parameter(0.77, -0.385))  # Amdahl's serial part, ½
     assert not off_the_slope(parameter(0.01, 0.0))  # too small a move to compare
     assert not off_the_slope(parameter(1.0, -0.05, undetermined=True))
+
+
+def test_the_mark_is_on_the_parameter_at_the_default_width(capsys, dp_file, monkeypatch):
+    # The mark was in the change column, which the default width of 100 leaves out:
+    # the footnote explained a mark no row showed.
+    from perfmodel._cli import analysis
+
+    monkeypatch.setattr(analysis, "off_the_slope", lambda p: p.name == "serial.time")
+    assert main(["explain", str(dp_file), "--gpus", "512"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.split("sensitivity:")[1].splitlines()]
+    assert ["serial.time", "*"] in [row[:2] for row in rows]
+    assert "\n* far from what the elasticity says" in out

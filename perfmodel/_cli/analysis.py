@@ -136,14 +136,15 @@ def _print_explain(report) -> None:
     marked = {p.name for p in report.parameters if off_the_slope(p)}
     rows = [
         {
-            "parameter": p.name,
+            # The mark on the name: the change column is past the default width.
+            "parameter": p.name + (" *" if p.name in marked else ""),
             "value": p.value,
             "unit": p.unit,
             "elasticity": p.elasticity,
             "d log S": p.speedup_elasticity,
             "tried": p.change.label,
             "time after": p.change.time_s,
-            "change": f"{p.change.time_change:+.1%}" + ("*" if p.name in marked else ""),
+            "change": f"{p.change.time_change:+.1%}",
         }
         if not p.undetermined
         else {"parameter": p.name, "value": "—", "unit": p.unit, "elasticity": "undetermined"}

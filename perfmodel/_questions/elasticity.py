@@ -24,13 +24,24 @@ from .._terms import ParamSpec
 from .._text import brief, counted, format_table, refit_command
 
 
+def shared_factor(model: AbstractScalingModel, name: str) -> bool:
+    """Whether `name` stands for several members' times or rates of a blend
+    (`_blend.shared_parameters`: ``compute.time``), which `require` solves for as one
+    factor on all of them, as `explain` and `whatif` change them together (review of
+    2026-12-07: `require` refused the name `explain` had just printed)."""
+    if name in model.parameter_specs():
+        return False
+    members = shared_parameters(model, name)
+    specs = model.parameter_specs()
+    return len(members) > 1 and all(specs[m].kind != "fraction" for m in members)
+
+
 def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
     """The spec of parameter `name`; an InputError listing the valid names otherwise."""
     specs = model.parameter_specs()
     members = shared_parameters(model, name)
     if name not in specs and len(members) > 1:
-        # `explain` and `whatif` name such a group in one line: `require` solves for one
-        # value (review of 2026-12-07).
+        # A fraction several members share has no one factor (its exposed share moves).
         raise InputError(
             f"{name!r} is a name several members of the {model.family} share "
             f"({', '.join(members)}): name one of them; `whatif --set {name}=x0.5` "

@@ -17,12 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._blend import shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult
 from .._levels import LARGEST_COUNT
 from .._terms import SerialTerm
 from .._text import counted
-from .elasticity import _times, check_gpus, format_seconds, parameter_spec
+from .elasticity import _times, check_gpus, format_seconds, parameter_spec, shared_factor
 from .measured import past_checked
 
 # Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
@@ -131,6 +132,10 @@ class Requirement:
         feasible: ranges of the unknown that meet the target.
         iterations: Newton/bisection iterations spent on the reported boundary.
         message: one readable sentence.
+        members: for a name several members of the default blend share
+            (``compute.time``), those members' parameters; the unknown is then one factor
+            on all of their fitted values (`value`, `current` = 1 and `feasible` are
+            factors, `unit` is ``"×"``), as `whatif --set compute.time=x0.5` changes them.
     """
 
     parameter: str
@@ -152,6 +157,7 @@ class Requirement:
     feasible: tuple[tuple[float, float], ...]
     iterations: int
     message: str
+    members: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Requirement: {self.message}>"
@@ -162,13 +168,23 @@ class Requirement:
         lines = [self.message]
         if self.feasible and self.parameter != "gpus":
             spans = ", ".join(f"{lo:.4g}–{hi:.4g}" for lo, hi in self.feasible)
-            lines.append(f"values of {self.parameter} that meet it ({self.unit}): {spans}")
+            if self.members:
+                lines.append(f"factors on every member's {self.parameter} that meet it: {spans}")
+            else:
+                lines.append(f"values of {self.parameter} that meet it ({self.unit}): {spans}")
         return "\n".join(lines)
 
 
-def _substitute(model, config, u, unknown: str):
+def _substitute(model, config, u, unknown: str | tuple[str, ...]):
+    """The model and config with the unknown at u: the GPU count (log), one parameter
+    (its stored coordinate), or, for a tuple of a blend's member parameters, one factor
+    ``exp(u)`` on each of their fitted values (their stored logs move by u together)."""
     if unknown == "gpus":
         return model, eqx.tree_at(lambda c: c.gpus, config, jnp.exp(u))
+    if isinstance(unknown, tuple):
+        getters = [model.leaf_getter(name) for name in unknown]
+        fitted = tuple(getter(model) + u for getter in getters)
+        return eqx.tree_at(lambda m: tuple(g(m) for g in getters), model, fitted), config
     return eqx.tree_at(model.leaf_getter(unknown), model, u), config
 
 
@@ -185,7 +201,7 @@ def _log_quantities(model, config, per_step: bool = False) -> jnp.ndarray:
 
 
 @eqx.filter_jit
-def _evaluate(model, config, u, unknown: str, per_step: bool = False):
+def _evaluate(model, config, u, unknown: str | tuple[str, ...], per_step: bool = False):
     """``log Q`` and ``d log Q / du`` for every target at every u, each ``(len(u), 5)``.
 
     All targets at once and a fixed length of u (Newton pads its single point), so
@@ -240,6 +256,12 @@ class _Problem:
     grid: np.ndarray  # u over the searched range
     fraction: bool = False  # the unknown is stored as a logit
     current: float | None = None  # the fitted value of a parameter
+    members: tuple[str, ...] = ()  # a shared name's members: the unknown is their factor
+
+    @property
+    def unknown(self) -> str | tuple[str, ...]:
+        """What `_substitute` sets: the members of a shared name, else the parameter."""
+        return self.members or self.parameter
 
     @property
     def gpus(self) -> bool:
@@ -247,6 +269,8 @@ class _Problem:
 
     @property
     def u0(self) -> float:
+        if self.members:  # the factor 1
+            return 0.0
         return float(self.fit.model.parameter_specs()[self.parameter].to_raw(self.current))
 
     @property
@@ -268,9 +292,7 @@ class _Problem:
         """``log Q`` and ``d log Q / du`` of this target at each of `_GRID` points u."""
         index = list(TARGETS).index(self.kind)
         per_step = bool(self.fit.data.per_gpu)
-        log_q, grad = _evaluate(
-            self.fit.model, self.config, jnp.asarray(u), self.parameter, per_step
-        )
+        log_q, grad = _evaluate(self.fit.model, self.config, jnp.asarray(u), self.unknown, per_step)
         return np.asarray(log_q)[:, index], np.asarray(grad)[:, index]
 
     def quantity(self, u: float) -> float:
@@ -278,7 +300,7 @@ class _Problem:
 
     def limiting(self, u: float) -> tuple[str | None, float | None]:
         """The term that keeps Q from the goal at u, and its share of the step."""
-        model, config = _substitute(self.fit.model, self.config, jnp.asarray(u), self.parameter)
+        model, config = _substitute(self.fit.model, self.config, jnp.asarray(u), self.unknown)
         parts = {k: float(v) for k, v in model.breakdown(config).items()}
         # Parallel compute is the ideal part of speedup and efficiency, not a blocker.
         roles = {t.name: t.role for t in model.terms}
@@ -347,6 +369,16 @@ def require(
             )
         top = math.log(top)
         setup = dict(n=1.0, unit="GPUs", grid=np.linspace(0.0, top, _GRID))
+    elif shared_factor(model, parameter):
+        if gpus is None:
+            raise InputError(f"target {kind}: give the GPU count it applies to (gpus=N)")
+        setup = dict(
+            n=check_gpus(gpus),
+            unit="×",
+            grid=np.linspace(-_SPAN, _SPAN, _GRID),
+            current=1.0,
+            members=tuple(shared_parameters(model, parameter)),
+        )
     else:
         spec = parameter_spec(model, parameter)
         if gpus is None:
@@ -392,6 +424,7 @@ def _answer(problem: _Problem) -> Requirement:
         best_at=best_at,
         limiting=limiting,
         limiting_share=share,
+        members=problem.members,
     )
     empty = dict(value=None, exact=None, side=None, achieved=None, iterations=0)
     if not good.any():
@@ -476,6 +509,10 @@ def _feasible(problem: _Problem, good, roots) -> tuple[tuple[float, float], ...]
 def _where(problem: _Problem, at: float, end: bool) -> str:
     if problem.gpus:
         return f"at {counted(at, 'GPU')}"
+    if problem.members:
+        if end:
+            return f"as every member's {problem.parameter} → {'∞' if math.isinf(at) else '0'}"
+        return f"at {at:.4g}× every member's {problem.parameter}"
     if end:
         return f"as {problem.parameter} → {'∞' if math.isinf(at) else f'{at:g}'}"
     return f"at {problem.parameter} = {at:.4g} {problem.unit}"
@@ -502,6 +539,12 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
                 message += f" (and {len(later) - 1} more range{'s' if len(later) > 2 else ''})"
         far = past_checked(value, problem.fit)
         return f"{message}; {far}" if far else message
+    if problem.members:
+        return (
+            f"{problem.want} needs every member's {problem.parameter} "
+            f"({', '.join(problem.members)}) {side} {value:.4g}× its fitted value (now "
+            f"{describe_quantity(problem.kind, current_q)})"
+        )
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
         f"({value / problem.current:.3g}× the fitted {problem.current:.4g}; "
