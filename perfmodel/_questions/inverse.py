@@ -337,7 +337,9 @@ def require(
     Args:
         fit: a fitted model.
         parameter: a parameter name (``"allreduce.bandwidth_inter"``, ``"serial.time"``,
-            ``"overlap"``, …) or ``"gpus"`` to solve for the GPU count.
+            ``"overlap"``, …), ``"gpus"`` to solve for the GPU count, or a name several
+            members of the default blend share (``"compute.time"``) to solve for one
+            factor on all of them (`Requirement.members`).
         target: ``(kind, value)`` or ``{kind: value}``.
         gpus: the GPU count of the target; not used when solving for gpus.
         max_gpus: the largest GPU count searched when solving for gpus.
