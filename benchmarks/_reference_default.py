@@ -43,6 +43,7 @@ import math
 
 import numpy as np
 from scipy.optimize import nnls
+from scipy.stats import t as student_t
 
 ALPHA = 2.0  # weights (N / N_max)^ALPHA on the squared relative residuals
 FAMILY_ALPHA = {"power_law_flat": 0.0}  # families fitted with other weights
@@ -434,13 +435,26 @@ class DefaultFit:
         replaces the shipped INTERVAL_Q[table][level]."""
         m = np.asarray(m, float)
         q = INTERVAL_Q[self.interval_table()][level] if q is None else q
-        half = q * self.interval_scale(m)
+        half = np.hypot(q * self.interval_scale(m), self.noise_half_width(level))
         centre = self.log_u(m)
         one = np.ones(1)
         one_gpu = self.log_u(one) - q * self.interval_scale(one)
         low = np.maximum(centre - half, self.log_floor(m, centre, one_gpu))
         a, b = self._to_measured(low, m), self._to_measured(centre + half, m)
         return np.minimum(a, b), np.maximum(a, b)
+
+    def noise_half_width(self, level: float) -> float:
+        """t_{(1+L)/2, n−k}·σ, σ² the pooled variance of log u among the training
+        measurements at one GPU count (n measurements at k counts; the pure error of
+        the lack-of-fit test), added in quadrature to the conformal half-width; 0 where
+        no count was measured twice (every published table of the corpus but MLPerf's)."""
+        counts, group = np.unique(self.train_gpus, return_inverse=True)
+        dof = self.train_gpus.size - counts.size
+        if dof <= 0:
+            return 0.0
+        means = np.array([self.train_log_u[group == g].mean() for g in range(counts.size)])
+        sigma = math.sqrt(float(np.sum((self.train_log_u - means[group]) ** 2)) / dof)
+        return float(student_t.ppf(0.5 * (1.0 + level), dof)) * sigma
 
     def log_floor(self, m, centre, one_gpu) -> np.ndarray:
         """log of the least u an interval may reach at `m`: perfect scaling from the

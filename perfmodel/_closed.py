@@ -392,3 +392,73 @@ def scores(samples: int, seed: int, which: str = "many") -> np.ndarray:
     tail = levels > grid[-1]
     values[tail] = [quantile(float(u), which) for u in levels[tail]]
     return signs * values
+
+
+def replicate_noise(data) -> tuple[float, int]:
+    """σ and ν: the pooled standard deviation of log time among measurements of one
+    configuration (the same GPU count and the same value in every other column),
+    ``σ² = Σ_g Σ_i (log t_i − mean_g log t)² / ν``, ν = n − k for n measurements in k
+    configurations: the pure error of the lack-of-fit test (Draper & Smith, *Applied
+    Regression Analysis*, 3rd ed., §2.1), what a repeat of a measured run varies by,
+    whatever the curve. (0, 0) where no configuration was measured twice."""
+    gpus = np.asarray(data.gpus, dtype=np.float64)
+    columns = [gpus] + [
+        np.broadcast_to(np.asarray(v, dtype=np.float64), gpus.shape)
+        for _, v in sorted(data.config.items())
+    ]
+    log_t = np.log(np.asarray(data.time_s, dtype=np.float64))
+    _, group = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    dof = int(log_t.size - group.max() - 1)
+    if dof <= 0:
+        return 0.0, 0
+    means = np.bincount(group, weights=log_t) / np.bincount(group)
+    return float(np.sqrt(np.sum((log_t - means[group]) ** 2) / dof)), dof
+
+
+def student_t_quantile(p: float, dof: int) -> float:
+    """Quantile `p` ∈ (0.5, 1) of Student's t with a whole number `dof` ≥ 1 of degrees of
+    freedom, by bisection on its closed-form two-sided probability ``A(t|ν)``
+    (Abramowitz & Stegun 26.7.3–4: θ = atan(t/√ν); a finite sum in cos²θ), in NumPy-free
+    Python for the JAX-free path; the normal quantile from ν = 1000 on."""
+    import math
+
+    if dof >= 1000:
+        return statistics.NormalDist().inv_cdf(p)
+
+    def two_sided(t: float) -> float:
+        theta = math.atan(t / math.sqrt(dof))
+        c2, s = math.cos(theta) ** 2, math.sin(theta)
+        if dof % 2:  # odd: (2/π)(θ + sinθ·cosθ·(1 + 2/3·cos²θ + (2·4)/(3·5)·cos⁴θ + …))
+            term, total = 1.0, 1.0 if dof > 1 else 0.0
+            for k in range(1, (dof - 1) // 2):
+                term *= c2 * (2 * k) / (2 * k + 1)
+                total += term
+            return 2.0 / math.pi * (theta + s * math.cos(theta) * total)
+        term, total = 1.0, 1.0  # even: sinθ·(1 + ½cos²θ + (1·3)/(2·4)·cos⁴θ + …)
+        for k in range(1, dof // 2):
+            term *= c2 * (2 * k - 1) / (2 * k)
+            total += term
+        return s * total
+
+    goal, lo, hi = 2.0 * p - 1.0, 0.0, 1.0
+    while two_sided(hi) < goal:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if two_sided(mid) < goal else (lo, mid)
+        if hi - lo <= 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+def noise_half_width(level: float, sigma: float, dof: int) -> float:
+    """``t_{(1+L)/2, ν}·σ``: the half-width, in log time, of the `level` interval of one
+    new measurement about its configuration's mean (`replicate_noise`); 0 without
+    repeats. Added in quadrature to the conformal half-width ``q_L·s(N)``, whose scores
+    are errors of the curve on published tables that repeat no run: a table whose
+    repeats scatter by ±13% had a 90% interval (±9%) that held neither of its two
+    measurements at its largest count (review of 2026-12-07)."""
+    if dof <= 0 or sigma <= 0.0:
+        return 0.0
+    return student_t_quantile(0.5 * (1.0 + level), dof) * sigma

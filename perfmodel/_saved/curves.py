@@ -97,13 +97,13 @@ def calibrated_curves(fit, counts, overrides, zeta):
 def conformal_band(fit, level: float, point: dict) -> dict:
     """`predict_interval` of a conformal fit (what the command line asks), in closed
     form as the JAX path (`perfmodel._uncertainty.conformal.conformal_bounds`):
-    ``û(N)·exp(±q_L·s(N))``, per step for per-GPU data (a conformal member has no
-    measurement noise to add). The draws' empirical quantiles differed from it by up
-    to 2%."""
+    ``û(N)·exp(±h)``, ``h = sqrt((q_L·s(N))² + (t·σ)²)`` with σ the scatter of repeated
+    runs (`_closed.noise_half_width`; 0 without repeats), per step for per-GPU data.
+    The draws' empirical quantiles differed from it by up to 2%."""
     counts = np.asarray(point["gpus"], dtype=np.float64)
     centre, scale = _centre_and_scale(fit, counts, {})
     q = _closed.quantile(level, conformal_table(fit))
-    half = q * scale
+    half = np.hypot(q * scale, _closed.noise_half_width(level, *_closed.replicate_noise(fit.data)))
     per_step = counts if fit.data.per_gpu else 1.0
     one_centre, one_scale = _centre_and_scale(fit, np.ones(1), {})
     efficiency = _closed.best_efficiency(fit.data.gpus, fit.data.time_s, float(one_centre[0]))

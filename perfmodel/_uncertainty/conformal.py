@@ -28,6 +28,10 @@ measured counts, ``"many"`` for `MANY_COUNTS` or more. Other levels interpolate
 linearly in L between (0, 0) and those points, and above 0.9 follow a normal tail:
 ``q_0.9·z_{(1+L)/2}/z_0.95``.
 
+Where runs were repeated at one configuration, a new run scatters as they did: the
+half-width is ``sqrt((q_L·s(N))² + (t_{(1+L)/2, ν}·σ)²)``, σ the pooled spread of their
+log times (`_closed.replicate_noise`, `_closed.noise_half_width`).
+
 For questions whose answer is a GPU count (the optimum, the knee), the band is drawn as
 an ensemble of curves ``û(N)·exp(ζ·s(N))`` with ``|ζ|`` distributed as the scores.
 """
@@ -188,6 +192,8 @@ def conformal_bounds(fit: FitResult, config: Config, level: float):
         centre = np.asarray(curve.model(config), dtype=np.float64)
         q = quantile(level, table(fit))
         half = q * np.asarray(curve.scale(config), dtype=np.float64)
+        # A repeat of a measured run scatters about the curve too (`_closed.noise_half_width`).
+        half = np.hypot(half, _closed.noise_half_width(level, *_closed.replicate_noise(fit.data)))
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
         centre_one = np.asarray(curve.model(base), dtype=np.float64)
         one_gpu = centre_one * np.exp(-q * np.asarray(curve.scale(base), dtype=np.float64))
