@@ -68,9 +68,15 @@ def test_measured_speedup_is_against_one_gpu_at_the_points_own_batch():
 
 
 def test_a_prediction_row_at_a_measured_count_says_what_was_measured_there():
+    from perfmodel._presets import build
     from perfmodel._show.report import _measured_label
 
-    assert _measured_label(_Fit(), 8.0) == " (measured at global_batch 912)"
-    same = _Fit()
-    same.config_defaults = {"global_batch": 912.0}
-    assert _measured_label(same, 8.0) == " (measured)"
+    fit = _Fit()
+    fit.model = build("batch_linear")  # T = a + c·B/N: reads the global batch
+    assert _measured_label(fit, 8.0) == " (measured at global_batch 912)"
+    fit.config_defaults = {"global_batch": 912.0}
+    assert _measured_label(fit, 8.0) == " (measured)"
+    # The default blend reads no global batch: its row at 8 GPUs is what was fitted there
+    # (an MLPerf report said "measured at global_batch 256" at 8 GPUs, not at 256).
+    fit.model, fit.config_defaults = build("blend"), {"global_batch": 2048.0}
+    assert _measured_label(fit, 8.0) == " (measured)"

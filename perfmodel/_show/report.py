@@ -191,12 +191,19 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
 def _measured_label(fit, gpus: float) -> str:
     """`` (measured)`` after a measured count, or `` (measured at global_batch 912)``
     when what was measured there ran another configuration than the one predicted (the
-    fit's defaults): the row is not the measurement. `fit`: a `FitResult`."""
+    fit's defaults) in a field the model reads: the row is not the measurement. A field
+    the model does not read (the default blend's global_batch) changes no prediction: an
+    MLPerf table labelled 8 and 16 GPUs "measured at global_batch 256" but not 256 GPUs,
+    predicted alike. `fit`: a `FitResult`."""
+    from .._reads import model_fields
+
     at = fit.data.gpus == gpus
+    read = model_fields(fit.model)
     other = [
         f"{name} {', '.join(f'{v:g}' for v in np.unique(np.asarray(values)[at]))}"
         for name, values in fit.data.config.items()
         if name in fit.config_defaults
+        and name in read
         and np.any(np.asarray(values)[at] != float(fit.config_defaults[name]))
     ]
     return f" (measured at {'; '.join(other)})" if other else " (measured)"
