@@ -11,6 +11,7 @@ This module imports NumPy only, never JAX: ``perfmodel predict`` and ``optimal``
 evaluate saved fits without importing it.
 """
 
+import math
 import statistics
 
 import numpy as np
@@ -421,8 +422,6 @@ def student_t_quantile(p: float, dof: int) -> float:
     freedom, by bisection on its closed-form two-sided probability ``A(t|ν)``
     (Abramowitz & Stegun 26.7.3–4: θ = atan(t/√ν); a finite sum in cos²θ), in NumPy-free
     Python for the JAX-free path; the normal quantile from ν = 1000 on."""
-    import math
-
     if dof >= 1000:
         return statistics.NormalDist().inv_cdf(p)
 

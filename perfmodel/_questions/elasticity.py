@@ -29,10 +29,10 @@ def shared_factor(model: AbstractScalingModel, name: str) -> bool:
     (`_blend.shared_parameters`: ``compute.time``), which `require` solves for as one
     factor on all of them, as `explain` and `whatif` change them together (review of
     2026-12-07: `require` refused the name `explain` had just printed)."""
-    if name in model.parameter_specs():
+    specs = model.parameter_specs()
+    if name in specs:
         return False
     members = shared_parameters(model, name)
-    specs = model.parameter_specs()
     return len(members) > 1 and all(specs[m].kind != "fraction" for m in members)
 
 
