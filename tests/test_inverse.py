@@ -298,3 +298,21 @@ def test_require_of_a_name_several_blend_members_share_solves_for_one_factor(cap
     # A name that no member has still lists the valid ones.
     with pytest.raises(pm.InputError, match="no parameter 'compute.tim' in model 'blend'"):
         parameter_spec(build("blend"), "compute.tim")
+
+
+def test_a_member_that_weighs_0_at_the_target_moves_only_the_one_gpu_time():
+    # Raising Amdahl's serial time "reached" a higher efficiency at 64 GPUs, where the
+    # blend gives Amdahl no weight, by slowing one GPU (review of 2026-12-07).
+    from perfmodel._presets import build
+
+    fit = fitted(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
+    clause = "the members with it (amdahl) weigh 0, so it moves only the curve's one-GPU time"
+    for gpus, said in ((4, False), (1024, True)):  # amdahl weighs 0.4 within the data
+        goal = 1.01 * float(fit.model.efficiency(fit.config(float(gpus))))
+        found = pm.require(
+            fit, parameter="amdahl.serial.time", target=("efficiency", goal), gpus=gpus
+        )
+        assert (clause in found.message) is said, found.message
+        # A time target has no one-GPU time to be measured against: no such clause.
+        timed = pm.require(fit, parameter="amdahl.serial.time", target=("time", 9.0), gpus=gpus)
+        assert timed.reachable and clause not in timed.message

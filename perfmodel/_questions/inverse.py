@@ -23,7 +23,14 @@ from .._fitting import FitResult
 from .._levels import LARGEST_COUNT
 from .._terms import SerialTerm
 from .._text import counted
-from .elasticity import _times, check_gpus, format_seconds, parameter_spec, shared_factor
+from .elasticity import (
+    _times,
+    _weightless,
+    check_gpus,
+    format_seconds,
+    parameter_spec,
+    shared_factor,
+)
 from .measured import past_checked
 
 # Target → +1 when larger is better (the target is a floor), −1 when it is a ceiling.
@@ -441,6 +448,7 @@ def _answer(problem: _Problem) -> Requirement:
             f"is {describe_quantity(problem.kind, common['best'])} "
             f"{_where(problem, best_at, at_end)}{blocker}"
         )
+        message += _one_gpu_only(problem)
         return Requirement(**common, **empty, reachable=False, feasible=(), message=message)
     # Refine every boundary between grid points that meet the target and points that don't.
     roots = []
@@ -458,6 +466,7 @@ def _answer(problem: _Problem) -> Requirement:
         if current_q is not None:
             now = describe_quantity(problem.kind, current_q)
             message += f" (1e-15× to 1e15× the fitted value; now {now})"
+        message += _one_gpu_only(problem)
         return Requirement(**common, **empty, reachable=True, feasible=feasible, message=message)
     if problem.gpus:
         root, iterations, above = roots[0]
@@ -483,7 +492,7 @@ def _answer(problem: _Problem) -> Requirement:
         iterations=iterations,
         reachable=True,
         feasible=feasible,
-        message=_reached(problem, value, exact, side, current_q, feasible),
+        message=_reached(problem, value, exact, side, current_q, feasible) + _one_gpu_only(problem),
     )
 
 
@@ -505,6 +514,25 @@ def _feasible(problem: _Problem, good, roots) -> tuple[tuple[float, float], ...]
         (edges[i], edges[i + 1])
         for i, ok in enumerate(states)
         if ok and (edges[i + 1] > edges[i] or len(edges) == 2)
+    )
+
+
+def _one_gpu_only(problem: _Problem) -> str:
+    """For a speedup or efficiency target of the default blend whose parameter belongs
+    only to members that weigh 0 at the target's count, the clause that says it moves
+    the curve's one-GPU time alone: raising Amdahl's serial time "reached" a higher
+    efficiency at 64 GPUs, where Amdahl weighs 0, by slowing one GPU (review of
+    2026-12-07); otherwise ""."""
+    if problem.gpus or problem.kind not in ("efficiency", "speedup"):
+        return ""
+    members = {name.split(".", 1)[0] for name in (problem.members or (problem.parameter,))}
+    idle = set(_weightless(problem.fit.model, problem.config))
+    if not idle or not members <= idle:
+        return ""
+    return (
+        f"; at {counted(problem.n, 'GPU')} the members with it ({', '.join(sorted(members))}) "
+        f"weigh 0, so it moves only the curve's one-GPU time, which the {problem.kind} is "
+        "measured against"
     )
 
 
