@@ -316,3 +316,14 @@ def test_a_member_that_weighs_0_at_the_target_moves_only_the_one_gpu_time():
         # A time target has no one-GPU time to be measured against: no such clause.
         timed = pm.require(fit, parameter="amdahl.serial.time", target=("time", 9.0), gpus=gpus)
         assert timed.reachable and clause not in timed.message
+
+
+def test_after_set_the_factor_is_against_the_value_set(capsys, amdahl_file):
+    # "0.149× the fitted 0.0001663" where 0.0001663 was the value after --set (newcomer
+    # review of 2026-12-07): a user applying 0.149 to the fit missed the target.
+    argv = ["require", str(amdahl_file), "--param", "serial.time", "--efficiency", "0.5"]
+    assert main([*argv, "--gpus", "16", "--set", "serial.time=x0.5"]) == 0
+    out = capsys.readouterr().out
+    assert f"the value after --set {S / 2:.4g}; now" in out and "fitted" not in out
+    assert main([*argv, "--gpus", "16", "--set", "compute.time=x2"]) == 0
+    assert f"the fitted {S:.4g}; now" in capsys.readouterr().out  # another parameter set

@@ -4,6 +4,7 @@ import dataclasses
 import math
 import os
 
+from .._blend import shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult
 from .._io import finite_or_null, load_fit, save_fit
@@ -187,12 +188,18 @@ def run_require(args) -> int:
         raise InputError("--gpus is the unknown with --param gpus; leave it out")
     if args.param != "gpus" and args.gpus is None:
         raise InputError(f"--param {args.param}: give the GPU count of the target with --gpus N")
+    # A --set of the solved parameter (or, for a shared name, of its members) moves what
+    # the factor is against: "0.149× the fitted 0.0001663" was the value after --set.
+    changed = set(parse_assignments(args.set, "--set")) if args.set else set()
+    solved = {args.param, *shared_parameters(result.model, args.param)}
+    solved |= {name.partition(".")[2] for name in solved}
     answer = require(
         result,
         parameter=args.param,
         target=_target(args),
         gpus=args.gpus,
         max_gpus=args.max_gpus,
+        changed=bool(changed & solved),
     )
     if args.json:
         print_json(finite_or_null(dataclasses.asdict(answer)))

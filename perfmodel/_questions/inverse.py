@@ -264,6 +264,12 @@ class _Problem:
     fraction: bool = False  # the unknown is stored as a logit
     current: float | None = None  # the fitted value of a parameter
     members: tuple[str, ...] = ()  # a shared name's members: the unknown is their factor
+    baseline: str = "fitted"  # what the current value is: "value after --set" if changed
+
+    @property
+    def baseline_value(self) -> str:
+        """``fitted value`` or ``value after --set``."""
+        return "fitted value" if self.baseline == "fitted" else self.baseline
 
     @property
     def unknown(self) -> str | tuple[str, ...]:
@@ -326,6 +332,7 @@ def require(
     target,
     gpus: float | None = None,
     max_gpus: float = 1e6,
+    changed: bool = False,
     **overrides,
 ) -> Requirement:
     """The value of `parameter` (or the GPU count) at which `target` is reached.
@@ -350,6 +357,9 @@ def require(
         target: ``(kind, value)`` or ``{kind: value}``.
         gpus: the GPU count of the target; not used when solving for gpus.
         max_gpus: the largest GPU count searched when solving for gpus.
+        changed: the parameter's value in `fit` was set by `what_if` (the command
+            line's ``--set``): the answer's factor is against "the value after --set",
+            not the fitted one.
         overrides: other `Config` fields.
 
     Returns:
@@ -404,7 +414,8 @@ def require(
         )
     with jax.enable_x64(True):
         config = fit.config(setup["n"], **overrides)
-        return _answer(_Problem(fit, config, parameter, kind, goal, **setup))
+        baseline = "value after --set" if changed else "fitted"
+        return _answer(_Problem(fit, config, parameter, kind, goal, **setup, baseline=baseline))
 
 
 def _answer(problem: _Problem) -> Requirement:
@@ -465,7 +476,7 @@ def _answer(problem: _Problem) -> Requirement:
         message = f"{problem.want} holds for every {unknown} searched"
         if current_q is not None:
             now = describe_quantity(problem.kind, current_q)
-            message += f" (1e-15× to 1e15× the fitted value; now {now})"
+            message += f" (1e-15× to 1e15× the {problem.baseline_value}; now {now})"
         message += _one_gpu_only(problem)
         return Requirement(**common, **empty, reachable=True, feasible=feasible, message=message)
     if problem.gpus:
@@ -572,11 +583,11 @@ def _reached(problem: _Problem, value, exact, side, current_q, feasible) -> str:
     if problem.members:
         return (
             f"{problem.want} needs every member's {problem.parameter} "
-            f"({', '.join(problem.members)}) {side} {value:.4g}× its fitted value (now "
+            f"({', '.join(problem.members)}) {side} {value:.4g}× its {problem.baseline_value} (now "
             f"{describe_quantity(problem.kind, current_q)})"
         )
     return (
         f"{problem.want} needs {problem.parameter} {side} {value:.4g} {problem.unit} "
-        f"({value / problem.current:.3g}× the fitted {problem.current:.4g}; "
+        f"({value / problem.current:.3g}× the {problem.baseline} {problem.current:.4g}; "
         f"now {describe_quantity(problem.kind, current_q)})"
     )
