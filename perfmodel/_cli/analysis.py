@@ -54,7 +54,11 @@ def _header(result: FitResult) -> str:
         unit = f"per {work_name(result.data.unit)}"
     else:
         unit = "per step, as measured" if result.data.per_gpu else "per step"
-    return f"{result.label} fit of {result.data.source} (times in seconds {unit})"
+    source = result.data.source
+    if source.endswith(" (seconds per step)") and unit == "per step":
+        # A time-to-train fit's step series names itself so: not twice (review 2026-12-07).
+        return f"{result.label} fit of {source}"
+    return f"{result.label} fit of {source} (times in seconds {unit})"
 
 
 # explain ------------------------------------------------------------------------------
