@@ -17,3 +17,17 @@ def test_a_step_series_that_names_its_unit_is_not_named_twice():
         "amdahl fit of runs.csv (seconds per step)"
     )
     assert _header(_result("runs.csv")) == "amdahl fit of runs.csv (times in seconds per step)"
+
+
+def test_a_bad_factor_on_a_shared_name_is_refused_by_that_name():
+    # "set amdahl.compute.time: … got -0.00620446" for --set compute.time=x-1.
+    import equinox as eqx
+    import pytest
+
+    from perfmodel._presets import build
+
+    fit = fitted(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
+    for raw, shown in (("x-1", "-1"), ("x0", "0")):
+        with pytest.raises(pm.InputError) as caught:
+            pm.what_if(fit, {"compute.time": raw})
+        assert str(caught.value) == f"set compute.time={raw}: expected a factor > 0, got {shown}"

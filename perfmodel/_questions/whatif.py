@@ -144,6 +144,12 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
         else:
             members = shared_parameters(fit.model, name)
             if members:  # `serial.time` of the blend: every member's, each from its own
+                if is_factor(str(raw)):  # "x-1" is refused by the name given, not a member's
+                    factor = _parse_value(name, raw, 1.0)
+                    if not factor > 0.0:
+                        raise InputError(
+                            f"set {name}={str(raw).strip()}: expected a factor > 0, got {factor:g}"
+                        )
                 for member in members:
                     value = _parse_value(member, raw, values[member])
                     params[member] = _check_range(member, value, specs[member].kind)
