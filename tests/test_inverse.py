@@ -296,8 +296,15 @@ def test_require_of_a_name_several_blend_members_share_solves_for_one_factor(cap
         f"factors on every member's compute.time that meet it: 0–{found.value:.4g}",
     ]
     # A name that no member has still lists the valid ones.
-    with pytest.raises(pm.InputError, match="no parameter 'compute.tim' in model 'blend'"):
+    with pytest.raises(pm.InputError) as caught:
         parameter_spec(build("blend"), "compute.tim")
+    # The shared names are valid too, and the closest is suggested (review 2026-12-07).
+    assert str(caught.value).startswith(
+        "no parameter 'compute.tim' in model 'blend' (did you mean 'compute.time'?); valid: "
+    )
+    assert str(caught.value).endswith(
+        "; or one factor on every member's compute.time, power.time, serial.time"
+    )
 
 
 def test_a_member_that_weighs_0_at_the_target_moves_only_the_one_gpu_time():

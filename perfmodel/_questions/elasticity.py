@@ -19,6 +19,7 @@ from .. import _closed
 from .._blend import shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult, undetermined
+from .._keywords import did_you_mean
 from .._model import AbstractScalingModel
 from .._terms import ParamSpec
 from .._text import brief, counted, format_table, refit_command
@@ -48,8 +49,20 @@ def parameter_spec(model: AbstractScalingModel, name: str) -> ParamSpec:
             "changes them together"
         )
     if name not in specs:
+        # The shared names `explain` prints ("½ compute.time (every member's: …)") are
+        # valid too, and listed (newcomer review of 2026-12-07).
+        shared = sorted(
+            {
+                s.partition(".")[2]
+                for s in specs
+                if len(shared_parameters(model, s.partition(".")[2])) > 1
+            }
+        )
+        valid = [*specs, *shared]
+        also = f"; or one factor on every member's {', '.join(shared)}" if shared else ""
         raise InputError(
-            f"no parameter {name!r} in model {model.family!r}; valid: " + ", ".join(specs)
+            f"no parameter {name!r} in model {model.family!r}{did_you_mean(name, valid)}; "
+            f"valid: {', '.join(specs)}{also}"
         )
     return specs[name]
 
