@@ -2,6 +2,7 @@
 quick start), each against the smallest input that showed it."""
 
 from helpers import exact_fit as fitted
+import pytest
 
 import perfmodel as pm
 from perfmodel._cli.analysis import _header
@@ -22,7 +23,6 @@ def test_a_step_series_that_names_its_unit_is_not_named_twice():
 def test_a_bad_factor_on_a_shared_name_is_refused_by_that_name():
     # "set amdahl.compute.time: … got -0.00620446" for --set compute.time=x-1.
     import equinox as eqx
-    import pytest
 
     from perfmodel._presets import build
 
@@ -31,3 +31,21 @@ def test_a_bad_factor_on_a_shared_name_is_refused_by_that_name():
         with pytest.raises(pm.InputError) as caught:
             pm.what_if(fit, {"compute.time": raw})
         assert str(caught.value) == f"set compute.time={raw}: expected a factor > 0, got {shown}"
+
+
+@pytest.mark.slow  # 9 s: a CLI fit of the default blend
+def test_repeated_runs_are_named_in_the_interval_legend_and_the_one_gpu_gap(tmp_path, capsys):
+    # The legend said only "from the default blend's errors on published tables", and
+    # "12.9% shorter than the one measured" where two one-GPU runs were measured.
+    from perfmodel._cli import main
+
+    csv = tmp_path / "repeats.csv"
+    rows = zip([1, 1, 2, 2, 4, 4, 8, 8], [10.0, 12.5, 5.2, 6.6, 2.9, 3.7, 1.6, 2.1])
+    csv.write_text("gpus,time_s\n" + "".join(f"{n},{t}\n" for n, t in rows))
+    fit = tmp_path / "fit.json"
+    assert main(["fit", str(csv), "-o", str(fit)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(fit), "--gpus", "8", "--interval", "0.9"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "errors on published tables and the scatter of the runs it repeats (wider" in out
+    assert "than the median of the 2 measured" in out

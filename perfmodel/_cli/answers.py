@@ -122,8 +122,8 @@ INTERVAL_MEANING = {
     # One line a newcomer can read; the terms of the width are in docs/intervals.md (six
     # lines of them came before the table: newcomer review of 2026-12-06).
     "conformal": "prediction interval: where a new measurement would fall, from the default "
-    "blend's errors on published tables (wider away from the largest measured count{node}; "
-    "docs/intervals.md)",
+    "blend's errors on published tables{repeats} (wider away from the largest measured "
+    "count{node}; docs/intervals.md)",
 }
 PAST_NODE = " and past one node of {node:g} GPUs, whose network was never measured"
 
@@ -155,7 +155,8 @@ def speedup_reference(result) -> str:
     gap = one_gpu_gap(result)
     if gap is None:
         return "speedup vs 1 GPU"
-    return f"speedup vs the model's 1 GPU, whose time is {one_gpu_words(gap)}"
+    runs = int(np.sum(result.data.gpus == 1))
+    return f"speedup vs the model's 1 GPU, whose time is {one_gpu_words(gap, runs)}"
 
 
 def _text_row(row: dict) -> dict:
@@ -204,7 +205,11 @@ def print_predictions(args, result) -> int:
         meaning = INTERVAL_MEANING["conformal" if method == "conformal" else args.kind]
         node = _closed.data_node(result.data) if method == "conformal" else 0.0
         past = PAST_NODE.format(node=node) if node and max(gpus) > node else ""
-        meaning = meaning.format(node=past) if method == "conformal" else meaning
+        if method == "conformal":
+            # The repeats' own scatter widens it too (`_closed.noise_half_width`).
+            repeated = _closed.replicate_noise(result.data)[1] > 0
+            said = " and the scatter of the runs it repeats"
+            meaning = meaning.format(node=past, repeats=said if repeated else "")
         text = f"_lo/_hi: {level_text(args.interval)} {meaning}; {method}"
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         if any(row.get("speedup_lo") is not None for row in rows):

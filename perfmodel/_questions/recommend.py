@@ -384,6 +384,7 @@ def recommend(
         measured_from=lowest,
         superlinear=measured_superlinear(fit),
         one_gpu_gap=one_gpu_gap(fit),
+        one_gpu_runs=int(np.sum(fit.data.gpus == 1)),
         beyond_node=beyond_node,
         beyond_checked=beyond_checked,
     )
