@@ -67,6 +67,17 @@ def dataset_note(path) -> str:
     )
 
 
+def run_note(source) -> str:
+    """`dataset_note`'s short form for the headers of `predict`, `explain`, `whatif` and
+    `report` of a fit file: ``'; a "step" here is one whole training run'`` for MLPerf's
+    times to train, else ``""`` (only `fit` said so: newcomer review of 2026-12-07)."""
+    try:
+        noted = dataset_note(source)
+    except OSError:  # a source that is no path (arrays, a folder of logs)
+        return ""
+    return '; a "step" here is one whole training run (time_s is a time to train)' if noted else ""
+
+
 @dataclasses.dataclass(frozen=True)
 class NcclLogInfo:
     """One shipped nccl-tests log (``datasets/nccl/``), from its row in SOURCES.md."""

@@ -5,6 +5,7 @@ import math
 import os
 
 from .._blend import shared_parameters
+from .._catalog import run_note
 from .._errors import InputError
 from .._fitting import FitResult
 from .._io import finite_or_null, load_fit, save_fit
@@ -58,7 +59,7 @@ def _header(result: FitResult) -> str:
     if source.endswith(" (seconds per step)") and unit == "per step":
         # A time-to-train fit's step series names itself so: not twice (review 2026-12-07).
         return f"{result.label} fit of {source}"
-    return f"{result.label} fit of {source} (times in seconds {unit})"
+    return f"{result.label} fit of {source} (times in seconds {unit}{run_note(source)})"
 
 
 # explain ------------------------------------------------------------------------------
@@ -95,7 +96,7 @@ def run_explain(args) -> int:
             )
         )
         return 0
-    print(_header(result))
+    print(wrap(_header(result), common.TABLE_WIDTH))
     for report in reports:
         print()
         _print_explain(report)
@@ -129,14 +130,17 @@ def _print_explain(report) -> None:
     ]
     rows.append({"term": "total", "seconds": report.time_s, "share": "100.0%"})
     print(format_table(rows))
-    for note in report.notes:
-        print(note)
+    for note in report.notes:  # 263-character lines before (review of 2026-12-07)
+        print(wrap(note, common.TABLE_WIDTH))
     if report.limiting is not None:
         share = report.breakdown[report.limiting] / report.time_s
         print(f"largest term besides parallel compute: {report.limiting} ({share:.1%})")
     print(
-        "\nsensitivity: elasticity d log T / d log θ (% change of the time per % change "
-        "of θ; d log S for the speedup):"
+        wrap(
+            "\nsensitivity: elasticity d log T / d log θ (% change of the time per % change "
+            "of θ; d log S for the speedup):",
+            common.TABLE_WIDTH,
+        )
     )
     marked = {p.name for p in report.parameters if off_the_slope(p)}
     rows = [
@@ -167,7 +171,7 @@ def _print_explain(report) -> None:
         )
     print("\nwhat would move it:")
     for sentence in report.sentences():
-        print(f"  {sentence}")
+        print(wrap(f"  {sentence}", common.TABLE_WIDTH))
 
 
 # require ------------------------------------------------------------------------------
@@ -241,7 +245,7 @@ def run_whatif(args) -> int:
     if args.json:
         print_json(finite_or_null(dataclasses.asdict(comparison)))
         return 0
-    print(_header(before))
+    print(wrap(_header(before), common.TABLE_WIDTH))
     for name, (old, new) in comparison.changes.items():
         print(f"what-if: {name} {shown_value(old)} → {shown_value(new)}")
     if comparison.note:
@@ -289,6 +293,6 @@ def run_next(args) -> int:
     if args.json:
         print_json(finite_or_null(dataclasses.asdict(answer)))
         return 0
-    print(_header(result))
+    print(wrap(_header(result), common.TABLE_WIDTH))
     print(wrap(answer.summary(), common.TABLE_WIDTH))
     return 0

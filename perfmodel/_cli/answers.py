@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from .. import _closed
+from .._catalog import run_note
 from .._errors import FitError, InputError
 from .._levels import level_text, refuse_blend_draws
 from .._questions import (
@@ -197,7 +198,7 @@ def print_predictions(args, result) -> int:
     print(
         wrap(
             f"{result.label} fit of {result.data.source} (time_s in {unit}, "
-            f"{speedup_reference(result)}, {result.precision})"
+            f"{speedup_reference(result)}, {result.precision}{run_note(result.data.source)})"
         )
     )
     if args.interval is not None:

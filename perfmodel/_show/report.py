@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from .._catalog import run_note
 from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, meanings, Selection, time_basis, undetermined
@@ -366,7 +367,8 @@ def _summary(fit: FitResult, training=None, level: float = 0.9) -> list[str]:
     lines = [] if training is None else training_tables.summary_lines(training, level)
     lines += [
         f"{data.gpus.size} measurements of {data.target} at {len(np.unique(data.gpus))} GPU "
-        f"counts ({int(data.gpus.min())}–{int(data.gpus.max())}) from {data.source}.",
+        f"counts ({int(data.gpus.min())}–{int(data.gpus.max())}) from {data.source}"
+        f"{run_note(data.source)}.",
         f"Model {fit.label}, {fit.loss_kind} loss, {fit.precision}: R² {fit.r2:.4f}, "
         f"MAPE {fit.mape:.2f}%, {fit.message.split(';')[0]}.",
     ]
