@@ -49,3 +49,17 @@ def test_repeated_runs_are_named_in_the_interval_legend_and_the_one_gpu_gap(tmp_
     out = " ".join(capsys.readouterr().out.split())
     assert "errors on published tables and the scatter of the runs it repeats (wider" in out
     assert "than the median of the 2 measured" in out
+
+
+@pytest.mark.slow  # 15 s: a fit, its draws and a figure
+def test_the_report_says_what_is_extrapolated(tmp_path):
+    # "fastest GPU count: 4096 GPUs" with a prediction table to 4096 GPUs, and no word
+    # that the table was measured on 1–8 GPUs, where `fit` and `optimal` say so.
+    fit = pm.fit(pm.amdahl(), pm.from_arrays([1, 2, 4, 8], [1.0, 0.51, 0.26, 0.14]))
+    path = tmp_path / "report.md"
+    pm.write_report(fit, path)
+    text = path.read_text()
+    assert "extrapolated 512× past the 8 GPUs measured" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and " – " in line]
+    marked = {line.split(" | ")[0].strip("| ") for line in rows if "(extrapolated)" in line}
+    assert "64 (extrapolated)" in marked and not any(m.startswith("32 ") for m in marked)

@@ -21,6 +21,7 @@ from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, meanings, Selection, time_basis, undetermined
 from .._levels import level_text
 from .._questions import peak_note
+from .._questions.measured import CHECKED_AHEAD, past_checked
 from .._text import counted
 from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label, source_name
@@ -156,7 +157,10 @@ def _answer_rows(fit: FitResult, c: Curves) -> list[dict]:
             "question": "fastest GPU count",
             "answer": counted(opt.gpus, "GPU") + limit,
             "detail": f"{_at_optimum(fit, opt.time_s, opt.gpus)}, speedup {opt.speedup:.3g}×, "
-            f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched})"
+            f"efficiency {opt.efficiency:.1%} (searched up to {opt.searched}"
+            # As `fit` and `optimal` say it; the report did not (review of 2026-12-07).
+            + "".join(f"; {far}" for far in [past_checked(opt.gpus, fit)] if far)
+            + ")"
             + peak_note(fit, opt.gpus),
         }
     ]
@@ -222,10 +226,13 @@ def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict
     key = "throughput" if fit.target == "throughput" else "time_s"
     band, note = interval_band(fit, gpus, level)
     measured = set(fit.data.gpus.tolist())
+    largest = float(np.max(fit.data.gpus))
     header, show = _measured_format(fit)
     rows = []
     for i, n in enumerate(gpus):
         row = {"gpus": f"{n:g}" + (_measured_label(fit, n) if n in measured else "")}
+        if n > CHECKED_AHEAD * largest:  # past what the accuracy benchmarks check
+            row["gpus"] += " (extrapolated)"
         row[header] = show(float(predicted[key][i]))
         if band is not None:
             row[note] = f"{show(float(band[0][i]))} – {show(float(band[1][i]))}"
