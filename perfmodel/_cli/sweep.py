@@ -209,7 +209,13 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
     shown = SHOWN.get(result.objective, SHOWN["time"])
 
     def show(title, frame):
-        columns = [c for c in (*axes, *shown) if c in frame.columns and c != "reason"]
+        # An axis with one value on every row is said once under the table: a Pareto front
+        # whose rows all ran 5e+10 B/s showed that column and left out its cost and time
+        # past the width (newcomer review of 2026-12-07).
+        same = [a for a in axes if a in frame.columns and len(frame) > 1 and _one_value(frame[a])]
+        columns = [
+            c for c in (*axes, *shown) if c in frame.columns and c != "reason" and c not in same
+        ]
         records = _records(frame[columns])
         left = len(records) - 2 * SHOWN_ENDS
         if left > 1:
@@ -221,6 +227,13 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
         print(format_table(records, columns))
         if left > 1:
             print(f"(… {left:,} rows between not shown; -o FILE.json writes every row)")
+        if same:
+            values = _records(frame[same].iloc[:1])[0]
+            said = [
+                f"{a}={values[a]:g}" if isinstance(values[a], float) else f"{a}={values[a]}"
+                for a in same
+            ]
+            print(f"(every row: {' '.join(said)})")
 
     for name, frame in result.per_axis.items():
         feasible = frame[frame["feasible"].astype(bool)]
@@ -232,6 +245,11 @@ def _print(result: SweepResult, space: Space, alternatives=None) -> None:
         per = "to train" if result.objective in RANKED else "per sample"
         show(f"Pareto front (time against cost {per})", result.pareto)
     _print_layout(result, space, alternatives)
+
+
+def _one_value(column) -> bool:
+    """Whether every row of a table column holds the same value."""
+    return column.nunique(dropna=False) == 1
 
 
 def _join_cluster(args) -> bool:
