@@ -245,6 +245,19 @@ def test_report_of_a_time_to_train_fit_answers_about_training(ssd_fit, tmp_path,
     )
     assert expected + " (extrapolated: runs at" in page  # past the runs, and says so
     assert "| cheapest to train |" in page and "## Best global batch per GPU count" in page
+    # A measured count names the batch its runs used where the best is another:
+    # "8 (measured) | 512" read as if batch 512 had run (review of 2026-12-07).
+    best = page.split("## Best global batch per GPU count")[1].split("\n## ")[0]
+    for n in np.unique(fit.runs.data.gpus):
+        ran = np.unique(fit.runs.data.config["global_batch"][fit.runs.data.gpus == n])
+        row = next(line for line in best.splitlines() if line.startswith(f"| {n:g} ("))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if cells[1] == f"{ran[0]:g}" and ran.size == 1:
+            assert cells[0] == f"{n:g} (measured)"
+        else:
+            assert (
+                cells[0] == f"{n:g} (measured at global_batch {', '.join(f'{b:g}' for b in ran)})"
+            )
     # Every run once, with the model's error at its own GPU count and batch.
     runs = page.split("## Time to train of the runs")[1].split("\n## ")[0]
     data = fit.runs.data

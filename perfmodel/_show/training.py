@@ -123,6 +123,19 @@ def best_batch_curve(plan) -> dict[str, np.ndarray]:
     }
 
 
+def _ran_at(fit: TimeToTrainFit, gpus: float, best: float) -> str:
+    """`` (measured)`` after a measured count whose runs used the best batch, else
+    `` (measured at global_batch 912)``: "8 (measured) | 512" read as if batch 512 had
+    run there (newcomer review of 2026-12-07)."""
+    batches = fit.runs.data.config.get("global_batch")
+    if batches is None:
+        return " (measured)"
+    ran = np.unique(np.asarray(batches, dtype=np.float64)[fit.runs.data.gpus == gpus])
+    if ran.size == 1 and ran[0] == best:
+        return " (measured)"
+    return f" (measured at global_batch {', '.join(f'{b:g}' for b in ran)})"
+
+
 def best_batch_rows(fit: TimeToTrainFit, max_gpus: int = 4096) -> list[dict]:
     """The batch that trains fastest at each power-of-two GPU count and measured count."""
     curve = best_batch_curve(plan_training(fit, objective="time", level=None, max_gpus=max_gpus))
@@ -134,7 +147,7 @@ def best_batch_rows(fit: TimeToTrainFit, max_gpus: int = 4096) -> list[dict]:
             continue
         rows.append(
             {
-                "gpus": f"{n:g}" + (" (measured)" if n in measured else ""),
+                "gpus": f"{n:g}" + (_ran_at(fit, n, batch) if n in measured else ""),
                 "best global batch": f"{batch:g}",
                 "time to train": _seconds(float(seconds)),
                 "GPU-hours": f"{n * seconds / 3600.0:.4g}",
