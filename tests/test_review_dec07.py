@@ -63,3 +63,14 @@ def test_the_report_says_what_is_extrapolated(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| ") and " – " in line]
     marked = {line.split(" | ")[0].strip("| ") for line in rows if "(extrapolated)" in line}
     assert "64 (extrapolated)" in marked and not any(m.startswith("32 ") for m in marked)
+
+
+def test_optimal_takes_the_objective_spelt_as_sweep_lists_it():
+    # `sweep --help` lists time_to_train; `optimal --objective time_to_train` was refused.
+    from perfmodel._cli.app import build_parser
+
+    for spelt in ("time_to_train", "time-to-train"):
+        args = build_parser().parse_args(["optimal", "fit.json", "--objective", spelt])
+        assert args.objective == "time-to-train"
+    args = build_parser().parse_args(["sweep", "space.toml", "--objective", "cost-to-train"])
+    assert args.objective == "cost_to_train"

@@ -32,6 +32,7 @@ def add_optimal_options(p) -> None:
     p.add_argument(
         "--objective",
         default=None,
+        type=_hyphenated,
         choices=("time", "cost", *TRAIN_OBJECTIVES),
         help="time: fastest; cost: fewest GPU-hours per unit of work; with a time-to-train "
         "fit, time-to-train or cost-to-train: the GPU count and global batch that reach "
@@ -149,3 +150,10 @@ def add_train_optimal_options(p) -> None:
         help="time-to-train fits: the answer's 'why' names the count past which a doubling "
         "of the GPUs saves less than this share of the time (0.1); the fastest count stands",
     )
+
+
+def _hyphenated(text: str) -> str:
+    """`--objective` values with hyphens or underscores (``time_to_train``), as `sweep`
+    takes them: `optimal` refused the spelling `sweep --help` lists (review of
+    2026-12-07)."""
+    return text.replace("_", "-")
