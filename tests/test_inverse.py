@@ -263,6 +263,7 @@ def test_a_crossing_a_fits_noise_from_a_whole_count_is_that_count():
     assert pm.require(fitted(model), parameter="gpus", target=("time", 0.1)).value == 17.0
 
 
+@pytest.mark.slow  # 3 s: a blend solved for, then the CLI; the default run stays < 4 min
 def test_require_of_a_name_several_blend_members_share_solves_for_one_factor(capsys, tmp_path):
     # `explain` printed "½ compute.time (every member's: …)" and `require --param
     # compute.time` refused the name (review of 2026-12-07): it is one factor on them all,

@@ -52,6 +52,7 @@ def _blend_fit(gpus, times):
     return dataclasses.replace(fit, intervals="conformal")
 
 
+@pytest.mark.slow  # 6 s: two fit files through both paths; the default run stays < 4 min
 def test_repeats_widen_the_interval_in_quadrature_on_both_paths(tmp_path):
     once = _blend_fit([1, 2, 4, 8], [11.0, 5.9, 3.3, 1.8])
     twice = _blend_fit(GPUS, TIMES)

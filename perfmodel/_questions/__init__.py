@@ -8,7 +8,9 @@ on first use (PEP 562), so that ``perfmodel predict`` and ``optimal`` need no JA
 
 import importlib
 
+from .measured import CHECKED_AHEAD as CHECKED_AHEAD
 from .measured import measured_peak as measured_peak
+from .measured import past_checked as past_checked
 from .measured import peak_note as peak_note
 from .query import amdahl_bound as amdahl_bound
 from .query import check_count as check_count

@@ -20,8 +20,7 @@ from .._errors import InputError
 from .._files import all_or_nothing, atomic_write, package_version
 from .._fitting import FitResult, meanings, Selection, time_basis, undetermined
 from .._levels import level_text
-from .._questions import peak_note
-from .._questions.measured import CHECKED_AHEAD, past_checked
+from .._questions import CHECKED_AHEAD, past_checked, peak_note
 from .._text import counted
 from . import training as training_tables
 from .plot import Curves, curves, figure, figure_bytes, interval_band, quantity_label, source_name
