@@ -100,6 +100,7 @@ def test_values_past_any_run_are_refused_where_runs_and_layouts_are_read(tmp_pat
     _refused(*_run(*argv[:1], edited, *argv[2:])[::2], "config_defaults.hidden: expected 12288")
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_explain_refuses_a_factor_that_takes_a_term_to_nothing(tmp_path):
     data = tmp_path / "data.csv"
     data.write_text("gpus,time_s\n1,1.0\n2,0.52\n4,0.275\n8,0.15\n")

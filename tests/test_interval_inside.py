@@ -125,6 +125,7 @@ def test_a_laplace_speedup_interval_is_said_to_be_against_each_draws_own_time(tm
     )
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_draw_slow_at_one_gpu_does_not_drag_a_measured_count_with_it(from_four):
     # The floor is perfect scaling from a draw's own one-GPU time, which lies two
     # doublings below the measurements here: uncapped, a slow draw was lifted at 16 GPUs.

@@ -271,6 +271,7 @@ def test_cli_next_bad_input(capsys, usl_file, argv, match):
     assert match in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_a_knee_asked_for_lies_inside_its_own_interval(usl_fit):
     # "the point of diminishing returns: 8.659 GPUs (90% confidence interval 9–10)", and
     # a note that "so the point of diminishing returns is used" when it was asked for

@@ -574,6 +574,7 @@ def test_repr_is_one_line_and_summary_the_tables(result):
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
+@pytest.mark.slow  # 4 s: the default run stays under 4 minutes
 def test_sweep_of_the_default_blend_equals_its_predictions():
     fit = pm.fit_auto(pm.load_dataset("tf_dgx1_p100_vgg16_real")).best
     assert fit.family == "blend"

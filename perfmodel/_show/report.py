@@ -202,13 +202,17 @@ def _measured_label(fit, gpus: float) -> str:
     from .._reads import model_fields
 
     at = fit.data.gpus == gpus
-    read = model_fields(fit.model)
-    other = [
-        f"{name} {', '.join(f'{v:g}' for v in np.unique(np.asarray(values)[at]))}"
+    differ = [
+        (name, values)
         for name, values in fit.data.config.items()
         if name in fit.config_defaults
-        and name in read
         and np.any(np.asarray(values)[at] != float(fit.config_defaults[name]))
+    ]
+    read = model_fields(fit.model) if differ else frozenset()  # a trace: only when needed
+    other = [
+        f"{name} {', '.join(f'{v:g}' for v in np.unique(np.asarray(values)[at]))}"
+        for name, values in differ
+        if name in read
     ]
     return f" (measured at {'; '.join(other)})" if other else " (measured)"
 
