@@ -71,11 +71,9 @@ def run_note(source) -> str:
     """`dataset_note`'s short form for the headers of `predict`, `explain`, `whatif` and
     `report` of a fit file: ``'; a "step" here is one whole training run'`` for MLPerf's
     times to train, else ``""`` (only `fit` said so: newcomer review of 2026-12-07)."""
-    try:
-        noted = dataset_note(source)
-    except OSError:  # a source that is no path (arrays, a folder of logs)
+    if not dataset_note(source):  # "<arrays>" or a folder of logs is no shipped path: ""
         return ""
-    return '; a "step" here is one whole training run (time_s is a time to train)' if noted else ""
+    return '; a "step" here is one whole training run (time_s is a time to train)'
 
 
 @dataclasses.dataclass(frozen=True)
