@@ -335,3 +335,19 @@ def test_after_set_the_factor_is_against_the_value_set(capsys, amdahl_file):
     assert f"the value after --set {S / 2:.4g}; now" in out and "fitted" not in out
     assert main([*argv, "--gpus", "16", "--set", "compute.time=x2"]) == 0
     assert f"the fitted {S:.4g}; now" in capsys.readouterr().out  # another parameter set
+
+
+@pytest.mark.slow  # 4 s: a blend solved for over the whole search; the default run stays < 4 min
+def test_a_best_on_a_plateau_to_an_end_of_the_search_is_that_limit():
+    # "the best is 56.8% at 9.56e-11× every member's power.time" named a point of a
+    # curve flat to rounding from 1e-15× on (review of 2026-12-07): it is the limit → 0.
+    from perfmodel._presets import build
+
+    fit = fitted(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
+    found = pm.require(fit, parameter="power.time", target=("efficiency", 0.999), gpus=64)
+    assert not found.reachable and found.best_at == 0.0
+    assert "as every member's power.time → 0" in found.message
+    tiny = pm.what_if(fit, {"power.time": "x1e-15"})
+    with jax.enable_x64(True):
+        limit = float(tiny.model.efficiency(tiny.config(64.0)))
+    assert found.best == pytest.approx(limit, rel=1e-6)

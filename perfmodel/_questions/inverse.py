@@ -43,6 +43,7 @@ TARGETS: dict[str, int] = {
 }  # the order of `_log_quantities`
 _GRID = 513
 _SPAN = math.log(1e15)  # a parameter is searched from 1e-15× to 1e15× its fitted value
+_PLATEAU = 1e-9  # log-quantity differences below this are rounding, not a better value
 _LOGIT_SPAN = 30.0  # overlap from ~1e-13 to 1 − 1e-13
 
 
@@ -425,7 +426,14 @@ def _answer(problem: _Problem) -> Requirement:
     # members with a serial term have no weight at that count) meets every ceiling.
     valid = ~np.isnan(log_q)
     good = valid & (sign * (log_q - math.log(problem.goal)) >= 0)
-    best = int(np.argmax(np.where(valid, sign * log_q, -np.inf)))
+    scores = np.where(valid, sign * log_q, -np.inf)
+    best = int(np.argmax(scores))
+    if not problem.gpus:
+        # A plateau that reaches an end of the search is the limit there: "the best is
+        # 56.8% at 9.56e-11× every member's power.time" named a point of a curve flat to
+        # rounding from 1e-15× to 1e-10× (review of 2026-12-07).
+        plateau = scores >= scores[best] - _PLATEAU
+        best = 0 if plateau[0] else len(grid) - 1 if plateau[-1] else best
     at_end = not problem.gpus and best in (0, len(grid) - 1)
     best_at = problem.value(grid[best])
     if at_end:  # the limit itself: 0 or ∞ (0 or 1 for a fraction)
