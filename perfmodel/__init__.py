@@ -129,6 +129,8 @@ if _TYPE_CHECKING:
     from ._terms.hybrid import PipelineTransferTerm as PipelineTransferTerm
     from ._terms.hybrid import REASONS as REASONS
     from ._terms.hybrid import STACKS as STACKS
+    from ._terms.hybrid import step_rates as step_rates
+    from ._terms.hybrid import StepRates as StepRates
     from ._terms.hybrid import TensorCollectiveTerm as TensorCollectiveTerm
     from ._terms.hybrid import TensorParallelTerm as TensorParallelTerm
     from ._terms.hybrid import USABLE_MEMORY as USABLE_MEMORY
@@ -265,6 +267,8 @@ _EXPORTS = {
     "model_parameters": "._terms.hybrid",
     "PipelineTransferTerm": "._terms.hybrid",
     "STACKS": "._terms.hybrid",
+    "step_rates": "._terms.hybrid",
+    "StepRates": "._terms.hybrid",
     "USABLE_MEMORY": "._terms.hybrid",
     "TensorCollectiveTerm": "._terms.hybrid",
 }

@@ -21,7 +21,7 @@ from .._fitting import (
     per_unit_of_work,
     Selection,
 )
-from .._io import finite_or_null, fit_to_dict, save_fit
+from .._io import finite_or_null, fit_to_dict, load_fit, save_fit
 from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
     recommend,
@@ -517,7 +517,10 @@ def run_optimal(args) -> int:
         if args.currency and args.price_per_gpu_hour is None:
             raise InputError("--currency names the currency of --price-per-gpu-hour; give both")
         pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
-        document = optimal_layout(result, **optimal_options(args), pinned=pinned, at_gpus=args.gpus)
+        run_fit = load_fit(args.fit) if args.set else None  # its run's recipe, for notes
+        document = optimal_layout(
+            result, **optimal_options(args), pinned=pinned, at_gpus=args.gpus, run_fit=run_fit
+        )
         document["currency"] = args.currency or None
         print_json(document) if args.json else print_optimal_layout(document)
         return 0

@@ -26,6 +26,7 @@ from .._config import (
     CONFIG_FIELDS,
     FIELD_NAMES,
     LARGEST_VALUE,
+    LAYOUT_FIELDS,
     NONNEGATIVE_FIELDS,
     UNKNOWN_AT_ZERO,
     WHOLE_FIELDS,
@@ -61,6 +62,14 @@ from .._text import wrap
 from .common import finite_or_none, percent_text
 from .draws import draws_or_none
 from .grammar.vocabulary import LAYOUT_OPTIONS
+from .layout_rates import (
+    breakdown_of,
+    rates_of,
+    rates_text,
+    superlinear_line,
+    workload_line,
+    workload_of,
+)
 
 # What `predict --interval` bounds, by `--kind`.
 INTERVAL_WORDS = {
@@ -796,6 +805,7 @@ def _baseline(result, axes, fixed, curve, reference) -> dict:
         "layout": {k: float(best[k]) for k in axes},
         "time_s": float(best["step_time_s"]),
         "what": f"the best layout at {gpus:g} GPUs",
+        "breakdown": breakdown_of(best),
     }
 
 
@@ -811,6 +821,7 @@ def optimal_layout(
     efficiency_floor: float | None = None,
     pinned: tuple[str, ...] = (),
     at_gpus: int | None = None,
+    run_fit: FitResult | None = None,
     **_,
 ) -> dict:
     """``optimal`` of a hybrid fit: the best GPU count and layout, by a layout search.
@@ -818,7 +829,9 @@ def optimal_layout(
     `pinned`: fields the search keeps at the fit's value (``--set zero=1`` searches only
     ZeRO-1; a searched field set otherwise was overwritten by the search, silently).
     `at_gpus` (``--gpus``): search that one count alone (the best layout at 256 GPUs
-    needed ``--max-gpus 256``, which may answer fewer)."""
+    needed ``--max-gpus 256``, which may answer fewer). `run_fit`: the fit before
+    ``--set``, whose run's recipe a search for another workload takes (said in
+    ``notes``)."""
     if max_gpus < 1:
         raise InputError(f"--max-gpus must be ≥ 1, got {max_gpus}")
     check_one_microbatch_field(pinned, "--set")
@@ -896,6 +909,9 @@ def optimal_layout(
             "speedup": float(speedup[knee]),
             "efficiency": float(efficiency[knee]),
             "memory_gb": float(row["memory_gb"]),
+            "rates": rates_of(
+                result, fixed, {k: float(row[k]) for k in axes}, float(row["step_time_s"])
+            ),
         }
     alternatives = layout_alternatives(
         result.model,
@@ -909,9 +925,15 @@ def optimal_layout(
     ]
     assumed = [n for n in assumed_parameters(result) if n not in pinned]
     robustness = pick_robustness(result.model, assumed, fixed, [layout, *listed])
+    given = {k: result.config_defaults[k] for k in pinned if k in result.config_defaults}
     return {
         "gpus": int(best["gpus"]),
         "layout": layout,
+        # The model and batch searched for, and the pick's MFU, TFLOP/s and tokens/s per GPU.
+        "workload": workload_of(result, fixed, pinned),
+        "rates": rates_of(result, fixed, layout, float(best["step_time_s"])),
+        "breakdown": breakdown_of(best),
+        "notes": list(inherited_recipe(run_fit, axes, given)) if run_fit is not None else [],
         "time_s": float(best["step_time_s"]),
         "speedup": float(speedup[i]),
         "efficiency": float(efficiency[i]),
@@ -965,7 +987,9 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     layouts = layouts_from_args(args)
     if layouts is None:
         layouts = {"gpus": np.asarray([_value(t, "gpus", "--gpus") for t in args.gpus.split(",")])}
-    inherited = inherited_recipe(result, layouts, {})
+    inherited = inherited_recipe(result, layouts, {}) or taken_from_run(
+        result.config_defaults, layouts
+    )
     try:
         rows, reference = layout_rows(
             result, layouts, args.interval, args.method, getattr(args, "kind", "prediction")
@@ -1013,6 +1037,24 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     return True
 
 
+def taken_from_run(defaults: dict, layouts: dict) -> tuple[str, ...]:
+    """One line naming the layout fields `predict` takes from the fit's run (its
+    `defaults`, `FitResult.config_defaults`) because the layouts give them nowhere:
+    ``--tp 1 --pp 1`` read "interleaving needs pp > 2", its interleave = 3 unseen, the
+    run's (review of 2026-12-07)."""
+    given = set(layouts)
+    if given & {"microbatches", "microbatch_size"}:  # either one gives the micro-batches
+        given |= {"microbatches", "microbatch_size"}
+    taken = [f for f in LAYOUT_FIELDS if f in defaults and f not in given]
+    if "microbatch_size" in taken and float(defaults["microbatch_size"]) > 0:
+        taken = [f for f in taken if f != "microbatches"]  # the size decides the count
+    if not taken:
+        return ()
+    shown = " ".join(f"{f}={float(defaults[f]):g}" for f in taken)
+    flags = ", ".join(LAYOUT_OPTIONS[f] for f in taken)
+    return (f"from the fit's run, given nowhere: {shown} ({flags} to change them)",)
+
+
 def _times(ratio: float) -> str:
     """``1.39× slower than`` / ``as fast as`` / ``1.2× faster than``."""
     if abs(ratio - 1.0) < 0.005:
@@ -1032,7 +1074,8 @@ def _worth_buying_line(document: dict) -> str | None:
         return None
     return (
         f"worth buying: {worth['gpus']} GPUs, {describe_layout(worth['layout'])}: step time "
-        f"{worth['time_s']:.4g} s, speedup {worth['speedup']:.3g}× and efficiency "
+        f"{worth['time_s']:.4g} s{rates_text(worth.get('rates'))}, speedup "
+        f"{worth['speedup']:.3g}× and efficiency "
         f"{worth['efficiency']:.1%}{_above_one(worth['efficiency'])}; past {worth['gpus']} "
         "GPUs returns diminish "
         f"({knee['criterion']}): the fastest, below, is {document['speedup']:.3g}× at "
@@ -1084,8 +1127,19 @@ def print_optimal_layout(document: dict) -> None:
         f"optimal ({document['objective']}): {document['gpus']} GPUs{limit}, "
         f"{describe_layout(document['layout'])}"
     )
+    line = workload_line(document.get("workload"))
+    if line is not None:
+        print(wrap(f"  {line}"))
     base = document.get("baseline") or {"layout": None}
-    if base["layout"] is None:
+    # The best layout at the reference's count may be the reference itself: "… is as
+    # fast as that layout" compared it with itself (review of 2026-12-07).
+    itself = base["layout"] is not None and all(
+        float(ref.get(k, math.nan)) == v for k, v in base["layout"].items()
+    )
+    if itself:
+        against = f"{base['what']} ({reference_seconds(ref)}), {ref['reference']}: "
+        against += describe_layout(ref)
+    elif base["layout"] is None:
         against = f"the reference layout {describe_layout(ref)} ({reference_seconds(ref)}; "
         against += f"{ref['reference']})"
     else:
@@ -1093,11 +1147,14 @@ def print_optimal_layout(document: dict) -> None:
     print(
         wrap(
             f"  step time {document['time_s']:.4g} s, memory {document['memory_gb']:.3g} GB "
-            f"per GPU; speedup {document['speedup']:.3g}× and efficiency "
-            f"{document['efficiency']:.1%} against {against}"
+            f"per GPU{rates_text(document.get('rates'))}; speedup {document['speedup']:.3g}× "
+            f"and efficiency {document['efficiency']:.1%} against {against}"
         )
     )
-    if base["layout"] is not None:
+    superlinear = superlinear_line(document)
+    if superlinear is not None:
+        print(wrap(superlinear))
+    if base["layout"] is not None and not itself:
         ratio = ref["time_s"] / base["time_s"]
         print(
             wrap(
@@ -1139,6 +1196,8 @@ def print_optimal_layout(document: dict) -> None:
                 "--set zero=1 searches Megatron's distributed optimizer alone"
             )
         )
+    for note in document.get("notes") or []:  # a new model run with the fit's recipe, said
+        print(wrap(f"  note: {note}"))
     knee = document["diminishing_returns"]
     if document.get("at_gpus") is not None:
         return  # one count: no returns to diminish

@@ -21,6 +21,7 @@ from .._config import (
 )
 from .._errors import InputError
 from .._fitting import blend_components, FitResult, to_numpy_leaves
+from .._keywords import did_you_mean
 from .._schema import FIT_FILE_WHOLE, MAGNITUDE, SMALLEST
 from .._text import brief
 from .._text import seconds as format_seconds
@@ -155,8 +156,9 @@ def split_changes(fit: FitResult, changes: Mapping[str, object]):
                     params[member] = _check_range(member, value, specs[member].kind)
                 continue
             fields = ", ".join(f for f in CONFIG_FIELDS if f != "gpus")
+            close = did_you_mean(name, [*specs, *(f for f in CONFIG_FIELDS if f != "gpus")])
             raise InputError(
-                f"cannot set {name!r}: not a parameter of model {fit.family!r} "
+                f"cannot set {name!r}{close}: not a parameter of model {fit.family!r} "
                 f"({', '.join(specs)}) nor a config field ({fields})"
             )
     return params, config

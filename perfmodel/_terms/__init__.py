@@ -54,6 +54,7 @@ from .hybrid import schedule_slots as schedule_slots
 from .hybrid import STACKS as STACKS
 from .hybrid import stage_parameters as stage_parameters
 from .hybrid import stage_seconds as stage_seconds
+from .hybrid import step_rates as step_rates
 from .hybrid import TensorCollectiveTerm as TensorCollectiveTerm
 from .hybrid import TensorParallelTerm as TensorParallelTerm
 from .hybrid import USABLE_MEMORY as USABLE_MEMORY

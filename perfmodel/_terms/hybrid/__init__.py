@@ -25,6 +25,8 @@ from .legacy import PipelinedComputeTerm as PipelinedComputeTerm
 from .legacy import TensorParallelTerm as TensorParallelTerm
 from .memory import activation_bytes_per_layer as activation_bytes_per_layer
 from .memory import memory_per_gpu as memory_per_gpu
+from .rates import step_rates as step_rates
+from .rates import StepRates as StepRates
 from .schedule import bubble_fraction as bubble_fraction
 from .schedule import inflight_layers as inflight_layers
 from .schedule import schedule_slots as schedule_slots
