@@ -196,3 +196,15 @@ def refit_command(source: str, family: str = "NAME") -> str:
     measurements read from `source` (``CSV`` where they came from no file: ``<arrays>``)."""
     csv = "CSV" if source.startswith("<") else shlex.quote(source)
     return f"perfmodel fit {csv} --model {family}"
+
+
+_LONG_WORD = re.compile(r"\S{201,}")
+
+
+def shorten_words(text: str) -> str:
+    """`text` with each run of over 200 non-space characters cut to its first 60 and last
+    20 around ``…(N characters)…``: an error that echoed a 100 000-digit CSV cell was
+    one line of 100 KB (review of 2026-12-07)."""
+    return _LONG_WORD.sub(
+        lambda m: f"{m.group()[:60]}…({len(m.group())} characters)…{m.group()[-20:]}", text
+    )

@@ -18,6 +18,7 @@ import sys
 import warnings
 
 from .._errors import FitError, InputError
+from .._text import shorten_words
 from .options import repeated_option
 
 
@@ -174,10 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return SIGPIPE_STATUS
     except InputError as error:
-        print(f"perfmodel: error: {error.render(flag)}", file=sys.stderr)
+        print(f"perfmodel: error: {shorten_words(error.render(flag))}", file=sys.stderr)
         return 2
     except FitError as error:
-        print(f"perfmodel: fit failed: {error}", file=sys.stderr)
+        print(f"perfmodel: fit failed: {shorten_words(str(error))}", file=sys.stderr)
         return 1
     except OSError as error:  # the readers and writers name their paths; this is the net
         where = f"{error.filename}: " if error.filename else ""

@@ -77,7 +77,10 @@ def shared_ensemble(fit: FitResult, method: str | None = None) -> Ensemble:
         return ensemble(fit, method)
     path = folder / f"{fit_key(fit, method)}.npz"
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        # A file np.load fails on stays open unless opened here (truncated entries).
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as stored:
+            if any(np.isnan(stored[k]).any() for k in ("raw", "noise", "drift")):
+                raise ValueError("NaN in the cached draws")  # an edit: draw them again
             return Ensemble(
                 fit=fit,
                 method=method,
@@ -92,8 +95,8 @@ def shared_ensemble(fit: FitResult, method: str | None = None) -> Ensemble:
                 tau_dof=float(stored["tau_dof"]),
                 gpus_range=tuple(float(x) for x in stored["gpus_range"]),
             )
-    except (OSError, KeyError, ValueError):
-        pass
+    except Exception:  # missing, unreadable, truncated or not an archive: draw again
+        pass  # (a truncated file raised BadZipFile or EOFError, review of 2026-12-07)
     draws = ensemble(fit, method)
     try:
         with atomic_write(path, "wb") as stream:

@@ -164,7 +164,10 @@ def _print_fit(result: FitResult, selection: Selection | None) -> None:
     warn_not_converged(result.converged, result.message, options="--bound or --fix")
     for warning in collapsed_warnings(result.warnings):
         print(f"warning: {warning}", file=sys.stderr)
-    if result.r2 < 0.0:  # NaN (one distinct count) says nothing either way
+    # NaN (one distinct count) says nothing either way; nor does R² of measurements that
+    # all agree within 0.1%: an exact fit of 1000 + 1e-9·i read "R² -3.9e+11 … MAPE 0.0%"
+    # (review of 2026-12-07).
+    if result.r2 < 0.0 and result.mape >= 0.1:
         # "R² -0.35 … converged" read as a fit to trust (newcomer review, 2026-12-06).
         print(
             f"warning: the fit misses its own measurements: R² {result.r2:.2f} (worse than "

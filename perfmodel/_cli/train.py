@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from .._config import LARGEST_VALUE
 from .._convergence import (
     fit_time_to_train,
     has_time_to_train,
@@ -178,6 +179,15 @@ def load(path: str, items=None) -> TimeToTrainFit:
     return fit
 
 
+def _check_batch(b: float) -> None:
+    """A global batch of ``--global-batch``: finite, at most `LARGEST_VALUE` (nan and inf
+    raised a traceback; 1e300 was answered "–∞ s", review 2026-12-07)."""
+    if not (math.isfinite(b) and b <= LARGEST_VALUE):  # 0 and below: the checks after it
+        raise InputError(
+            f"--global-batch: expected whole samples from 1 to {LARGEST_VALUE:g}, got {b:g}"
+        )
+
+
 def _batches(text, gpus, fit: TimeToTrainFit) -> tuple[np.ndarray, str]:
     if text is None:
         changed = fit.step.config_defaults.get("global_batch")
@@ -194,6 +204,8 @@ def _batches(text, gpus, fit: TimeToTrainFit) -> tuple[np.ndarray, str]:
             f"got {len(values)}"
         )
     batch = np.broadcast_to(np.asarray(values, float), (len(gpus),))
+    for b in batch:
+        _check_batch(b)
     for b, n in zip(batch, gpus):  # 100.5 samples, or 1 sample over 8 GPUs, was answered
         if b != math.floor(b) or b < n:
             raise InputError(
@@ -261,6 +273,7 @@ def plan_document(fit: TimeToTrainFit, args) -> dict:
         raise InputError(f"--min-gain: expected a share in (0, 1), got {args.min_gain:g}")
     batches = None if args.global_batch is None else parse_list(args.global_batch, "--global-batch")
     for b in batches or ():  # as `predict` (1.5 samples on 1 GPU was planned, fuzz round 11)
+        _check_batch(b)
         if b != math.floor(b):
             raise InputError(f"--global-batch: expected whole samples, got {b:g}")
     level = 0.9 if args.interval is None else args.interval

@@ -11,7 +11,10 @@ from .._files import atomic_write, package_version
 from .._io import FORMAT as FIT_FORMAT
 from .._io import read_document, to_json
 from .._levels import LARGEST_COUNT
+from .._terms import OPS
 from .fit import CollectiveFit, CollectiveGroupFit, FACTORS, LOSSES
+
+PLACEMENTS = ("out_of_place", "in_place")  # nccl-tests' two columns of each row
 
 FORMAT = "perfmodel.collective_fit"
 SCHEMA_VERSION = 1
@@ -212,8 +215,9 @@ def _rows(c: _Fields, value, where: str) -> dict:
     out = {}
     for key in _ROWS:
         if key in ("placement", "source"):
+            choices = PLACEMENTS if key == "placement" else ()
             out[key] = np.asarray(
-                [c.text(v, f"{where}.{key}[{i}]") for i, v in enumerate(rows[key])]
+                [c.text(v, f"{where}.{key}[{i}]", choices) for i, v in enumerate(rows[key])]
             )
             continue
         high = LARGEST_COUNT if key == "line" else 1e300
@@ -242,7 +246,9 @@ def _group(c: _Fields, doc, where: str) -> CollectiveGroupFit:
         if key not in STDERR_KEYS:
             c.fail(f"{where}.log_stderr.{key}", f"one of {', '.join(STDERR_KEYS)}", key)
     group = CollectiveGroupFit(
-        collective=c.text(doc["collective"], f"{where}.collective"),
+        # A name the α-β model has no algorithm for raised a traceback when a training
+        # fit read the file (review of 2026-12-07).
+        collective=c.text(doc["collective"], f"{where}.collective", OPS),
         n_ranks=ranks,
         latency_s=values["latency_s"],
         bandwidth=values["bandwidth_bytes_per_s"],

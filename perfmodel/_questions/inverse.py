@@ -50,7 +50,14 @@ _LOGIT_SPAN = 30.0  # overlap from ~1e-13 to 1 − 1e-13
 def describe_quantity(target: str, value: float) -> str:
     """A target value in its natural unit: ``80.0%``, ``12.5×``, ``0.42 s``, ``4553/s``."""
     if target in ("efficiency", "serial_share"):
-        return f"{value:.1%}"
+        # 0.999999 read "efficiency ≥ 100.0%" (review of 2026-12-07): digits until a
+        # share short of 100% (or above 0%) shows as such.
+        digits = 1
+        while digits < 6 and f"{value:.{digits}%}" in ("100." + "0" * digits + "%",) and value < 1:
+            digits += 1
+        while digits < 6 and float(f"{value * 100:.{digits}f}") == 0.0 and value > 0:
+            digits += 1
+        return f"{value:.{digits}%}"
     if target == "speedup":
         return f"{value:.4g}×"
     if target == "time":
@@ -175,12 +182,18 @@ class Requirement:
         that meet the target."""
         lines = [self.message]
         if self.feasible and self.parameter != "gpus":
-            spans = ", ".join(f"{lo:.4g}–{hi:.4g}" for lo, hi in self.feasible)
+            spans = ", ".join(_span(lo, hi) for lo, hi in self.feasible)
             if self.members:
                 lines.append(f"factors on every member's {self.parameter} that meet it: {spans}")
             else:
                 lines.append(f"values of {self.parameter} that meet it ({self.unit}): {spans}")
         return "\n".join(lines)
+
+
+def _span(lo: float, hi: float) -> str:
+    """``0.0026–0.5``, or ``0.0026 and up`` where no upper limit was found ("0–inf" was
+    printed, review of 2026-12-07)."""
+    return f"{lo:.4g} and up" if math.isinf(hi) else f"{lo:.4g}–{hi:.4g}"
 
 
 def _substitute(model, config, u, unknown: str | tuple[str, ...]):
@@ -556,8 +569,8 @@ def _one_gpu_only(problem: _Problem) -> str:
 
 
 def _where(problem: _Problem, at: float, end: bool) -> str:
-    if problem.gpus:
-        return f"at {counted(at, 'GPU')}"
+    if problem.gpus:  # a point of the log grid: the whole count nearest it
+        return f"at {counted(max(round(at), 1), 'GPU')}"
     if problem.members:
         if end:
             return f"as every member's {problem.parameter} → {'∞' if math.isinf(at) else '0'}"

@@ -80,6 +80,7 @@ attention), so that ``fit --model hybrid`` reads the model's shape and recipe.""
 ELAPSED = "elapsed time per iteration (ms)"
 BATCH = "global batch size"
 CONSUMED = "consumed samples"
+LONGEST_ITERATION_MS = 1e9  # 11.6 days: a longer "iteration" is a garbled line
 
 
 def _positive(text: str, what: str, where: str) -> float:
@@ -201,6 +202,11 @@ def read_megatron(
                 "iteration (ms): ... | ...'"
             )
         ms = _positive(fields[ELAPSED], ELAPSED, where)
+        if ms > LONGEST_ITERATION_MS:  # 1e300 ms vanished into the median (review 2026-12-07)
+            raise InputError(
+                f"{where}: {ELAPSED}: expected at most {LONGEST_ITERATION_MS:g} ms (11.6 days), "
+                f"got {fields[ELAPSED]!r}"
+            )
         batch = global_batch
         if BATCH in fields:
             batch = _positive(fields[BATCH], BATCH, where)

@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from .._config import LARGEST_VALUE
 from .._data import MAX_GPUS
 from .._errors import InputError
 from .summary import RunSummary, steady_median
@@ -223,8 +224,11 @@ def read_mllog(
             continue
         if key == "global_batch_size":
             size = _number(value, "global_batch_size", where)
-            if size != int(size):  # 912.5 samples was taken as a batch
-                raise InputError(f"{where}: global_batch_size {size:g}; expected whole samples")
+            if size != int(size) or size > LARGEST_VALUE:  # 912.5 samples was taken as a batch
+                raise InputError(
+                    f"{where}: global_batch_size {size:g}; expected whole samples, at most "
+                    f"{LARGEST_VALUE:g} (as a CSV's global_batch)"
+                )
             if batch is not None and size != batch[1]:
                 raise InputError(
                     f"{where}: global_batch_size {size:g} differs from {batch[1]:g} at line "

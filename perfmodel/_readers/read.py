@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .._csvtext import unix_newlines
-from .._data import Benchmarks
+from .._data import Benchmarks, MAX_GPUS
 from .._errors import InputError
 from .lightning import read_tracker_csv, STEP_COLUMNS
 from .megatron_log import ITERATION_RE, read_megatron
@@ -262,6 +262,10 @@ def _check_options(options: dict) -> None:
             expected = "a finite number > 0"
         if not ok:
             raise InputError(f"{name}: expected {expected}, got {value!r}")
+        if name == "gpus" and value > MAX_GPUS:  # 1e300 was blamed on the log's line 3
+            raise InputError(
+                f"{{arg:gpus}}: expected a whole GPU count of 1 to {MAX_GPUS:,}, got {value:g}"
+            )
 
 
 def _one_benchmark(runs: list[RunSummary]) -> None:

@@ -165,7 +165,8 @@ class LaplaceDraws:
             raise KeyError("no cache of draws")
         path = Path(fit.ensembles) / f"{fit_key(fit, 'laplace')}.npz"
         try:
-            with np.load(path, allow_pickle=False) as stored:
+            # A file np.load fails on stays open unless opened here (truncated entries).
+            with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as stored:
                 names = tuple(str(n) for n in stored["names"])
                 draws = cls(
                     fit=fit,
@@ -180,6 +181,8 @@ class LaplaceDraws:
             raise KeyError(str(path)) from error
         if set(names) != set(fit.free) or draws.raw.shape[1:] != (len(names),):
             raise KeyError("names")
+        if any(np.isnan(a).any() for a in (draws.raw, draws.noise, draws.drift)):
+            raise KeyError("NaN in the cached draws")  # an edit: the JAX path draws again
         return draws
 
 
