@@ -15,7 +15,7 @@ CHILD = """
 import time, jax
 jax.config.update("jax_enable_x64", True)
 import perfmodel as pm
-from perfmodel._cli.layout import fit_hybrid
+from perfmodel._fitting import fit_hybrid
 from perfmodel._fitting import engine
 if COMPILED:
     engine.STEPWISE_FAMILIES = frozenset()

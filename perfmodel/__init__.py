@@ -41,6 +41,7 @@ if _TYPE_CHECKING:
     from ._errors import FitError as FitError
     from ._errors import InputError as InputError
     from ._files import package_version as package_version
+    from ._fitting.hybrid_runs import fit_hybrid as fit_hybrid
     from ._fitting.loss import log_squared_error as log_squared_error
     from ._fitting.result import FitResult as FitResult
     from ._fitting.select import fit_auto as fit_auto
@@ -167,6 +168,7 @@ _EXPORTS = {
     "log_squared_error": "._fitting.loss",
     "FitResult": "._fitting.result",
     "fit_auto": "._fitting.select",
+    "fit_hybrid": "._fitting.hybrid_runs",
     "Selection": "._fitting.select",
     "fit": "._fitting.single",
     "load_fit": "._io",

@@ -510,7 +510,7 @@ def test_a_new_workload_names_the_recipe_it_takes_from_the_fit(fitted, tmp_path,
 
 def test_a_fitted_link_stays_within_what_the_gpu_has():
     # Four made-up H100 runs fitted NVLink at 3.3 TB/s (7× the hardware), used silently.
-    from perfmodel._cli.layout import at_link_bounds, link_bounds
+    from perfmodel._fitting.hybrid_runs import at_link_bounds, link_bounds
 
     bounds = link_bounds("H100-80GB")
     assert bounds["tensor.bandwidth"] == (36e9, 540e9)

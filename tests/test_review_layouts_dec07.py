@@ -167,3 +167,20 @@ def test_step_rates_reproduce_the_flops_of_the_published_runs():
         assert float(rates.mfu) * gpu_seconds * run.peak_tflops * 1e12 == pytest.approx(
             run.model_flops_per_iter, rel=2e-3
         ), run.id
+
+
+def test_fit_of_the_hybrid_family_on_two_runs_names_fit_hybrid():
+    runs = pm.load_benchmarks(K22)
+    with pytest.raises(pm.InputError, match="pm.fit_hybrid fixes what the runs do not determine"):
+        pm.fit("hybrid", runs)
+
+
+@pytest.mark.slow  # 15 s: a hybrid fit
+def test_fit_hybrid_from_python_is_the_command_lines_fit(k22_fit):
+    found = pm.fit_hybrid(pm.load_benchmarks(K22), n_starts=8)
+    saved = pm.load_fit(k22_fit)
+    for name in ("compute.e_max", "compute.d0"):
+        assert found.parameters()[name] == pytest.approx(saved.parameters()[name], rel=1e-4)
+    assert any(w.startswith("tensor.bandwidth fixed at") for w in found.warnings)
+    with pytest.raises(TypeError, match="did you mean 'n_starts'"):
+        pm.fit_hybrid(pm.load_benchmarks(K22), n_start=8)

@@ -46,7 +46,7 @@ def _runs(tmp_path, name, scale=1.0, gpu=None):
 
 def test_the_gpu_column_names_the_gpu_of_the_runs(tmp_path):
     # A 'gpu' column was "not a field perfmodel reads: ignored (did you mean 'gpus'?)".
-    from perfmodel._cli.layout import gpu_of_runs, ignored_columns
+    from perfmodel._fitting.hybrid_runs import gpu_of_runs, ignored_columns
 
     data = pm.load_benchmarks(_runs(tmp_path, "h100.csv", gpu=["H100", "NVIDIA H100-SXM5-80GB"]))
     assert gpu_of_runs(data, None) == (
@@ -68,7 +68,7 @@ def test_the_gpu_column_names_the_gpu_of_the_runs(tmp_path):
     ],
 )
 def test_a_gpu_column_that_cannot_be_read_is_refused(tmp_path, gpu, given, message):
-    from perfmodel._cli.layout import gpu_of_runs
+    from perfmodel._fitting.hybrid_runs import gpu_of_runs
 
     data = pm.load_benchmarks(_runs(tmp_path, "runs.csv", gpu=gpu))
     with pytest.raises(pm.InputError, match=message):
@@ -346,7 +346,7 @@ def test_predict_of_a_layout_gives_its_memory(llama_fit):
 def test_the_gpu_column_is_read_for_the_runs_fitted_as_the_csv_reader_reads_it(tmp_path):
     # Code review: every row of the file was read (another series' GPU refused the fit),
     # and a header with spaces or a byte-order mark hid the column.
-    from perfmodel._cli.layout import gpu_of_runs
+    from perfmodel._fitting.hybrid_runs import gpu_of_runs
 
     rows = K22.read_text().splitlines()
     body = [f"{s},{g},{r}" for s, g, r in zip(("h", "a"), ("H100", "A100"), rows[1:])]

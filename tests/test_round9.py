@@ -271,7 +271,7 @@ def test_tracker_cells_python_reads_are_read_as_before(tmp_path):
 def test_a_near_miss_column_is_a_typo_only_when_its_field_is_missing():
     from types import SimpleNamespace
 
-    from perfmodel._cli.layout import _near_miss
+    from perfmodel._fitting.hybrid_runs import _near_miss
 
     runs = SimpleNamespace(config={"hidden": 1.0, "gpus": 1.0})
     assert _near_miss("seq_paralel", runs)

@@ -15,6 +15,7 @@ from .._fitting import (
     fit,
     fit_auto,
     fit_blend,
+    fit_hybrid,
     FitResult,
     fittable_family,
     log_log_slope,
@@ -56,7 +57,6 @@ from .common import (
 )
 from .draws import draws_or_none
 from .layout import (
-    fit_hybrid,
     optimal_layout,
     print_optimal_layout,
 )

@@ -27,6 +27,12 @@ from .describe import time_basis as time_basis
 from .describe import undetermined as undetermined
 from .exact import fit_at as fit_at
 from .groups import reduce_batch as reduce_batch
+from .hybrid_runs import assumed_parameters as assumed_parameters
+from .hybrid_runs import bad_shape as bad_shape
+from .hybrid_runs import field_did_you_mean as field_did_you_mean
+from .hybrid_runs import fit_hybrid as fit_hybrid
+from .hybrid_runs import HEADS_SHAPE as HEADS_SHAPE
+from .hybrid_runs import MEASURED_COLUMNS as MEASURED_COLUMNS
 from .layout_reference import describe_layout as describe_layout
 from .layout_reference import evaluate_layouts as evaluate_layouts
 from .layout_reference import memory_budget as memory_budget

@@ -266,14 +266,7 @@ def check_options(
     """`check_names`, then that the data give what the terms need and (unless not
     `determined`) determine the free parameters; returns the free parameter names."""
     free = check_names(model, options)
-    for term in model.terms:
-        for field in term.requires:
-            if field not in data.config:
-                raise InputError(
-                    f"{data.source}: model {model.family!r} needs {field!r} in the data "
-                    f"(a CSV column, or a from_arrays argument): its {term.name} term "
-                    "depends on it"
-                )
+    check_required_fields(model, data)
     distinct = data.distinct_configs()
     if determined and len(free) > distinct:
         raise InputError(
@@ -282,8 +275,26 @@ def check_options(
             f"{counted(distinct, 'distinct configuration')}; measure more GPU counts, fix "
             "parameters with {arg:fix}, "
             "or choose a smaller model"
+            + (
+                # pm.fit("hybrid", two runs) named no way out (review of 2026-12-07).
+                "; pm.fit_hybrid fixes what the runs do not determine at the GPU's numbers"
+                if model.family == "hybrid"
+                else ""
+            )
         )
     return free
+
+
+def check_required_fields(model, data: Benchmarks) -> None:
+    """Refuse `data` without a field (a CSV column) that a term of `model` reads."""
+    for term in model.terms:
+        for field in term.requires:
+            if field not in data.config:
+                raise InputError(
+                    f"{data.source}: model {model.family!r} needs {field!r} in the data "
+                    f"(a CSV column, or a from_arrays argument): its {term.name} term "
+                    "depends on it"
+                )
 
 
 def config_defaults(data: Benchmarks) -> dict[str, float]:
