@@ -233,7 +233,11 @@ def hybrid(
     """
     named = gpu_named(gpu) if isinstance(gpu, str) else None
     if named is None:
-        raise InputError(f"unknown gpu {gpu!r}; valid: {', '.join(GPUS)}")
+        raise InputError(
+            f"unknown gpu {gpu!r}; valid: {', '.join(GPUS)}; another GPU: one of them with "
+            "its own peak_flops, hbm_bandwidth, nvlink_bandwidth, network_bandwidth (and "
+            "gpu_memory_bytes in the configuration)"
+        )
     gpu = named
     given = dict(
         peak_flops=peak_flops,

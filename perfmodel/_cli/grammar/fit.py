@@ -200,7 +200,9 @@ def _gpu(text: str) -> str:
     if named is None:
         raise argparse.ArgumentTypeError(
             f"expected one of {', '.join(GPU_NAMES)} (or a spelling such as A100, H100), "
-            f"got {text!r}"
+            f"got {text!r}; another GPU: --gpu A100-80GB with its numbers as --fix "
+            "compute.peak_flops=…, compute.hbm_bandwidth=…, tensor.bandwidth=…, "
+            "allreduce.bandwidth_inter=… and a gpu_memory_bytes column"
         )
     return named
 
