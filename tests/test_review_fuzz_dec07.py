@@ -165,3 +165,19 @@ def test_measurements_that_agree_within_rounding_get_no_r2_warning(tmp_path):
     csv.write_text(f"gpus,throughput\n{rows}\n")
     code, _, err = run_cli("fit", csv)
     assert code == 0 and "misses its own measurements" not in err, err
+
+
+def test_a_serial_floor_above_the_one_gpu_time_bounds_nothing():
+    # `--set serial.time=1` on a blend of 0.2 ms steps printed "Amdahl bound: 5331× →
+    # 0.04035×": its anchored one-GPU time is below the floor. A bound is ≥ 1 or none.
+    import equinox as eqx
+    from helpers import exact_fit
+
+    from perfmodel._cli.analysis import _bound_text
+    from perfmodel._presets import build
+
+    fit = exact_fit(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
+    assert pm.amdahl_bound(fit) is None or pm.amdahl_bound(fit) >= 1.0
+    assert pm.amdahl_bound(pm.what_if(fit, {"serial.time": 1e6})) is None
+    assert _bound_text(None) == "none (the serial part exceeds the one-GPU time)"
+    assert _bound_text(float("inf")) == "unbounded" and _bound_text(12.345) == "12.35×"

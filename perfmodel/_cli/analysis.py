@@ -50,6 +50,14 @@ def load_with_changes(path: str, items) -> FitResult:
     return what_if(result, changes)
 
 
+def _bound_text(bound: float | None) -> str:
+    """An Amdahl bound in words: ``5331×``; ``none`` (the serial floor is above the
+    one-GPU time: "0.04035×" was printed, review of 2026-12-07); ``unbounded`` (inf×)."""
+    if bound is None:
+        return "none (the serial part exceeds the one-GPU time)"
+    return "unbounded" if math.isinf(bound) else f"{bound:.4g}×"
+
+
 def _header(result: FitResult) -> str:
     if result.target == "throughput":
         unit = f"per {work_name(result.data.unit)}"
@@ -267,7 +275,9 @@ def run_whatif(args) -> int:
     print(comparison.optimum_line())
     print(comparison.knee_line())
     if comparison.amdahl_before is not None:
-        print(f"Amdahl bound: {comparison.amdahl_before:.4g}× → {comparison.amdahl_after:.4g}×")
+        bounds = (comparison.amdahl_before, comparison.amdahl_after)
+        before, after = (_bound_text(b) for b in bounds)
+        print(f"Amdahl bound: {before} → {after}")
     if args.output:
         message(f"wrote {args.output}")
     return 0

@@ -67,8 +67,8 @@ def breakdown_of(row) -> dict[str, float]:
 
 
 def workload_line(workload: dict | None) -> str | None:
-    """``workload: GPT of 530B parameters (105 layers, hidden 20480, …), global batch
-    280 (--set)``."""
+    """``workload: a 530B-parameter model (layers 105, hidden 20480, …), global batch
+    280 (--set …)``."""
     if not workload:
         return None
     size = workload["parameters"]

@@ -104,7 +104,12 @@ class JaxCurves:
             with jax.enable_x64(True):
                 config = fit.config(np.array([1.0]), **overrides)
                 floor = fit.model.serial(config) if isinstance(fit.model, Blend) else None
-                return None if floor is None else float(fit.model(config)[0] / floor[0])
+                if floor is None:
+                    return None
+                bound = float(fit.model(config)[0] / floor[0])
+                # A floor above the one-GPU time (a serial time set past the step) bounds
+                # nothing: "Amdahl bound 0.04×" (review of 2026-12-07).
+                return bound if bound >= 1.0 else None
         serial = [t.name for t in fit.model.terms if isinstance(t, SerialTerm)]
         if not serial:
             return None

@@ -186,7 +186,8 @@ class SavedFit:
             floor = self.model.serial(n, config)
             if floor is None:
                 return None
-            return float(self.model.seconds(n, config)[0] / np.ravel(floor * np.ones_like(n))[0])
+            bound = float(self.model.seconds(n, config)[0] / np.ravel(floor * np.ones_like(n))[0])
+            return bound if bound >= 1.0 else None  # a floor above T(1) bounds nothing
         serial = [t.name for t in self.model.terms if t.name == "serial"]
         if not serial:
             return None
