@@ -173,8 +173,8 @@ def test_a_serial_floor_above_the_one_gpu_time_bounds_nothing():
     import equinox as eqx
     from helpers import exact_fit
 
-    from perfmodel._cli.analysis import _bound_text
     from perfmodel._presets import build
+    from perfmodel._questions.whatif import amdahl_text as _bound_text
 
     fit = exact_fit(eqx.tree_at(lambda blend: blend.largest, build("blend"), 8.0))
     assert pm.amdahl_bound(fit) is None or pm.amdahl_bound(fit) >= 1.0

@@ -39,6 +39,11 @@ def load_with_changes(path: str, items) -> FitResult:
     """The fit at `path`, with the ``--set NAME=VALUE`` changes applied."""
     result = load_fit(path)
     mark_checked(path)  # the schema passed these bytes: `predict`/`optimal` may skip JAX
+    return apply_changes(result, items)
+
+
+def apply_changes(result: FitResult, items) -> FitResult:
+    """`result` with the ``--set NAME=VALUE`` changes applied (itself without any)."""
     if not items:
         return result
     changes = parse_assignments(items, "--set")
@@ -48,14 +53,6 @@ def load_with_changes(path: str, items) -> FitResult:
             # `--set tp=2` on an amdahl fit was accepted and changed nothing (sweep refuses).
             raise InputError(f"--set {name}: {unread_line(result.family, name, read)}")
     return what_if(result, changes)
-
-
-def _bound_text(bound: float | None) -> str:
-    """An Amdahl bound in words: ``5331×``; ``none`` (the serial floor is above the
-    one-GPU time: "0.04035×" was printed, review of 2026-12-07); ``unbounded`` (inf×)."""
-    if bound is None:
-        return "none (the serial part exceeds the one-GPU time)"
-    return "unbounded" if math.isinf(bound) else f"{bound:.4g}×"
 
 
 def _header(result: FitResult) -> str:
@@ -274,10 +271,8 @@ def run_whatif(args) -> int:
     print(format_table(rows))
     print(comparison.optimum_line())
     print(comparison.knee_line())
-    if comparison.amdahl_before is not None:
-        bounds = (comparison.amdahl_before, comparison.amdahl_after)
-        before, after = (_bound_text(b) for b in bounds)
-        print(f"Amdahl bound: {before} → {after}")
+    if comparison.amdahl_line() is not None:
+        print(comparison.amdahl_line())
     if args.output:
         message(f"wrote {args.output}")
     return 0

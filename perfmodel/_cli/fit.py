@@ -22,7 +22,7 @@ from .._fitting import (
     per_unit_of_work,
     Selection,
 )
-from .._io import finite_or_null, fit_to_dict, load_fit, save_fit
+from .._io import finite_or_null, fit_to_dict, save_fit
 from .._presets import build, FAMILIES, hybrid_kind, is_hybrid
 from .._questions import (
     recommend,
@@ -32,7 +32,7 @@ from .._readers import header_columns
 from .._saved import from_document, SAVED_FAMILIES
 from .._text import counted, wrap
 from . import common, train
-from .analysis import load_with_changes
+from .analysis import apply_changes, load_with_changes
 from .answers import (
     answer_optimal,
     prediction_rows,
@@ -509,7 +509,8 @@ def run_optimal(args) -> int:
         _refuse_unread(args, _LAYOUT_ONLY, chosen)
         return train.run_optimal(args)
     _refuse_unread(args, _TRAIN_ONLY, f"--objective {args.objective} (time-to-train fits read it)")
-    result = load_with_changes(args.fit, args.set)
+    run_fit = load_with_changes(args.fit, None)  # as fitted: its run's recipe, for notes
+    result = apply_changes(run_fit, args.set)
     if is_hybrid(result.model):  # a layout search (`optimal_layout`)
         _refuse_unread(args, _STEP_COUNT_ONLY, "a hybrid fit's layout search")
         if args.deadline is not None and args.objective != "cost":
@@ -520,9 +521,12 @@ def run_optimal(args) -> int:
         if args.currency and args.price_per_gpu_hour is None:
             raise InputError("--currency names the currency of --price-per-gpu-hour; give both")
         pinned = tuple(parse_assignments(args.set, "--set")) if args.set else ()
-        run_fit = load_fit(args.fit) if args.set else None  # its run's recipe, for notes
         document = optimal_layout(
-            result, **optimal_options(args), pinned=pinned, at_gpus=args.gpus, run_fit=run_fit
+            result,
+            **optimal_options(args),
+            pinned=pinned,
+            at_gpus=args.gpus,
+            run_fit=run_fit if args.set else None,
         )
         document["currency"] = args.currency or None
         print_json(document) if args.json else print_optimal_layout(document)

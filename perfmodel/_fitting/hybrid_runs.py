@@ -198,7 +198,6 @@ def fit_hybrid(
         >>> result.parameters()["compute.e_max"]                              # doctest: +SKIP
         0.889...
     """
-    options = fit_options
     if weak:
         raise InputError(
             "--weak-scaling: the hybrid family reads each run's layout and batch from the "
@@ -208,7 +207,7 @@ def fit_hybrid(
     data, per_step = _steps_of_throughput(data)
     gpu, told = runs_gpu.name, runs_gpu.note
     model = build("hybrid", gpu=gpu)
-    fix = dict(options.pop("fix", None) or {})
+    fix = dict(fit_options.pop("fix", None) or {})
     specs = model.parameter_specs()
     unknown = [n for n in fix if n not in specs]
     if unknown:
@@ -228,11 +227,11 @@ def fit_hybrid(
     _check_measured_layouts(data, ignored)
     free, fixed, notes = parameter_plan(model.with_parameters(fix), data, fix)
     notes += ignored
-    given = options.pop("bounds", {})
+    given = fit_options.pop("bounds", {})
     links = {k: v for k, v in link_bounds(gpu).items() if k in free and k not in given}
     bounds = {**{k: v for k, v in DEFAULT_BOUNDS.items() if k in free}, **links, **given}
-    options["loss"] = options.get("loss") or "log"
-    result = fit(model, data, fix=fixed, bounds=bounds, **options)
+    fit_options["loss"] = fit_options.get("loss") or "log"
+    result = fit(model, data, fix=fixed, bounds=bounds, **fit_options)
     _refuse_unreachable(result, bounds, gpu, runs_gpu.assumed)
     _refuse_far_runs(result)
     notes += at_link_bounds(result.model, links, gpu)

@@ -53,9 +53,7 @@ def describe_quantity(target: str, value: float) -> str:
         # 0.999999 read "efficiency ≥ 100.0%" (review of 2026-12-07): digits until a
         # share short of 100% (or above 0%) shows as such.
         digits = 1
-        while digits < 6 and f"{value:.{digits}%}" in ("100." + "0" * digits + "%",) and value < 1:
-            digits += 1
-        while digits < 6 and float(f"{value * 100:.{digits}f}") == 0.0 and value > 0:
+        while digits < 6 and 0 < value < 1 and float(f"{value:.{digits}%}"[:-1]) in (0, 100):
             digits += 1
         return f"{value:.{digits}%}"
     if target == "speedup":

@@ -279,6 +279,15 @@ class Comparison:
         criterion = after.criterion if after.gpus is not None else before.criterion
         return f"diminishing returns from {count(before)} → {count(after)} GPUs ({criterion})"
 
+    def amdahl_line(self) -> str | None:
+        """``Amdahl bound: 5331× → 8389×``; None when the model had no bound before. A
+        bound of none after reads "none (…)", an infinite one "unbounded" ("0.04035×"
+        and "inf×" were printed, review of 2026-12-07)."""
+        if self.amdahl_before is None:
+            return None
+        before, after = (amdahl_text(b) for b in (self.amdahl_before, self.amdahl_after))
+        return f"Amdahl bound: {before} → {after}"
+
     def summary(self) -> str:
         """The changes, then the optimum, the knee and Amdahl's bound before → after."""
         lines = [
@@ -287,9 +296,16 @@ class Comparison:
         ]
         lines += [f"note: {self.note}"] if self.note else []
         lines += [self.optimum_line(), self.knee_line()]
-        if self.amdahl_before is not None and self.amdahl_after is not None:
-            lines.append(f"Amdahl bound: {self.amdahl_before:.4g}× → {self.amdahl_after:.4g}×")
+        lines += [self.amdahl_line()] if self.amdahl_line() is not None else []
         return "\n".join(lines)
+
+
+def amdahl_text(bound: float | None) -> str:
+    """An Amdahl bound in words: ``5331×``; ``none (…)`` where the serial floor is above
+    the one-GPU time (`amdahl_bound` gives None); ``unbounded`` for inf×."""
+    if bound is None:
+        return "none (the serial part exceeds the one-GPU time)"
+    return "unbounded" if math.isinf(bound) else f"{bound:.4g}×"
 
 
 def _limit(optimum: Optimum) -> str:
