@@ -373,10 +373,14 @@ def test_builder_presets_and_errors():
         "H100": "H100-80GB",
         "NVIDIA H100-SXM5-80GB": "H100-80GB",
         "H100 80GB HBM3": "H100-80GB",
+        "NVIDIA A100-SXM4-40GB": "A100-40GB",
+        "NVIDIA H200": "H200-141GB",
+        "H200 141GB HBM3e": "H200-141GB",
+        "DGX B200": "B200-180GB",
     }
     for name, key in spelled.items():
         assert pm.gpu_named(name) == key, name
-    for name in ("A100-40GB", "A100 PCIe", "H100 PCIe", "H100 NVL", "H800", "H200", "V100"):
+    for name in ("A100 PCIe", "H100 PCIe", "H100 NVL", "H800", "V100"):
         assert pm.gpu_named(name) is None, name
 
 
@@ -385,10 +389,10 @@ def test_fit_gpu_flag_takes_spellings_and_refuses_other_parts_in_one_line(capsys
 
     runs = str(Path(__file__).resolve().parent.parent / "datasets" / "megatron_k22_two_runs.csv")
     with pytest.raises(SystemExit) as stop:
-        main(["fit", runs, "--model", "hybrid", "--gpu", "A100-40GB"])
+        main(["fit", runs, "--model", "hybrid", "--gpu", "V100"])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "--gpu: expected one of A100-80GB, H100-80GB" in err
+    assert "\n" not in err and "--gpu: expected one of A100-80GB, A100-40GB, H100-80GB" in err
     with pytest.raises(pm.InputError, match="e_max: expected a fraction"):
         pm.hybrid(e_max=1.5)
     # Options of the basic model (fit files and spaces written before) build it.

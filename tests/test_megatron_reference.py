@@ -308,7 +308,7 @@ def test_every_published_measure_gives_the_same_iteration_time(bench, ref):
 @pytest.mark.parametrize(
     "column, value, expected",
     [
-        ("gpu", "V100", "column gpu: expected one of A100-80GB, H100-80GB"),
+        ("gpu", "V100", "column gpu: expected one of A100-80GB, A100-40GB, H100-80GB"),
         ("measured", "tokens", "column measured: expected one of tflops_per_gpu"),
         ("recompute", "partial", "column recompute: expected one of none, selective, full"),
         ("tp", 3, "column gpus: expected a multiple of tp × pp = 24"),

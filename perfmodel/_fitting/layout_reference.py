@@ -122,14 +122,23 @@ def describe_layout(values: dict, fields=("gpus", *LAYOUT_FIELDS)) -> str:
 
 
 def memory_budget(result) -> dict[str, float]:
-    """``{"gpu_memory_bytes": B}`` for a hybrid fit whose runs did not give it: the share
-    Megatron-Core leaves (`USABLE_MEMORY`) of the memory of the fit's GPU (its ``gpu``
-    option), the budget every command holds its layouts to; {} when the runs gave it.
-    (`predict` answered "ok" for 108 GB per GPU on an H100-80GB fit that `optimal`
-    refused.)"""
-    if "gpu_memory_bytes" in result.config_defaults or not hybrid_kind(result.model):
+    """``{"gpu_memory_bytes": B}`` for a hybrid fit whose runs did not give it
+    (`model_memory_budget` of its model), the budget every command holds its layouts to;
+    {} when the runs gave it. (`predict` answered "ok" for 108 GB per GPU on an H100-80GB
+    fit that `optimal` refused.)"""
+    if "gpu_memory_bytes" in result.config_defaults:
         return {}
-    gpu = dict(getattr(result.model, "options", {})).get("gpu", "A100-80GB")
+    return model_memory_budget(result.model)
+
+
+def model_memory_budget(model) -> dict[str, float]:
+    """``{"gpu_memory_bytes": B}`` for a Megatron-LM `hybrid` model: the share Megatron-Core
+    leaves (`USABLE_MEMORY`) of the memory of the model's GPU (its ``gpu`` option,
+    A100-80GB by default), in bytes; {} for other models. A sweep that named an H200
+    counted every layout as fitting in memory unless the space gave the budget."""
+    if not hybrid_kind(model):
+        return {}
+    gpu = dict(getattr(model, "options", {})).get("gpu", "A100-80GB")
     share = USABLE_MEMORY["megatron-core"]
     return {"gpu_memory_bytes": share * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]}
 

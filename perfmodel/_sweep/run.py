@@ -33,11 +33,12 @@ from .._config import (
     WORKLOAD_FIELDS,
 )
 from .._errors import InputError
-from .._fitting import FitResult, memory_budget
+from .._fitting import FitResult, memory_budget, model_memory_budget
 from .._keywords import did_you_mean
 from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
 from .._reads import unread, unread_line
+from .._terms import GPUS
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .noop import copies_per_layout
@@ -453,8 +454,11 @@ def _request(
     )
     defaults = {k: v for k, v in (fit.config_defaults if fit else {}).items() if k not in axes}
     given = {n: v for n, v in fixed.items() if n not in specs}
-    if fit is not None and "gpu_memory_bytes" not in axes:  # as `predict` and `optimal`
-        defaults = {**memory_budget(fit), **defaults}
+    budget = {}
+    if "gpu_memory_bytes" not in axes and "gpu_memory_bytes" not in given:
+        # as `predict` and `optimal`; a preset's from its GPU (an H200 space fitted all)
+        budget = memory_budget(fit) if fit is not None else model_memory_budget(model)
+        defaults = {**budget, **defaults}
     fixed = with_defaults(defaults, {**given, **dict.fromkeys(axes)})  # axes: (in `given`)
     fixed = {k: v for k, v in fixed.items() if k not in axes}
     if "gpus" not in axes and "gpus" not in fixed:
@@ -498,6 +502,7 @@ def _request(
         lambda x: np.asarray(x, dtype=precision) if eqx.is_array(x) else x, model
     )
     warnings = notes + default_warnings(model, set(axes) | set(fixed))
+    warnings += assumed_memory(model, fit, budget)
     warnings += held_layout(model, axes, set(fixed))
     warnings += inherited_recipe(fit, axes, given)
     return _Request(
@@ -611,8 +616,8 @@ def held_layout(model: AbstractScalingModel, axes: Mapping, fixed: set[str]) -> 
 
 
 def default_warnings(model: AbstractScalingModel, given: set[str]) -> tuple[str, ...]:
-    """One line per workload field (`WORKLOAD_FIELDS`) of a hybrid `model` not in `given`,
-    and one when ``gpu_memory_bytes`` is not given (no layout is then out of memory)."""
+    """One line per workload field (`WORKLOAD_FIELDS`) of a hybrid `model` not in `given`
+    (a memory budget not given is `assumed_memory`'s)."""
     kind = hybrid_kind(model)
     if not kind:
         return ()
@@ -629,9 +634,23 @@ def default_warnings(model: AbstractScalingModel, given: set[str]) -> tuple[str,
             f"the space leaves {shown} at the default, not your model's; give "
             f"{'it' if len(left) == 1 else 'them'} under [fixed] or as axes"
         )
-    if "gpu_memory_bytes" not in given:
-        lines.append("gpu_memory_bytes is not given: every layout counts as fitting in memory")
     return tuple(lines)
+
+
+def assumed_memory(model, fit: FitResult | None, budget: dict) -> tuple[str, ...]:
+    """A line saying which memory budget a preset's sweep assumed (`model_memory_budget`);
+    a fit's is the one its `predict` and `optimal` use, said nowhere new."""
+    if fit is not None or not budget:
+        return ()
+    gpu = dict(getattr(model, "options", {})).get("gpu", "A100-80GB")
+    total = GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
+    return (
+        f"gpu_memory_bytes is not given: layouts are held to "
+        f"{budget['gpu_memory_bytes'] / 2**30:.4g} GiB per GPU, "
+        f"{budget['gpu_memory_bytes'] / total:.0%} of the {gpu}'s {total / 2**30:.4g} GiB "
+        "(the rest is the CUDA context, NCCL buffers and fragmentation); give "
+        "gpu_memory_bytes for another budget",
+    )
 
 
 def _run(request: _Request, progress: bool | None):

@@ -35,7 +35,8 @@ OPS = (  # perfmodel._terms.OPS
     "send_recv",
 )
 COLLECTIVE_FACTORS = ("nominal", "fitted")  # perfmodel._collective.FACTORS
-GPU_NAMES = ("A100-80GB", "H100-80GB")  # perfmodel._terms.GPUS
+# perfmodel._terms.GPUS
+GPU_NAMES = ("A100-80GB", "A100-40GB", "H100-80GB", "H200-141GB", "B200-180GB")
 LAYOUT_FIELDS = (  # perfmodel._config.LAYOUT_FIELDS
     "tp",
     "pp",

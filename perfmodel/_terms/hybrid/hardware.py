@@ -27,6 +27,20 @@ GPUS: dict[str, dict[str, float]] = {
         e_max=0.8892,
         d0=338.2,
     ),
+    # DGX A100 320GB: the A100-80GB's chip, links and network (8 × HDR 200 Gb/s) with
+    # 40 GB of HBM2 at 1,555 GB/s (A100 datasheet; 90% reached, as above). e_max and d0:
+    # the 80 GB part's (same tensor cores; not measured on this part).
+    "A100-40GB": dict(
+        peak_flops=312e12,
+        hbm_bandwidth=1.555e12 * 0.9,
+        nvlink_bandwidth=200e9,
+        nvlink_latency=1e-6,
+        network_bandwidth=25e9 * 0.96,
+        network_latency=5e-6,
+        memory_bytes=40 * 2.0**30,
+        e_max=0.8892,
+        d0=338.2,
+    ),
     # DGX H100 (SXM5): 989 TFLOP/s dense BF16 and 3.35 TB/s HBM3 (H100 datasheet),
     # NVLink4 450 GB/s per direction (~360 GB/s all-reduce bus bandwidth, nccl-tests#312),
     # 8 × ConnectX-7 NDR 400 Gb/s (50 GB/s per GPU). e_max and d0: the A100 values, not
@@ -39,6 +53,39 @@ GPUS: dict[str, dict[str, float]] = {
         network_bandwidth=50e9 * 0.96,
         network_latency=5e-6,
         memory_bytes=80 * 2.0**30,
+        e_max=0.8892,
+        d0=338.2,
+    ),
+    # DGX H200: the H100's GH100 chip (989 TFLOP/s dense BF16), NVLink4/NVSwitch and
+    # ConnectX-7 NDR 400 Gb/s, with 141 GB of HBM3e at 4.8 TB/s (H200 datasheet). NVLink
+    # bus bandwidth as the H100's (same links; nccl-tests#272 reports 475 GB/s on 8 × H200
+    # with NCCL's in-switch reduction, NVLS, which the ring model does not assume).
+    # e_max and d0: the A100 values, not measured on H200.
+    "H200-141GB": dict(
+        peak_flops=989e12,
+        hbm_bandwidth=4.8e12 * 0.9,
+        nvlink_bandwidth=360e9,
+        nvlink_latency=1e-6,
+        network_bandwidth=50e9 * 0.96,
+        network_latency=5e-6,
+        memory_bytes=141 * 2.0**30,
+        e_max=0.8892,
+        d0=338.2,
+    ),
+    # DGX B200: 2.25 PFLOP/s dense BF16 per GPU (DGX B200 datasheet: 72 PFLOP/s FP8 with
+    # sparsity for 8 GPUs, BF16 half of FP8, dense half of sparse), 180 GB of HBM3e at
+    # 8 TB/s, NVLink5 900 GB/s per direction: NCCL's topology search gives 8 × B200 a ring
+    # bandwidth of 720 GB/s (nccl#1807, "maxBw 721.8"), 80% of the links as for H100.
+    # 8 × ConnectX-7 NDR 400 Gb/s (nccl-tests#389). e_max and d0: the A100 values, not
+    # measured on B200.
+    "B200-180GB": dict(
+        peak_flops=2.25e15,
+        hbm_bandwidth=8.0e12 * 0.9,
+        nvlink_bandwidth=720e9,
+        nvlink_latency=1e-6,
+        network_bandwidth=50e9 * 0.96,
+        network_latency=5e-6,
+        memory_bytes=180 * 2.0**30,
         e_max=0.8892,
         d0=338.2,
     ),
@@ -105,12 +152,12 @@ USABLE_MEMORY: dict[str, float] = {
 
 def gpu_named(name: str) -> str | None:
     """The key of `GPUS` that `name` spells (case, spaces, dashes and the words NVIDIA,
-    DGX, SXM4/SXM5, HBM2e/HBM3 ignored: ``"A100"``, ``"NVIDIA A100-SXM4-80GB"``, ``"DGX
-    H100"``, ``"h100 sxm5 80gb"``), or None. A plain "A100" is the 80 GB part, the one of
-    every published Megatron-LM run; other parts (A100 40GB, H100 PCIe) are not in `GPUS`
-    and get None."""
+    DGX, SXM4/SXM5, HBM2e/HBM3/HBM3e ignored: ``"A100"``, ``"NVIDIA A100-SXM4-80GB"``,
+    ``"DGX H100"``, ``"h100 sxm5 80gb"``, ``"NVIDIA H200"``), or None. A plain "A100" is
+    the 80 GB part, the one of every published Megatron-LM run; other parts (A100 PCIe,
+    H100 PCIe, H100 NVL, H800, V100) are not in `GPUS` and get None."""
     key = re.sub(r"[^a-z0-9]", "", str(name).lower())
-    for word in ("nvidia", "dgx", "sxm5", "sxm4", "sxm", "hbm2e", "hbm3", "tensorcore"):
+    for word in ("nvidia", "dgx", "sxm5", "sxm4", "sxm", "hbm2e", "hbm3e", "hbm3", "tensorcore"):
         key = key.replace(word, "")
     for gpu in GPUS:
         base, _, memory = gpu.lower().partition("-")
