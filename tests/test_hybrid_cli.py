@@ -306,11 +306,18 @@ def test_optimal_at_a_count_with_nothing_found_says_why(fitted, capsys):
     err = capsys.readouterr().err
     assert "no valid layout at 7 GPUs: global_batch does not split" in err
     assert "memory" not in err
+    # ... and which counts near it have one, searched as it was (the budget included).
+    near = re.search(r"; the nearest counts? with a layout that fits: (\d+)(?: and (\d+))?$", err)
+    assert near, err
+    for count in filter(None, near.groups()):
+        assert main(["optimal", str(fitted), "--gpus", count, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["gpus"] == int(count)
     assert main(["optimal", str(fitted), "--gpus", "8", "--set", "gpu_memory_bytes=20e9"]) == 2
     err = capsys.readouterr().err
     assert re.search(
         r"no valid layout fits in memory at 8 GPUs: the leanest valid layout needs "
-        r"[0-9.]+ GB per GPU, more than the 20 GB budget$",
+        r"[0-9.]+ GB per GPU, more than the 20 GB budget; nor has any count of whole nodes "
+        r"from 16 to 136$",  # 530B in 20 GB per GPU: not on 17 nodes either
         err.strip(),
     )
 

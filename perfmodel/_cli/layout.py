@@ -332,6 +332,35 @@ def _nothing_found(result, axes, fixed, found, at_gpus, max_gpus) -> str:
     return f"no valid layout fits in memory {where}{leanest}{of}"
 
 
+def _nearest_counts(result, pinned, fixed, at_gpus) -> str:
+    """``"; the nearest counts with a layout that fits: 256 and 384"`` for a ``--gpus`` count
+    without one: the 32 counts of whole nodes nearest it, from half of it to twice it (or
+    16 nodes more), searched as that count was (``--gpus 300`` of a 1536-sample batch
+    said why no layout splits it, not which count would)."""
+    if at_gpus is None:
+        return ""
+    node = int(result.config_defaults.get("gpus_per_node", 8.0))
+    top = max(2 * at_gpus, at_gpus + 16 * node)  # small counts: a 530B model needs 64+
+    counts = [g for g in range(node, top + 1, node) if 2 * g >= at_gpus]
+    counts = sorted((g for g in counts if g != at_gpus), key=lambda g: abs(g - at_gpus))[:32]
+    if not counts:
+        return ""
+    axes = search_axes(result, 2 * at_gpus, 1)
+    axes["gpus"] = [float(g) for g in sorted(counts)]
+    for name in pinned:
+        if name in axes:
+            axes[name] = [float(result.config_defaults[name])]
+    found = sweep(result.model, axes, fixed=fixed, per=["gpus"], pareto=False, progress=False)
+    at = found.per_axis["gpus"]
+    fits = np.sort(at.loc[at["feasible"].astype(bool), "gpus"].to_numpy())
+    below, above = fits[fits < at_gpus], fits[fits > at_gpus]
+    near = [f"{g:g}" for g in (*below[-1:], *above[:1])]  # counts ascending
+    if not near:
+        return f"; nor has any count of whole nodes from {min(counts):g} to {max(counts):g}"
+    counted = "the nearest count" if len(near) == 1 else "the nearest counts"
+    return f"; {counted} with a layout that fits: {' and '.join(near)}"
+
+
 def _baseline(result, axes, fixed, curve, reference) -> dict:
     """What the speedups of a layout search are against: the best layout at the
     reference's GPU count (searched there when the search did not reach it), else the
@@ -423,7 +452,8 @@ def optimal_layout(
     curve = found.per_axis["gpus"]
     curve = curve[curve["feasible"].astype(bool)].sort_values("gpus").reset_index(drop=True)
     if not len(curve):
-        raise InputError(_nothing_found(result, axes, fixed, found, at_gpus, max_gpus))
+        why = _nothing_found(result, axes, fixed, found, at_gpus, max_gpus)
+        raise InputError(why + _nearest_counts(result, pinned, fixed, at_gpus))
     layouts = {k: np.asarray(curve[k], float) for k in axes}
     reference = reference_time(result, layouts)
     baseline = _baseline(result, axes, fixed, curve, reference)
