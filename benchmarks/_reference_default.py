@@ -111,6 +111,7 @@ ONE_GPU_MEASURED = True
 # protocol's training counts) time per unit of work has slopes ≤ −0.37 and the step
 # time of their fixed per-GPU batch ≥ −0.16; MLPerf's times to train −0.54 to −0.80.
 WEAK_STEP_SLOPE = -0.25
+SUPERLINEAR_GAIN = 1.5  # a "step" column ending this many times shorter is read as "unit"
 # Prediction intervals of log u: ±q·scale, scale = max(d, MIN_DOUBLINGS) + KAPPA·D +
 # LAMBDA·r, d the doublings past the largest measured count, D the range of the log u of
 # every fitted family there (their disagreement), r the root-mean-square error of log û
@@ -249,6 +250,14 @@ def infer_scaling(n, measured, target, scaling=None):
     n, y = np.asarray(n, float), np.asarray(measured, float)
     slope = float(np.polyfit(np.log(n), np.log(y), 1)[0]) if len(np.unique(n)) > 1 else -1.0
     said = "stated weak; " if scaling == "weak" else "inferred: "
+    gain = float(np.median(y[n == n.min()]) / np.median(y[n == n.max()]))
+    if slope > WEAK_STEP_SLOPE and scaling is None and gain > SUPERLINEAR_GAIN:
+        return (
+            "strong",
+            "unit",
+            f"inferred: slope {slope:.2f} but {gain:.3g}x shorter at the largest count: "
+            "a superlinear per-GPU batch, read as one global batch",
+        )
     if slope > WEAK_STEP_SLOPE:
         return (
             "weak",

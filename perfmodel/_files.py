@@ -14,6 +14,8 @@ import contextvars
 import os
 from pathlib import Path
 import re
+import stat
+import sys
 import tempfile
 
 from ._errors import InputError
@@ -24,6 +26,9 @@ _SUFFIX = ".tmp"
 _TEMPORARY = re.compile(r"\.perfmodel-(\d+)-.*\.tmp")
 # The (temporary, path) renames an `all_or_nothing` block is holding back; None outside.
 _PENDING: contextvars.ContextVar[list | None] = contextvars.ContextVar("pending", default=None)
+# What ``-`` (standard input) and pipes gave: they can be read once, and a command reads
+# its input file more than once (a fit file: its cache mark, its sections, the file).
+_STREAMS: dict[str, bytes] = {}
 
 
 def package_version() -> str:
@@ -93,20 +98,34 @@ def _shipped_hint(source: str, what: str) -> str:
 
 
 def read_bytes(path: str | os.PathLike, what: str = "file") -> bytes:
-    """The content of `path`; an InputError naming it when it is missing, a directory or
+    """The content of `path` (``-``: standard input; a pipe's content is kept, so it reads
+    the same every time); an InputError naming it when it is missing, a directory or
     cannot be read (permissions, I/O errors)."""
     source = os.fspath(path)
     if not source:
         raise InputError(f"expected a {what} name, got an empty string")
+    if source in _STREAMS:
+        return _STREAMS[source]
+    if source == "-":  # standard input, as `cat fit.json | perfmodel predict - --gpus 64`
+        _STREAMS[source] = sys.stdin.buffer.read()
+        return _STREAMS[source]
     if not os.path.exists(source):
         raise InputError(f"{source}: no such file{_shipped_hint(source, what)}")
     if os.path.isdir(source):
         raise InputError(f"{source}: is a directory, expected a {what}")
     try:
         with open(source, "rb") as stream:
-            return stream.read()
+            content = stream.read()
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):  # /dev/stdin, a FIFO
+                _STREAMS[source] = content
+            return content
     except OSError as error:
         raise InputError(f"{source}: cannot read ({reason(error)})") from None
+
+
+def forget_streams() -> None:
+    """Drop what standard input and pipes gave (`read_bytes`): a new command reads anew."""
+    _STREAMS.clear()
 
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:

@@ -186,17 +186,26 @@ def test_a_search_of_one_gpu_is_refused(tmp_path, capsys):
     assert "the search compares every GPU count from 1 to it" in err
 
 
-@pytest.mark.slow  # 12 s: two default fits from the command line
+@pytest.mark.slow  # 18 s: three default fits from the command line
 def test_falling_step_times_read_as_weak_scaling_get_the_other_reading(tmp_path, capsys):
     # Newcomer review of 2026-12-06: a plateau of step times (log-log slope -0.18) was read
     # as a fixed batch per GPU and answered "Buy 64 GPUs" with R² -0.35, no word of the
-    # shared-batch reading and no warning.
+    # shared-batch reading and no warning. Then (review of 2026-12-07) the other reading
+    # was printed, but under the same headline: as a fixed batch per GPU these steps would
+    # be 169% efficient, so they are now read as one global batch unless stated.
     data = _csv(tmp_path, "gpus,time_s\n1,10\n2,7\n4,6\n8,5.8\n16,5.9\n")
     assert main(["fit", data]) == 0
     captured = capsys.readouterr()
+    out = " ".join(captured.out.split())
+    assert out.startswith("Buy 1 GPU:") and "blend (strong regime)" in out
+    assert "the step at 16 GPUs is 1.69× shorter than at 1: as steps of a fixed" in out
+    assert "misses its own measurements" not in captured.err
+    # Stated weak scaling is taken at its word, and the other reading is not printed:
+    # the user said which.
+    assert main(["fit", data, "--weak-scaling"]) == 0
+    captured = capsys.readouterr()
     out, err = " ".join(captured.out.split()), captured.err
-    assert "read as steps of a fixed batch per GPU (weak scaling), since the step time" in out
-    assert "Read as one global batch shared by every run, the count worth buying is 1 GPU" in out
+    assert "Buy 1 GPU" not in out and "global batch shared" not in out
     assert re.search(r"warning: the fit misses its own measurements: R² -0\.\d\d", err)
     # Step times that never shorten are weak scaling, clearly: no other reading.
     flat = _csv(tmp_path, "gpus,time_s\n1,1.0\n2,1.02\n4,1.05\n8,1.1\n")

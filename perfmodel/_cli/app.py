@@ -18,6 +18,7 @@ import sys
 import warnings
 
 from .._errors import FitError, InputError
+from .._files import forget_streams
 from .._text import shorten_words
 from .options import repeated_option
 
@@ -134,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `perfmodel` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     _printable_streams()
+    forget_streams()  # `-` is this call's standard input, not an earlier call's
     # A repeated `fit` or `demo` prints and writes what its recorded run did (`replay`).
     key = replay = None
     if argv and argv[0] in REPLAYED:

@@ -67,12 +67,12 @@ def _checked_mark(path: str | os.PathLike) -> Path | None:
         return None
     import hashlib
 
-    from .._files import package_version
+    from .._errors import InputError
+    from .._files import package_version, read_bytes
 
     try:
-        with open(path, "rb") as stream:
-            content = stream.read()
-    except OSError:
+        content = read_bytes(path)
+    except InputError:
         return None
     digest = hashlib.sha256(package_version().encode() + b"\0" + content).hexdigest()
     return cache_dir() / "checked" / digest

@@ -27,6 +27,7 @@ import os
 import numpy as np
 
 from .._errors import InputError
+from .._files import read_bytes
 from .._io import fit_to_dict, load_fit, save_fit
 from .._readers import TrainingRuns, WORK_UNITS
 from .drift import Drift
@@ -128,9 +129,8 @@ def has_time_to_train(path: str | os.PathLike) -> bool:
     """Whether the fit file at `path` has a ``time_to_train`` section (False for a file
     that is missing or not JSON: `load_fit` reports those)."""
     try:
-        with open(path) as stream:
-            document = json.load(stream)
-    except (OSError, ValueError, RecursionError):
+        document = json.loads(read_bytes(path))
+    except (InputError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and SECTION in document
 
