@@ -479,7 +479,13 @@ def test_batch_linear_fits_step_times_of_a_batch_that_grows_with_the_gpus(capsys
 def test_rows_of_different_global_batches_at_one_gpu_count_are_warned_about(capsys, tmp_path):
     csv = tmp_path / "mixed.csv"
     csv.write_text("gpus,time_s,global_batch\n8,0.433,128\n8,0.812,256\n16,0.847,512\n")
-    status, _, err = run(capsys, "fit", str(csv))
+    # The default fits the family that reads the batch, and says why.
+    status, out, err = run(capsys, "fit", str(csv))
+    assert status == 0 and "differ in global_batch" not in err
+    assert "model batch_linear" in out and "R² 0.99" in out
+    assert "assumed: the rows at 8 GPUs differ in global_batch (128, 256): fitted with " in out
+    # A family that does not read it is warned about.
+    status, _, err = run(capsys, "fit", str(csv), "--model", "amdahl")
     warned = [line for line in err.splitlines() if "differ in global_batch" in line]
     assert status == 0 and len(warned) == 1
     assert warned[0].startswith(f"warning: {csv}: the rows at 8 GPUs differ in global_batch (128, ")

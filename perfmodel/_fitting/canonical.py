@@ -144,6 +144,19 @@ def per_unit_of_work(
     )
 
 
+def batches_at_one_count(data: Benchmarks) -> tuple[float, np.ndarray] | None:
+    """The first GPU count whose rows differ in ``global_batch``, and their batches; None
+    when every count has one batch (or the data give none)."""
+    if "global_batch" not in data.config:
+        return None
+    batches = np.asarray(data.config["global_batch"], dtype=np.float64)
+    for n in np.unique(data.gpus):
+        at = batches[data.gpus == n]
+        if np.ptp(at) > 0:
+            return float(n), np.unique(at)
+    return None
+
+
 def mixed_workloads(data: Benchmarks, model: AbstractScalingModel | None = None) -> str:
     """One line when rows at the same GPU count differ in a `WORKLOAD_COLUMNS` column
     that `model` does not read (they measure different workloads, which the fit takes

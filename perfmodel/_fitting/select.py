@@ -9,10 +9,18 @@ import numpy as np
 from .._data import Benchmarks
 from .._errors import FitError, InputError
 from .._model import ScalingModel
-from .._presets import amdahl, build, data_parallel, pmnf, usl, weak_data_parallel
+from .._presets import (
+    amdahl,
+    batch_linear,
+    build,
+    data_parallel,
+    pmnf,
+    usl,
+    weak_data_parallel,
+)
 from .._terms import hypotheses_of, is_searched, with_exponents
 from .blend import BLEND_FAMILY, DESCRIPTION, fit_blend
-from .canonical import per_unit_of_work
+from .canonical import batches_at_one_count, per_unit_of_work
 from .describe import undetermined
 from .exact import exact_refits
 from .problem import check_options, data_scale, FitOptions
@@ -265,6 +273,8 @@ def fit_auto(
             )
         if stated:
             data = dataclasses.replace(data, scaling=scaling)
+    if models is None and average and batches_at_one_count(data) is not None:
+        return _batch_linear_default(data, criterion, fit_options)
     data, assumed = per_unit_of_work(data)
     data_scale(data)  # times too small or large for float64: refused once, not per family
     loss_given = fit_options.get("loss") is not None
@@ -356,6 +366,30 @@ def fit_auto(
         ordered = [dataclasses.replace(best, reason=kept + best.reason), *ordered[1:]]
         return Selection(blended, criterion, (chosen, *ordered))
     return Selection(best.fit, criterion, tuple(ordered))
+
+
+def _batch_linear_default(data: Benchmarks, criterion: str, fit_options: dict) -> Selection:
+    """The default fit of runs that differ in ``global_batch`` at one GPU count (a
+    ramp-up, logs of two batch sizes): `batch_linear`, ``T = a + c·B/N``, the family that
+    reads the batch. The blend took the two batches for scatter: Megatron-LM logs of 8
+    and 16 GPUs at batches 128 and 256 answered "Buy 2 GPUs" with R² −0.08 (newcomer
+    review, 2026-12-07); batch_linear fits them with R² 0.99."""
+    count, batches = batches_at_one_count(data)
+    family = batch_linear()
+    steps, assumed = per_unit_of_work(data, family)
+    data_scale(steps)
+    result = fit(family, steps, **{**fit_options, "loss": fit_options.get("loss") or "log"})
+    shown = ", ".join(f"{b:g}" for b in batches)
+    why = (
+        f"the rows at {count:g} GPUs differ in global_batch ({shown}): fitted with "
+        "batch_linear (T = a + c·B/N), the family that reads the batch, instead of the "
+        f"default blend, which would take the difference for scatter; {assumed}"
+    )
+    result = dataclasses.replace(result, assumed=why)
+    k = len([n for n in family.parameter_specs() if n not in set(fit_options.get("fix") or ())])
+    score = information_criterion(result.residuals, k, criterion)
+    note = "the default when rows at one GPU count differ in global_batch"
+    return Selection(result, criterion, (Candidate(family.family, k, result, score, note),))
 
 
 def exact_family(fitted: list[Candidate], counts: int) -> Candidate | None:
