@@ -235,7 +235,8 @@ def fit_auto(
     (`per_unit_of_work`: throughput, seconds per unit, or step times of a fixed global
     batch as they are; step times of a fixed per-GPU batch divided by the GPU count), so
     the same measurements give the same answer whatever column they came in; the fit
-    says what it assumed (`FitResult.assumed`).
+    says what it assumed (`FitResult.assumed`). Runs that differ in ``global_batch`` at
+    one GPU count are fitted with `batch_linear` alone, which reads the batch.
 
     Among the single families the first candidate is preferred: another replaces it
     only when its score is lower by more than `MARGIN` (AICc, BIC: 2, "positive
