@@ -339,6 +339,7 @@ class Recommendation:
                 "kind": "confidence",
                 "gpus_of": self.gpus if self.uncapped is None else self.uncapped,
                 "gpus": None if self.gpus_interval is None else list(self.gpus_interval),
+                "speedup_of": self.gpus,  # the speedup's count; gpus_of is the count's
                 "speedup": None if self.speedup_interval is None else list(self.speedup_interval),
             }
         document = finite_or_null(
