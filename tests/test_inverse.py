@@ -126,6 +126,9 @@ def test_speedup_limited_by_amdahl_bound(amdahl_fit):
     assert not answer.reachable
     assert answer.best == pytest.approx((S + C) / (S + C / 1e5), rel=1e-9)
     assert answer.best_at == pytest.approx(1e5)
+    # The count is where the search ended, and says so ("at 100000 GPUs" read as found).
+    assert "the best is " in answer.message
+    assert "at 100,000 GPUs, the end of the search, held back by serial" in answer.message
 
 
 def test_a_speedup_that_is_lost_again_past_the_peak():

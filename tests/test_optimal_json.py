@@ -24,3 +24,14 @@ def test_the_count_worth_buying_is_at_the_top_and_is_the_one_the_text_opens_with
     assert text.startswith(f"Buy {gpus} GPU{'s' if gpus != 1 else ''}")
     # `gpus` stays the best count by the objective (the fastest), as documented.
     assert document["objective"] == "time" and document["gpus"] >= gpus
+
+
+def test_demo_answers_in_json_and_prints_efficiency_as_predict_does(capsys):
+    assert main(["demo", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["recommendation"]["gpus"] >= 1
+    assert [row["gpus"] for row in document["predictions"]][:3] == [1, 2, 4]
+    assert document["predictions"][0]["efficiency"] == 1.0
+    assert main(["demo"]) == 0
+    table = capsys.readouterr().out.split("predictions:")[1]
+    assert "100.0%" in table and " 1.0 " not in table

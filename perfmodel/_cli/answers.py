@@ -160,7 +160,7 @@ def speedup_reference(result) -> str:
     return f"speedup vs the model's 1 GPU, whose time is {one_gpu_words(gap, runs)}"
 
 
-def _text_row(row: dict) -> dict:
+def text_row(row: dict) -> dict:
     """A row of `predict`'s table: the interval's name is said above it, and the
     speedup's interval is one column (``7.31–7.57``), so that 80 columns keep efficiency,
     printed as a percentage like every other command's (``--json`` keeps the fraction)."""
@@ -232,7 +232,7 @@ def print_predictions(args, result) -> int:
                     common.TABLE_WIDTH,
                 )
             )
-    print(format_table([_text_row(row) for row in rows]))
+    print(format_table([text_row(row) for row in rows]))
     batch = _closed.fixed_global_batch(result.data.config.get("global_batch"))
     past = [n for n in gpus if batch is not None and n > batch]
     if past:

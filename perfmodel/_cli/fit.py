@@ -38,6 +38,7 @@ from .answers import (
     prediction_rows,
     print_predictions,
     refuse_global_batch,
+    text_row,
 )
 from .cache import mark_checked
 from .collective import (
@@ -541,13 +542,19 @@ def run_demo(args) -> int:
     result, selection = fit_model(  # before any output: a bad --model prints nothing
         data, args.model, weak=False, criterion=DEFAULT_CRITERION, average=True
     )
+    gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})
+    rows = prediction_rows(result, gpus)
+    answer = _recommend(result)
+    if args.json:  # as `fit --json`, with the predictions the table shows
+        document = {"recommendation": answer.to_dict(), "predictions": rows}
+        print_json({**fit_to_dict(result), **document})
+        return 0
     print(f"perfmodel demo: how many GPUs are worth it for {path.stem}?\n")
-    print(_recommend(result).summary(common.TABLE_WIDTH))
+    print(answer.summary(common.TABLE_WIDTH))
     print()
     _print_fit(result, selection)
-    gpus = sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, *map(int, data.gpus)})
     print("\npredictions:")
-    print(format_table(prediction_rows(result, gpus)))
+    print(format_table([text_row(row) for row in rows]))  # efficiency as `predict` prints
     return 0
 
 

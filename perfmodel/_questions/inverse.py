@@ -476,7 +476,8 @@ def _answer(problem: _Problem) -> Requirement:
         message = (
             f"{problem.want} is out of reach by changing {problem.parameter} alone: the best "
             f"is {describe_quantity(problem.kind, common['best'])} "
-            f"{_where(problem, best_at, at_end)}{blocker}"
+            f"{_where(problem, best_at, at_end or (problem.gpus and best == len(grid) - 1))}"
+            f"{blocker}"
         )
         message += _one_gpu_only(problem)
         return Requirement(**common, **empty, reachable=False, feasible=(), message=message)
@@ -568,6 +569,8 @@ def _one_gpu_only(problem: _Problem) -> str:
 
 def _where(problem: _Problem, at: float, end: bool) -> str:
     if problem.gpus:  # a point of the log grid: the whole count nearest it
+        if end:  # "at 1000000 GPUs" read as a count found, not the search's end
+            return f"at {max(round(at), 1):,} GPUs, the end of the search"
         return f"at {counted(max(round(at), 1), 'GPU')}"
     if problem.members:
         if end:

@@ -86,6 +86,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help="the main job on a dataset shipped with perfmodel")
     p.add_argument("--dataset", default=DEMO_DATASET, help="a name from `perfmodel datasets`")
     p.add_argument("--model", default="auto", help="auto or " + ", ".join(FAMILY_NAMES))
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the fit, its recommendation and the predictions as JSON",
+    )
     p.set_defaults(run=Handler("fit", "run_demo"))
 
     p = subparsers.add_parser("datasets", help="list the datasets shipped with perfmodel")
