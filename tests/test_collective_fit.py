@@ -568,3 +568,17 @@ def test_a_log_given_twice_is_refused_by_fit_collective(capsys):
     name = "nccl_tests_44_2x2080ti"
     assert main(["fit-collective", "--dataset", name, "--dataset", name]) == 2
     assert f"{name}: given twice; each log counts once" in capsys.readouterr().err
+
+
+def test_with_collective_takes_the_name_of_a_shipped_log(tmp_path):
+    # `fit-collective --dataset NAME` took a shipped log's name; `fit --with-collective
+    # NAME` said "no such file" (newcomer review, 2026-12-07).
+    from perfmodel._cli.collective import shipped_log
+
+    path = Path(shipped_log("nccl_tests_44_2x2080ti"))
+    assert path.is_file() and path.parent.name == "nccl"
+    assert shipped_log("nccl_tests_44_2x2080ti.log") == str(path)
+    mine = tmp_path / "nccl_tests_44_2x2080ti"
+    mine.write_text("")
+    assert shipped_log(str(mine)) == str(mine)  # a file given is read, not the shipped one
+    assert shipped_log("no_such_log") == "no_such_log"  # its reading names it missing

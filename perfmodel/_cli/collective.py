@@ -182,6 +182,16 @@ def link_model(args, data):
     return data_parallel(weak=args.weak_scaling, hierarchical=hierarchical)
 
 
+def shipped_log(name: str) -> str:
+    """`name` itself when it is a file, else the shipped nccl-tests log it names
+    (``nccl_tests_44_2x2080ti``, as ``fit-collective --dataset`` takes), else `name` (whose
+    reading then says it is missing)."""
+    if os.path.exists(name) or os.sep in name:
+        return name
+    shipped = datasets_dir() / "nccl" / f"{name.removesuffix('.log')}.log"
+    return str(shipped) if shipped.is_file() else name
+
+
 def fit_with_collectives(args, data, fix: dict, bounds: dict):
     """The fit asked for by --with-collective or --collective-fit.
 
@@ -199,7 +209,7 @@ def fit_with_collectives(args, data, fix: dict, bounds: dict):
             joint = fit_joint(
                 model,
                 data,
-                args.with_collective,
+                [shipped_log(name) for name in args.with_collective],
                 weight=args.collective_weight,
                 n_ranks=args.collective_ranks,
                 fix=fix,
