@@ -200,7 +200,8 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
         paths: a path or a list of paths.
         format: one of `FORMATS`; detected per file (`detect_format`) when None. All files
             must be in one format.
-        options: passed to the format's reader: ``gpus``, ``gpus_per_node`` (MLLOG),
+        options: passed to the format's reader: ``gpus`` (one count, or a list of one
+            per log file in the order of `log_files`), ``gpus_per_node`` (MLLOG),
             ``global_batch``, ``warmup`` and, for CSVs, ``step_column``, ``time_column``,
             ``time_unit``, ``timestamp_column``, ``batch_column``, ``gpus_column``.
 
@@ -210,9 +211,12 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
-    _check_options(options)
+    per_file = _per_file_counts(options, log_files(paths))
+    _check_options({k: v for k, v in options.items() if not (k == "gpus" and per_file)})
     runs, formats, seen = [], {}, {}
     for path in log_files(paths):
+        if per_file:  # one GPU count per log, in the order given
+            options = {**options, "gpus": per_file[path]}
         text = _read_text(path)
         kind = format or _detect_text(text, path)
         formats.setdefault(kind, path)
@@ -246,6 +250,28 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
 # as 2) and a global batch of -1 fitted without a word (fuzz round 10).
 _COUNT_OPTIONS = ("gpus", "gpus_per_node")
 _POSITIVE_OPTIONS = ("global_batch",)
+
+
+def _per_file_counts(options: dict, files: list) -> dict:
+    """``{file: count}`` when ``gpus`` is a list, one count per log file in the order
+    given (runs of 8 and 16 GPUs, each logged without its count, needed a gpus column
+    edited into each file); {} when it is one count for every run.
+
+    Raises:
+        InputError: a count that is not a whole number ≥ 1, or not one per file.
+    """
+    counts = options.get("gpus")
+    if not isinstance(counts, (list, tuple)):
+        return {}
+    for count in counts:
+        _check_options({"gpus": count})
+    if len(counts) != len(files):
+        shown = ", ".join(os.fspath(f) for f in files[:4]) + (", …" if len(files) > 4 else "")
+        raise InputError(
+            f"{{arg:gpus}}: {len(counts)} GPU counts for {len(files)} log file(s) ({shown}): "
+            "give one count for every run, or one per file in the order given"
+        )
+    return {f: int(c) for f, c in zip(files, counts)}
 
 
 def _check_options(options: dict) -> None:

@@ -266,7 +266,12 @@ def add_log_options(p) -> None:
         help="what a log's runs measure for a step-time fit (default: step_time; MLPerf: "
         "time_to_train, fitted as time to train unless this is given)",
     )
-    g.add_argument("--gpus", type=whole(1), help="GPU count of every run, when a log lacks it")
+    g.add_argument(
+        "--gpus",
+        type=_log_gpus,
+        help="GPU count of every run, when a log lacks it; or one per log file, in the order "
+        "given (8,16)",
+    )
     g.add_argument(
         "--gpus-per-node",
         type=whole(1),
@@ -284,3 +289,9 @@ def add_log_options(p) -> None:
     g.add_argument("--timestamp-column", help="CSV logs: a wall-clock column, seconds")
     g.add_argument("--batch-column", help="CSV logs: a global-batch column")
     g.add_argument("--all-runs", action="store_true", help="MLPerf: keep aborted runs too")
+
+
+def _log_gpus(text: str) -> int | tuple[int, ...]:
+    """`fit --gpus`: one whole count for every run, or a comma-separated count per log."""
+    counts = tuple(whole(1)(part.strip()) for part in text.split(","))
+    return counts[0] if len(counts) == 1 else counts
