@@ -240,6 +240,12 @@ def test_report_of_a_time_to_train_fit_answers_about_training(ssd_fit, tmp_path,
     assert page.index("## Step time") < page.index("![scaling plots of the fit](r.png)")
     fit = pm.load_time_to_train(ssd_fit)
     fastest = pm.plan_training(fit, level=0.9)
+    # One line, as every result's repr (it printed ~200 lines of grids).
+    assert repr(fastest) == (
+        f"<TrainingPlan: time; {fastest.gpus:g} GPUs at global batch "
+        f"{fastest.global_batch:g}: {fastest.time_to_train_s:.4g} s to the target, cost "
+        f"{fastest.cost:.4g}; limited by {fastest.limited_by}>"
+    )
     expected = (
         f"| fastest to train | {fastest.gpus:g} GPUs at global batch {fastest.global_batch:g}"
     )

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .._errors import InputError
+from .._text import brief
 from .closed import doubling_gain, statistical_efficiency, steps_to_target, time_to_train
 
 OBJECTIVES = ("time", "cost")
@@ -63,6 +64,14 @@ class TrainingPlan:
     noise_batch: float = math.nan
     level: float | None = None
     extrapolated: str | None = None
+
+    def __repr__(self) -> str:
+        """One line, as every result's (its grids printed some 200 lines of arrays)."""
+        best = (
+            f"{self.gpus:g} GPUs at global batch {self.global_batch:g}: "
+            f"{self.time_to_train_s:.4g} s to the target, cost {self.cost:.4g}"
+        )
+        return brief("TrainingPlan", f"{self.objective}", best, f"limited by {self.limited_by}")
 
 
 def plan(
