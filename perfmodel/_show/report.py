@@ -235,6 +235,8 @@ def _prediction_rows(fit: FitResult, c: Curves, level: float) -> tuple[list[dict
     for i, n in enumerate(gpus):
         row = {"gpus": f"{n:g}" + (_measured_label(fit, n) if n in measured else "")}
         if n > CHECKED_AHEAD * largest:  # past what the accuracy benchmarks check
+            row["gpus"] += f" (extrapolated beyond {CHECKED_AHEAD:g}×)"
+        elif n > largest:  # as `fit` calls every count past the largest measured
             row["gpus"] += " (extrapolated)"
         row[header] = show(float(predicted[key][i]))
         if band is not None:
