@@ -38,6 +38,7 @@ def h200_sweeps():
     return assumed, given
 
 
+@pytest.mark.slow  # 12 s with the next: two layout sweeps compiled
 def test_a_sweep_without_a_budget_holds_layouts_to_the_gpus_usable_memory(h200_sweeps):
     assumed, given = h200_sweeps
     (line,) = [w for w in assumed.warnings if "gpu_memory_bytes" in w]
@@ -50,6 +51,7 @@ def test_a_sweep_without_a_budget_holds_layouts_to_the_gpus_usable_memory(h200_s
     assert given.feasible < assumed.feasible <= assumed.valid
 
 
+@pytest.mark.slow  # the sweeps of the test above
 def test_the_assumed_budget_rules_out_what_does_not_fit(h200_sweeps):
     assumed, _ = h200_sweeps
     layouts = pm.Config(gpus=np.array([8.0]), tp=np.array([1.0]), pp=np.array([1.0]), **GPT_13B)

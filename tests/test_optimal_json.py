@@ -3,11 +3,14 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from perfmodel._cli import main
 
 CSV = Path(__file__).resolve().parent.parent / "datasets" / "tf_dgx1_p100_resnet50_real.csv"
 
 
+@pytest.mark.slow  # 11 s: a fit and two answers from the command line
 def test_the_count_worth_buying_is_at_the_top_and_is_the_one_the_text_opens_with(tmp_path, capsys):
     fit = tmp_path / "fit.json"
     argv = ["fit", str(CSV), "--gpus-per-node", "8", "--model", "usl", "-o", str(fit)]
@@ -26,6 +29,7 @@ def test_the_count_worth_buying_is_at_the_top_and_is_the_one_the_text_opens_with
     assert document["objective"] == "time" and document["gpus"] >= gpus
 
 
+@pytest.mark.slow  # 13 s: two demo fits
 def test_demo_answers_in_json_and_prints_efficiency_as_predict_does(capsys):
     assert main(["demo", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
