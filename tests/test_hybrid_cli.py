@@ -493,6 +493,11 @@ def test_predict_holds_layouts_to_the_memory_optimal_does(fitted, tmp_path, caps
     heavy = [*layout, "--microbatch-size", "8", "--recompute", "none"]
     assert _rows(capsys, edited, *heavy)[0]["status"] == "out of memory"
     assert _rows(capsys, edited, *layout)[0]["status"] == "ok"
+    # The text says what the time and speedup of such a row are.
+    assert main(["predict", str(edited), *heavy]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "note: 1 row(s) out of memory (memory_gb above the budget of 77.31 GB per GPU): " in out
+    assert "their time and speedup are what those layouts would do if they fitted" in out
     budget = pm._fitting.memory_budget(pm.load_fit(edited))["gpu_memory_bytes"]
     assert budget == pytest.approx(0.9 * 80 * 2**30)
 

@@ -623,6 +623,19 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
         for row in rows
     ]
     print(format_table(rows))
+    heavy = sum(row.get("status") == "out of memory" for row in rows)
+    if heavy:  # a time and a speedup beside "out of memory" read as a layout to run
+        budget = result.config_defaults.get("gpu_memory_bytes") or memory_budget(result).get(
+            "gpu_memory_bytes"
+        )
+        of = f" of {budget / 1e9:.4g} GB" if budget else ""
+        print(
+            wrap(
+                f"note: {heavy} row(s) out of memory (memory_gb above the budget{of} per "
+                "GPU): their time and speedup are what those layouts would do if they "
+                "fitted; they cannot run as given"
+            )
+        )
     other = sum(row["time_s"] is not None and row["speedup"] is None for row in rows)
     if other:
         print(
