@@ -379,7 +379,8 @@ def _batch_linear_default(data: Benchmarks, criterion: str, fit_options: dict) -
     family = batch_linear()
     steps, assumed = per_unit_of_work(data, family)
     data_scale(steps)
-    result = fit(family, steps, **{**fit_options, "loss": fit_options.get("loss") or "log"})
+    options = {**fit_options, "loss": fit_options.get("loss") or "log"}
+    result = fit(family, steps, **options)
     shown = ", ".join(f"{b:g}" for b in batches)
     why = (
         f"the rows at {count:g} GPUs differ in global_batch ({shown}): fitted with "
@@ -388,7 +389,10 @@ def _batch_linear_default(data: Benchmarks, criterion: str, fit_options: dict) -
     )
     result = dataclasses.replace(result, assumed=why)
     k = len([n for n in family.parameter_specs() if n not in set(fit_options.get("fix") or ())])
-    score = information_criterion(result.residuals, k, criterion)
+    if criterion == "loo":
+        score = leave_one_out(family, steps, **options)
+    else:
+        score = information_criterion(result.residuals, k, criterion)
     note = "the default when rows at one GPU count differ in global_batch"
     return Selection(result, criterion, (Candidate(family.family, k, result, score, note),))
 
