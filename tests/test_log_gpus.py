@@ -48,3 +48,18 @@ def test_counts_that_do_not_match_the_logs_are_one_line_errors(two_runs, capsys)
     assert "\n" not in err and "--gpus: 3 GPU counts for 2 log file(s)" in err
     assert main([*argv, "--gpus", "8,16"]) == 0
     assert "read 2 run(s) from 2 Lightning log(s)" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # 8 s: a default fit and its prediction intervals
+def test_a_speedup_interval_against_an_unmeasured_gpu_says_what_it_leaves_out(
+    two_runs, tmp_path, capsys
+):
+    # Two runs at 8 and 16 GPUs read "speedup 5.61–5.81" beside a 1-GPU time of
+    # 1.18–2.73 s, with no word that the 1-GPU time's own uncertainty is not in it.
+    fit = tmp_path / "fit.json"
+    argv = ["fit", *map(str, two_runs), "--format", "lightning", "--gpus", "8,16"]
+    assert main([*argv, "-o", str(fit)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(fit), "--gpus", "1,8,21", "--interval", "0.9"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "extrapolated (no run below 8 GPUs was measured): its own uncertainty" in out
