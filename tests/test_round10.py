@@ -467,3 +467,23 @@ def test_what_if_of_a_member_the_held_curve_carries_is_not_called_unreached(tmp_
     code, out, _ = run_cli("explain", saved, "--gpus", "32")
     unreached = [x for x in out.splitlines() if "cannot move it" in x]
     assert not any("amdahl" in x for x in unreached)
+
+
+@pytest.mark.slow  # a default fit and a whatif (about 8 s)
+def test_a_knee_moved_by_a_change_that_reaches_part_of_the_curve_says_so(tmp_path):
+    # Newcomer review of 2026-12-07: halving the blend's serial time moved the knee from
+    # 32 to 18 GPUs: it lowered the curve below 32 GPUs, where Amdahl's law and the USL
+    # weigh, and not above. The line now says it is no physical answer.
+    csv, saved = tmp_path / "mine.csv", tmp_path / "mine.json"
+    csv.write_text("gpus,throughput\n1,410\n2,790\n4,1480\n8,2650\n")
+    assert run_cli("fit", csv, "-o", saved)[0] == 0
+    code, out, _ = run_cli("whatif", saved, "--set", "serial.time=x0.5")
+    text = " ".join(out.split())
+    assert code == 0 and "does not reach there" in text
+    knee = text.split("diminishing returns from ")[1]
+    before, after = knee.split(" GPUs")[0].split(" → ")
+    assert before != after
+    assert "not a physical answer: the change moves only part of the curve" in knee
+    before = pm.load_fit(saved)
+    comparison = pm.compare_fits(before, pm.what_if(before, {"serial.time": "x0.5"}))
+    assert comparison.partial

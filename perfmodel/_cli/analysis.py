@@ -269,8 +269,8 @@ def run_whatif(args) -> int:
         for i, n in enumerate(comparison.gpus)
     ]
     print(format_table(rows))
-    print(comparison.optimum_line())
-    print(comparison.knee_line())
+    print(wrap(comparison.optimum_line(), common.TABLE_WIDTH))
+    print(wrap(comparison.knee_line(), common.TABLE_WIDTH))
     if comparison.amdahl_line() is not None:
         print(comparison.amdahl_line())
     if args.output:

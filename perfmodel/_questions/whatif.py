@@ -248,6 +248,15 @@ class Comparison:
     changes: dict[str, tuple[float | None, float | None]]
     note: str = ""
     per_gpu: bool = False
+    partial: bool = False  # the change misses the blend's curve at some counts (`note`)
+
+    def _caveat(self, moved: bool) -> str:
+        """What a moved optimum or knee is worth when the change reaches only part of the
+        curve: halving a blend's serial time moved the knee from 32 to 18 GPUs, because
+        it lowered the curve below 32 GPUs and not above (newcomer review, 2026-12-07)."""
+        if not (self.partial and moved):
+            return ""
+        return "; not a physical answer: the change moves only part of the curve (note above)"
 
     def __repr__(self) -> str:
         changed = ", ".join(
@@ -263,7 +272,7 @@ class Comparison:
 
         return (
             f"optimal GPU count: {a.gpus}{_limit(a)} → {b.gpus}{_limit(b)} "
-            f"(time there {step(a)} → {step(b)})"
+            f"(time there {step(a)} → {step(b)}){self._caveat(a.gpus != b.gpus)}"
         )
 
     def knee_line(self) -> str:
@@ -277,7 +286,10 @@ class Comparison:
             return str(knee.gpus) if knee.gpus is not None else f"not reached up to {knee.searched}"
 
         criterion = after.criterion if after.gpus is not None else before.criterion
-        return f"diminishing returns from {count(before)} → {count(after)} GPUs ({criterion})"
+        caveat = self._caveat(before.gpus != after.gpus)
+        return (
+            f"diminishing returns from {count(before)} → {count(after)} GPUs ({criterion}){caveat}"
+        )
 
     def amdahl_line(self) -> str | None:
         """``Amdahl bound: 5331× → 8389×``; None when the model had no bound before. A
@@ -375,7 +387,8 @@ def compare_fits(
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)
     changes = _differences(before, after)
     ratio = second["time_s"] / first["time_s"]
-    note = _unreached(before, counts, changes) or _unmoved(before, counts, ratio)
+    unreached = _unreached(before, counts, changes)
+    note = unreached or _unmoved(before, counts, ratio)
     return Comparison(
         gpus=counts,
         before=first,
@@ -390,6 +403,7 @@ def compare_fits(
         changes=changes,
         note=note,
         per_gpu=bool(before.data.per_gpu),
+        partial="does not reach there" in unreached,
     )
 
 
