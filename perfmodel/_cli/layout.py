@@ -332,6 +332,16 @@ def _nothing_found(result, axes, fixed, found, at_gpus, max_gpus) -> str:
     return f"no valid layout fits in memory {where}{leanest}{of}"
 
 
+def _pin(result, axes: dict, pinned) -> dict:
+    """`axes` with each `pinned` field (``--set``) held at the fit's value."""
+    for name in pinned:
+        if name == "microbatches":  # a count instead of a size (`with_defaults`)
+            axes.pop("microbatch_size", None)
+        if name in axes or name == "microbatches":
+            axes[name] = [float(result.config_defaults[name])]
+    return axes
+
+
 def _nearest_counts(result, pinned, fixed, at_gpus) -> str:
     """``"; the nearest counts with a layout that fits: 256 and 384"`` for a ``--gpus`` count
     without one: the 32 counts of whole nodes nearest it, from half of it to twice it (or
@@ -345,11 +355,8 @@ def _nearest_counts(result, pinned, fixed, at_gpus) -> str:
     counts = sorted((g for g in counts if g != at_gpus), key=lambda g: abs(g - at_gpus))[:32]
     if not counts:
         return ""
-    axes = search_axes(result, 2 * at_gpus, 1)
+    axes = _pin(result, search_axes(result, 2 * at_gpus, 1), pinned)
     axes["gpus"] = [float(g) for g in sorted(counts)]
-    for name in pinned:
-        if name in axes:
-            axes[name] = [float(result.config_defaults[name])]
     found = sweep(result.model, axes, fixed=fixed, per=["gpus"], pareto=False, progress=False)
     at = found.per_axis["gpus"]
     fits = np.sort(at.loc[at["feasible"].astype(bool), "gpus"].to_numpy())
@@ -436,11 +443,7 @@ def optimal_layout(
     axes = search_axes(result, max_gpus, multiple_of)
     if at_gpus is not None:
         axes["gpus"] = [float(at_gpus)]
-    for name in pinned:
-        if name == "microbatches":  # a count instead of a size (`with_defaults`)
-            axes.pop("microbatch_size", None)
-        if name in axes or name == "microbatches":
-            axes[name] = [float(result.config_defaults[name])]
+    axes = _pin(result, axes, pinned)
     fixed = {k: v for k, v in result.config_defaults.items() if k not in axes}
     # The search gives one of the two; the fit's runs may have given the other.
     fixed.pop("microbatch_size" if "microbatches" in axes else "microbatches", None)
@@ -625,9 +628,7 @@ def run_predict(args, result: FitResult, print_json, format_table) -> bool:
     print(format_table(rows))
     heavy = sum(row.get("status") == "out of memory" for row in rows)
     if heavy:  # a time and a speedup beside "out of memory" read as a layout to run
-        budget = result.config_defaults.get("gpu_memory_bytes") or memory_budget(result).get(
-            "gpu_memory_bytes"
-        )
+        budget = {**memory_budget(result), **result.config_defaults}.get("gpu_memory_bytes")
         of = f" of {budget / 1e9:.4g} GB" if budget else ""
         print(
             wrap(

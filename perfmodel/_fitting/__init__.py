@@ -36,6 +36,7 @@ from .hybrid_runs import MEASURED_COLUMNS as MEASURED_COLUMNS
 from .layout_reference import describe_layout as describe_layout
 from .layout_reference import evaluate_layouts as evaluate_layouts
 from .layout_reference import memory_budget as memory_budget
+from .layout_reference import model_gpu as model_gpu
 from .layout_reference import model_memory_budget as model_memory_budget
 from .layout_reference import reference_seconds as reference_seconds
 from .layout_reference import reference_time as reference_time

@@ -138,9 +138,15 @@ def model_memory_budget(model) -> dict[str, float]:
     counted every layout as fitting in memory unless the space gave the budget."""
     if not hybrid_kind(model):
         return {}
+    _, spec = model_gpu(model)
+    return {"gpu_memory_bytes": USABLE_MEMORY["megatron-core"] * spec["memory_bytes"]}
+
+
+def model_gpu(model) -> tuple[str, dict[str, float]]:
+    """The name and `GPUS` entry of the GPU a hybrid model was built for (its ``gpu``
+    option; A100-80GB when it names none)."""
     gpu = dict(getattr(model, "options", {})).get("gpu", "A100-80GB")
-    share = USABLE_MEMORY["megatron-core"]
-    return {"gpu_memory_bytes": share * GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]}
+    return gpu, GPUS.get(gpu, GPUS["A100-80GB"])
 
 
 def evaluate_layouts(result, layouts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

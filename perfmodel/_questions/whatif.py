@@ -387,7 +387,7 @@ def compare_fits(
     knee = dict(threshold=threshold, efficiency_floor=efficiency_floor, **search)
     changes = _differences(before, after)
     ratio = second["time_s"] / first["time_s"]
-    unreached = _unreached(before, counts, changes)
+    unreached, partial = _unreached(before, counts, changes)
     note = unreached or _unmoved(before, counts, ratio)
     return Comparison(
         gpus=counts,
@@ -403,18 +403,19 @@ def compare_fits(
         changes=changes,
         note=note,
         per_gpu=bool(before.data.per_gpu),
-        partial="does not reach there" in unreached,
+        partial=partial,
     )
 
 
-def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
-    """`Comparison.note`: the counts of `counts` where no member of a blend whose
-    parameters changed has weight, so those changes cannot move the curve there."""
+def _unreached(fit: FitResult, counts: np.ndarray, changes) -> tuple[str, bool]:
+    """`Comparison.note` and `Comparison.partial`: the counts of `counts` where no member
+    of a blend whose parameters changed has weight, so those changes cannot move the
+    curve there, and whether there are any."""
     if not isinstance(fit.model, Blend):
-        return ""
+        return "", False
     members = {name.split(".")[0] for name in changes if "." in name}
     if not members:
-        return ""
+        return "", False
     with jax.enable_x64(True):
         weights = {
             n: np.asarray(w, dtype=float)
@@ -423,7 +424,7 @@ def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
     reached = sum(w for n, w in weights.items() if n in members)
     missed = np.asarray(reached) <= 0.0
     if not missed.any():
-        return _partly_reached(counts, weights, members)
+        return _partly_reached(counts, weights, members), False
     where = _ranges(counts, missed)
     there = sorted({n for n, w in weights.items() if np.any(w[missed] > 0)})
     verb = "has" if len(members) == 1 else "have"
@@ -432,7 +433,7 @@ def _unreached(fit: FitResult, counts: np.ndarray, changes) -> str:
         f"parameters ({_listed(sorted(members))} {verb} them): the parameter change "
         "does not reach there; to follow one law everywhere, refit that family (perfmodel "
         "fit CSV --model NAME)"
-    )
+    ), True
 
 
 UNMOVED = 5e-4  # a change of the time below this (the table's "+0.0%") is no change

@@ -211,10 +211,11 @@ def read_runs(paths, format: str | None = None, **options) -> list[RunSummary]:
     """
     if format is not None and format not in FORMATS:
         raise InputError(f"unknown log format {format!r}; expected one of {', '.join(FORMATS)}")
-    per_file = _per_file_counts(options, log_files(paths))
+    files = log_files(paths)
+    per_file = _per_file_counts(options, files)
     _check_options({k: v for k, v in options.items() if not (k == "gpus" and per_file)})
     runs, formats, seen = [], {}, {}
-    for path in log_files(paths):
+    for path in files:
         if per_file:  # one GPU count per log, in the order given
             options = {**options, "gpus": per_file[path]}
         text = _read_text(path)

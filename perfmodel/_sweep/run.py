@@ -33,12 +33,11 @@ from .._config import (
     WORKLOAD_FIELDS,
 )
 from .._errors import InputError
-from .._fitting import FitResult, memory_budget, model_memory_budget
+from .._fitting import FitResult, memory_budget, model_gpu, model_memory_budget
 from .._keywords import did_you_mean
 from .._model import AbstractScalingModel, ScalingModel
 from .._presets import hybrid_kind
 from .._reads import unread, unread_line
-from .._terms import GPUS
 from .._text import brief, format_table, wrap
 from .keys import evaluator, flops_per_config, INT_DTYPE, operations, ranker, Walk
 from .noop import copies_per_layout
@@ -642,8 +641,8 @@ def assumed_memory(model, fit: FitResult | None, budget: dict) -> tuple[str, ...
     a fit's is the one its `predict` and `optimal` use, said nowhere new."""
     if fit is not None or not budget:
         return ()
-    gpu = dict(getattr(model, "options", {})).get("gpu", "A100-80GB")
-    total = GPUS.get(gpu, GPUS["A100-80GB"])["memory_bytes"]
+    gpu, spec = model_gpu(model)
+    total = spec["memory_bytes"]
     return (
         f"gpu_memory_bytes is not given: layouts are held to "
         f"{budget['gpu_memory_bytes'] / 2**30:.4g} GiB per GPU, "
