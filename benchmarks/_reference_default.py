@@ -100,6 +100,13 @@ STRONG_FLOOR = True
 # "Past a measured slowdown".
 HOLD_SLOWDOWN = False
 HOLD_SLOWDOWN_NODE = True  # ... unless N_max/2 is within a node and N_max past it
+# Past a sustained slowdown: where the measurements themselves are slower per unit of
+# work at each of their last two steps (the three largest counts, per-count medians), the
+# forecast past N_max is not faster than the curve at N_max. One slower step may be a
+# node crossing that the next node recovers (the DLPerf table of HOLD_SLOWDOWN); two in a
+# row are contention that grows with N (the USL's coherency). Review of 2026-12-07 (H3).
+# extrapolation_research/sustained_slowdown.py, RESULTS.md "Past a sustained slowdown".
+HOLD_SUSTAINED = True
 # A one-GPU time of 0 is refused whether or not one GPU was measured (`fit_family`): a
 # 1-GPU measurement weighted (1/N_max)² did not stop it (Lambda's Tacotron 2 on H100, 1,
 # 4 and 8 GPUs). False refits only tables measured from 2 GPUs up, the default before
@@ -365,10 +372,23 @@ class DefaultFit:
             crossing = node is not None and top / 2.0 <= node < top
             if at_top > at_half and not (HOLD_SLOWDOWN_NODE and crossing):
                 log_u = np.where(m > top, np.maximum(log_u, at_top), log_u)
+        if HOLD_SUSTAINED and self.sustained_slowdown():
+            at_top = self._mixed_log_u(np.array([top]), anchored)[0]
+            log_u = np.where(m > top, np.maximum(log_u, at_top), log_u)
         serial = self.thetas["amdahl"][0]
         if STRONG_FLOOR and self.regime == "strong" and serial > 0:
             log_u = np.where(m > self.max_gpus, np.maximum(log_u, np.log(serial)), log_u)
         return log_u
+
+    def sustained_slowdown(self) -> bool:
+        """The measurements are slower per unit of work at each of their last two steps:
+        the per-count median log u of the three largest counts strictly rises
+        (`HOLD_SUSTAINED`)."""
+        counts = np.unique(self.train_gpus)
+        if len(counts) < 3:
+            return False
+        last = [float(np.median(self.train_log_u[self.train_gpus == c])) for c in counts[-3:]]
+        return last[0] < last[1] < last[2]
 
     def log_u(self, m) -> np.ndarray:
         """log u at `m` in the measured units (before mapping to the measured quantity)."""

@@ -21,6 +21,10 @@ there, nor above its own at a smaller count on a ramp of the weights
 (`_closed.held_efficiency`): ``û(N) ≥ û(M)·M/N`` for the hold points M < N
 (`_closed.hold_points`).
 
+After a *sustained slowdown* (the measurements slower per unit of work at each of their
+last two steps, `_closed.sustained_slowdown`) the curve past the largest measured count
+is not faster than there either: ``û(N) ≥ û(largest)`` (`_closed.slowdown_hold`).
+
 Past an *unmeasured node* (the data state a node of G GPUs and every measured count fits
 in it: nothing measured shows the network between nodes) the weights move on to
 PAST_NODE, the straddling regime's FAR (the power law fitted in log-log), as
@@ -116,6 +120,9 @@ class Blend(AbstractScalingModel):
             (`member_names`) has NEAR and FAR weights 0 and is left out of `spread`.
         node: G, a stated node size that no measurement reaches beyond (module
             docstring; `_closed.unmeasured_node`), or 0 for none.
+        slowdown: whether the measurements slow down over their last two steps
+            (`_closed.sustained_slowdown`): past `largest` the curve is then not faster
+            than there (module docstring).
     """
 
     members: tuple[ScalingModel, ...]
@@ -126,6 +133,7 @@ class Blend(AbstractScalingModel):
     regime: str = eqx.field(static=True)
     anchor: str = eqx.field(static=True, default="")
     node: float = eqx.field(static=True, default=0.0)
+    slowdown: bool = eqx.field(static=True, default=False)
     family: str = eqx.field(static=True, default="blend")
 
     def __check_init__(self):
@@ -153,7 +161,9 @@ class Blend(AbstractScalingModel):
         )
         if self.anchor:
             options = (*options, ("anchor", self.anchor))
-        return (*options, ("node", float(self.node))) if self.node else options
+        if self.node:
+            options = (*options, ("node", float(self.node)))
+        return (*options, ("slowdown", True)) if self.slowdown else options
 
     def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
         """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
@@ -196,6 +206,13 @@ class Blend(AbstractScalingModel):
             candidate = self._mixed(there) * count / config.gpus
             binds = (config.gpus > count) & (candidate > held)
             weights = self.weights(there)
+            chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
+            held = jnp.where(binds, candidate, held)
+        if self.slowdown:  # past a sustained slowdown: the curve at the largest count
+            at_largest = self._at_largest(config)
+            candidate = self._mixed(at_largest)
+            binds = (config.gpus > self.largest) & (candidate > held)
+            weights = self.weights(at_largest)
             chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
             held = jnp.where(binds, candidate, held)
         floor = self.serial_binds(config, held)  # Amdahl's serial part alone
@@ -248,6 +265,7 @@ class Blend(AbstractScalingModel):
             largest=self.largest,
             regime=self.regime,
             node=self.node,
+            slowdown=self.slowdown,
         )
 
     def member_logs(self, config: Config) -> Float[Array, "members ..."]:
@@ -287,10 +305,19 @@ class Blend(AbstractScalingModel):
         n = jnp.broadcast_to(config.gpus, there.gpus.shape)
         floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
         held = jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
+        if self.slowdown:
+            there = self._mixed(self._at_largest(config))  # no hold point lies below it
+            held = _closed.slowdown_hold(jnp, config.gpus, held, self.largest, there)
         serial = self.serial(config)
         if serial is None:
             return held
         return _closed.serial_floor(jnp, config.gpus, held, self.largest, serial)
+
+    def _at_largest(self, config: Config) -> Config:
+        """`config` with every count at the largest measured one."""
+        largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
+        at = jnp.broadcast_to(largest, jnp.shape(config.gpus))
+        return eqx.tree_at(lambda c: c.gpus, config, at)
 
     def serial(self, config: Config) -> Float[Array, "..."] | None:
         """Under stated strong scaling, the serial part of the Amdahl member (seconds per

@@ -448,6 +448,7 @@ def blend(
     flat_exponent: float = -1.0,
     anchor: str = "",
     node: float = 0.0,
+    slowdown: bool = False,
 ) -> Blend:
     """The default's curve (`Blend`): a weighted geometric mean of `amdahl`,
     `weak_data_parallel`, two power laws and `usl` (and `weak_hierarchical` when the
@@ -469,6 +470,9 @@ def blend(
             over to (`perfmodel._blend`: ``"usl_flat"``, …), or ``""`` for none.
         node: G, a node size no measured count exceeds: past it the weights move on to
             the power law fitted in log-log (`perfmodel._blend`); 0 for none.
+        slowdown: the measurements slow down over their last two steps
+            (`_closed.sustained_slowdown`): past `largest` the curve is not faster than
+            there.
     """
     if regime not in REGIMES:
         raise InputError(f"blend regime must be one of {', '.join(REGIMES)}, got {regime!r}")
@@ -507,6 +511,7 @@ def blend(
         regime=regime,
         anchor=anchor,
         node=node,
+        slowdown=slowdown,
     )
 
 

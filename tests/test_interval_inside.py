@@ -97,6 +97,7 @@ def test_a_recommendation_that_may_be_slower_than_one_gpu_says_so():
     assert sentence.startswith("Buy 2 GPUs") and "2 GPUs may be slower than one)" in sentence
 
 
+@pytest.mark.slow  # 4 s: predict --interval through the CLI
 def test_predict_says_what_its_speedup_interval_is(from_four):
     _, path = from_four
     code, out, _ = run_cli("predict", path, "--gpus", "1,8,32", "--interval", "0.9")

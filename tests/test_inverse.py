@@ -311,6 +311,7 @@ def test_require_of_a_name_several_blend_members_share_solves_for_one_factor(cap
     )
 
 
+@pytest.mark.slow  # 3 s: a default fit and its inverse
 def test_a_member_that_weighs_0_at_the_target_moves_only_the_one_gpu_time():
     # Raising Amdahl's serial time "reached" a higher efficiency at 64 GPUs, where the
     # blend gives Amdahl no weight, by slowing one GPU (review of 2026-12-07).

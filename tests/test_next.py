@@ -146,6 +146,7 @@ def amdahl_fit():
     )
 
 
+@pytest.mark.slow  # 6 s: the knee against a fine grid
 def test_amdahl_uses_the_knee_in_closed_form(amdahl_fit):
     answer = pm.next_measurements(amdahl_fit, [16, 64])
     assert answer.quantity == "knee"
@@ -282,6 +283,7 @@ def test_a_knee_asked_for_lies_inside_its_own_interval(usl_fit):
     assert lo <= answer.estimate <= hi
 
 
+@pytest.mark.slow  # 5 s: the next-run search far out
 def test_a_candidate_far_past_the_measurements_says_so(usl_fit):
     # "measuring 10000000 GPUs" was ranked first with no word on how far out it is
     # (bad-input review of 2026-12-06). Measured here: 1 to 128 GPUs.

@@ -116,6 +116,7 @@ def test_a_long_sweep_table_prints_its_ends(tmp_path, capsys):
     assert best[3].split()[0] == "1" and best[-2].split()[0] == "100"
 
 
+@pytest.mark.slow  # 3 s: a sweep through the command line
 def test_a_sweep_says_what_its_costs_count(tmp_path, capsys):
     # cost_per_sample had no unit (newcomer review of 2026-12-06).
     out = _sweep_of_amdahl(tmp_path / "space.toml", capsys, "[1, 2, 4]")

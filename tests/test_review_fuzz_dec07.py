@@ -59,6 +59,7 @@ def test_a_global_batch_that_is_no_number_of_samples_is_refused(ssd_fit, batch):
         assert code == 2 and err.strip() == f"perfmodel: error: {expected}", err
 
 
+@pytest.mark.slow  # 5 s: a collective fit, then edited copies
 def test_a_collective_fit_of_an_unknown_collective_is_refused(tmp_path):
     log = ROOT / "datasets" / "nccl" / "nccl_tests_44_2x2080ti.log"
     good = tmp_path / "coll.json"
@@ -79,6 +80,7 @@ def test_a_collective_fit_of_an_unknown_collective_is_refused(tmp_path):
             pm.load_collective_fit(bad)
 
 
+@pytest.mark.slow  # 5 s: a fit with draws, twice
 def test_a_damaged_cache_entry_is_drawn_again(cli_cache, tmp_path):
     # A truncated or emptied file in ensembles/ raised BadZipFile or EOFError; NaN draws
     # blanked the interval as "unbounded".
@@ -159,6 +161,7 @@ def test_an_mllog_global_batch_past_1e18_is_refused_at_its_line(tmp_path):
         pm.read_log([folder])
 
 
+@pytest.mark.slow  # 7 s: default fits of three series
 def test_measurements_that_agree_within_rounding_get_no_r2_warning(tmp_path):
     csv = tmp_path / "flat.csv"
     rows = "\n".join(f"{n},{1000 + 1e-9 * i}" for i, n in enumerate((8, 16, 32, 64, 128)))

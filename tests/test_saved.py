@@ -156,7 +156,8 @@ FAMILY_DATA = {
 @pytest.mark.parametrize(
     "family",
     [
-        f if f == "power_law" else pytest.param(f, marks=pytest.mark.slow)
+        # 2–9 s each (a fit and its Laplace draws): every family in the slow phase
+        pytest.param(f, marks=pytest.mark.slow)
         for f in sorted(FAMILY_DATA)
     ],
 )
@@ -204,7 +205,10 @@ def run_cli(argv, quick: bool = True) -> str:
     "argv",
     [
         pytest.param(["predict", "{fit}", "--gpus", "1,8,64,4096"], marks=pytest.mark.slow),
-        ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
+        pytest.param(  # 6 s: the JAX path's interval draws
+            ["predict", "{fit}", "--gpus", "1,8,64", "--interval", "0.8", "--json"],
+            marks=pytest.mark.slow,
+        ),
         # 10 s: the JAX path's interval curves (optimal on both paths: the slow phase)
         pytest.param(["optimal", "{fit}"], marks=pytest.mark.slow),
         pytest.param(

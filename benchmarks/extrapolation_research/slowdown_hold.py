@@ -27,8 +27,9 @@ import _reference_default as reference  # noqa: E402
 from held_efficiency import compare, switched, whole_series  # noqa: E402
 
 
-def changed_series() -> None:
-    """Series of README's sets whose fit on all their counts the hold changes."""
+def changed_series(flag: str = "HOLD_SLOWDOWN") -> None:
+    """Series of README's sets whose fit on all their counts the hold `flag` (a module
+    attribute of `_reference_default`) changes."""
     print("## Whole series the hold changes (throughput)\n")
     print("| series | measured fastest at | largest | ×4: before → after | ×64: before → after |")
     print("| --- | --- | --- | --- | --- |")
@@ -36,7 +37,7 @@ def changed_series() -> None:
     def forecasts(fit, data):
         return fit.predict(np.array([4.0, 64.0]) * float(data.gpus.max()))
 
-    for name, data, before, after in whole_series("HOLD_SLOWDOWN", forecasts):
+    for name, data, before, after in whole_series(flag, forecasts):
         if np.allclose(before, after, rtol=1e-12):
             continue
         best = data.gpus[np.argmax(data.measured)]

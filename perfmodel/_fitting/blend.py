@@ -176,6 +176,7 @@ def fit_members(data: Benchmarks) -> Blend:
             values[f"{name}.power.time"] = math.exp(float(theta[0])) * scale
 
     node = _closed.data_node(data)
+    slowdown = _closed.sustained_slowdown(data.gpus, data.time_s)
 
     def built(anchor: str = "") -> Blend:
         model = blend(
@@ -185,6 +186,7 @@ def fit_members(data: Benchmarks) -> Blend:
             exponents["power_law_flat"],
             anchor=anchor,
             node=node,
+            slowdown=slowdown,
         )
         names = model.parameter_specs()
         return model.with_parameters({k: v for k, v in values.items() if k in names})
@@ -327,6 +329,11 @@ def describe_weights(model: Blend) -> str:
         text += (
             f"; anchored on {model.anchor} (fitted with equal weights) from "
             f"{float(model.largest) / 2:g} GPUs down, where the blend missed its measurements"
+        )
+    if model.slowdown:
+        text += (
+            f"; held past {float(model.largest):g} GPUs at its time there, as the "
+            "measurements slow down over their last two steps"
         )
     return text
 

@@ -69,6 +69,7 @@ def numpy_model(model):
             model.regime,
             model.anchor,
             float(model.node),
+            model.slowdown,
         )
     if not isinstance(model, ScalingModel) or model.logit_overlap is not None:
         return None

@@ -243,7 +243,7 @@ def _model(document: dict, values: dict):
             raise ValueError("intervals")
         return family(name, options, values)
     required = {"regime", "largest", "power_exponent", "flat_exponent"}
-    if not required <= set(options) <= required | {"anchor", "node"}:
+    if not required <= set(options) <= required | {"anchor", "node", "slowdown"}:
         raise ValueError("options")
     regime, anchor = options["regime"], options.get("anchor", "")
     if regime not in _closed.REGIMES or spec.get("intervals") != "conformal":
@@ -269,6 +269,9 @@ def _model(document: dict, values: dict):
     if node and not (math.isfinite(node) and node >= 2 and largest <= node):
         raise ValueError("node")
     node = float(node)
+    slowdown = options.get("slowdown", False)
+    if not isinstance(slowdown, bool):
+        raise ValueError("slowdown")
     return Blend(
         members=tuple(members),
         names=names,
@@ -278,6 +281,7 @@ def _model(document: dict, values: dict):
         regime=regime,
         anchor=anchor,
         node=node,
+        slowdown=slowdown,
     )
 
 

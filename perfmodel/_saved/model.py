@@ -185,6 +185,7 @@ class Blend:
     regime: str
     anchor: str = ""
     node: float = 0.0  # an unmeasured node's size G (`_closed.PAST_NODE`), or 0
+    slowdown: bool = False  # past a sustained slowdown (`_closed.slowdown_hold`)
 
     def active(self) -> list[int]:
         return [
@@ -229,6 +230,7 @@ class Blend:
             self.largest,
             self.regime,
             node=self.node,
+            slowdown=self.slowdown,
         )
 
     def _mixed(self, n, config):
@@ -243,6 +245,8 @@ class Blend:
             for count in _closed.hold_points(float(self.largest), self.node)
         ]
         u = _closed.held_efficiency(xp, n, self._mixed(n, config), held)
+        if self.slowdown:  # held[0] is the largest measured count's, which nothing lifts
+            u = _closed.slowdown_hold(xp, n, u, self.largest, held[0][1])
         serial = self.serial(n, config)
         return u if serial is None else _closed.serial_floor(xp, n, u, self.largest, serial)
 

@@ -392,6 +392,7 @@ add(
         {"vgg16.csv": "@vgg16.csv"},
         expect="answer",
         outputs=(FIT_FILE,),
+        slow=True,  # 8 s: the default fit compiles every family; the slow run checks it
         what="quick-start data, allreduce.transfer undetermined, -o",
     ),
     Case(
@@ -751,6 +752,7 @@ add(
         SAVED,
         mode="custom",
         api=concurrent_writers,
+        slow=True,  # 3 s: 80 writes from 8 processes
         what="8 processes writing one path 10 times each",
     ),
 )
@@ -805,6 +807,7 @@ add(
         ["fit", "x.csv", "--model", "amdahl", "--starts", "4"],
         {"x.csv": "gpus,time_s\n" + "".join(f"{n},1.0\n" for n in (1, 2, 4, 8, 16, 32))},
         expect="answer",
+        slow=True,  # 6 s: the default fit of a constant series
         what="the same time at every GPU count (no scaling)",
     ),
     Case(
@@ -1193,6 +1196,7 @@ add(
         mode="subprocess",
         timeout=90,
         names=("--distributed",),
+        slow=True,  # 3 s: waits out --init-timeout
         what="sweep --distributed, the second process never comes",
     ),
     Case(
