@@ -147,6 +147,7 @@ def test_cli_explain_json(capsys, dp_file, dp_fit):
     assert main(["explain", str(dp_file), "--gpus", "512", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     (result,) = document["results"]
+    assert type(result["gpus"]) is int and result["gpus"] == 512  # it read 512.0
     expected = pm.sensitivity(dp_fit, 512)
     assert result["time_s"] == pytest.approx(expected.time_s)
     assert [p["name"] for p in result["parameters"]] == [p.name for p in expected.parameters]

@@ -317,6 +317,9 @@ def test_cli_round_trip_equals_python(tmp_path, capsys, result):
     expected = result.per_axis["gpus"]["step_time_s"].to_numpy()
     np.testing.assert_allclose(np.array(times, dtype=float), expected, rtol=1e-12)
     assert document["axes"]["tp"] == [1, 2, 4, 8]  # the log range, snapped to integers
+    # whole-number fields as JSON integers (512, not 512.0), as every other command
+    assert all(type(row[n]) is int for row in document["top"] for n in ("gpus", "tp", "pp"))
+    assert all(type(v) is int for v in document["axes"]["tp"])
     assert document["axes"]["global_batch"] == [64, 128, 192]
 
     assert main(["sweep", path, "--no-progress"]) == 0

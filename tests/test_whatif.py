@@ -241,6 +241,25 @@ def test_cli_whatif_text_json_and_output(capsys, hier_file, tmp_path):
     assert document["time_ratio"][1] < 1.0
 
 
+@pytest.mark.slow  # 5 s: whatif and optimal through the command line
+def test_cli_whatif_json_names_the_optimum_as_optimal_does(capsys, hier_file):
+    # It read searched, at_limit, gpu_seconds: one answer, two spellings.
+    argv = ["whatif", hier_file, "--set", "allreduce.bandwidth_inter=x5", "--json"]
+    assert main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    before = document["optimum_before"]
+    assert main(["optimal", hier_file, "--json"]) == 0
+    optimal = json.loads(capsys.readouterr().out)
+    names = ("gpus", "time_s", "speedup", "efficiency", "gpu_seconds_per_step", "objective")
+    names += ("searched_up_to", "at_search_limit", "cost_per_step")
+    assert {k: before[k] for k in names} == {k: optimal[k] for k in names}
+    assert document["knee_before"] == {
+        **optimal["diminishing_returns"],
+        "searched_up_to": optimal["searched_up_to"],
+        "multiple_of": document["knee_before"]["multiple_of"],
+    }
+
+
 @pytest.mark.slow  # 5 s: the default run stays under 4 minutes
 def test_cli_predict_and_optimal_accept_set(capsys, hier_file, hier_fit):
     argv = ["predict", hier_file, "--gpus", "64", "--json"]

@@ -23,6 +23,7 @@ from .._reads import unread, unread_line
 from .._text import counted, wrap
 from .._units import work_name
 from . import common
+from .answers import knee_fields, optimum_fields
 from .cache import mark_checked
 from .common import (
     check_outputs,
@@ -94,8 +95,10 @@ def run_explain(args) -> int:
                     "family": result.family,
                     "target": result.target,
                     "elasticity": "d log T / d log θ (the overlap fraction too)",
+                    # GPU counts as whole numbers, as every other command writes them
                     "results": [
-                        {**dataclasses.asdict(r), "sentences": r.sentences()} for r in reports
+                        {**dataclasses.asdict(r), "gpus": int(n), "sentences": r.sentences()}
+                        for n, r in zip(counts, reports)
                     ],
                 }
             )
@@ -226,6 +229,24 @@ def run_require(args) -> int:
 # whatif -------------------------------------------------------------------------------
 
 
+def _whatif_document(comparison) -> dict:
+    """``whatif --json``: the comparison's fields, its optima and points of diminishing
+    returns under `perfmodel optimal`'s names (`optimum_fields`, `knee_fields`)."""
+    document = dataclasses.asdict(comparison)
+    for when in ("before", "after"):
+        best, knee = getattr(comparison, f"optimum_{when}"), getattr(comparison, f"knee_{when}")
+        optimum = optimum_fields(best)
+        if best.gpus_interval is not None:
+            optimum["gpus_interval"] = list(best.gpus_interval)
+        document[f"optimum_{when}"] = {**optimum, "unit": best.unit, "note": best.note}
+        document[f"knee_{when}"] = {
+            **knee_fields(knee),
+            "searched_up_to": knee.searched,
+            "multiple_of": knee.multiple_of,
+        }
+    return document
+
+
 def run_whatif(args) -> int:
     from .._questions import refuse_layout_fit
 
@@ -248,7 +269,7 @@ def run_whatif(args) -> int:
     if args.output is not None:
         save_fit(after, args.output)
     if args.json:
-        print_json(finite_or_null(dataclasses.asdict(comparison)))
+        print_json(finite_or_null(_whatif_document(comparison)))
         return 0
     print(wrap(_header(before), common.TABLE_WIDTH))
     for name, (old, new) in comparison.changes.items():

@@ -286,6 +286,34 @@ def recommend_options(args) -> dict:
     )
 
 
+def optimum_fields(best) -> dict:
+    """An `Optimum` under the JSON names of `perfmodel optimal` (``whatif --json`` named
+    them as the Python fields, ``searched``/``at_limit``/``gpu_seconds``: one answer, two
+    spellings, review of 2026-12-07)."""
+    return {
+        "gpus": best.gpus,
+        "time_s": best.time_s,
+        "speedup": best.speedup,
+        "efficiency": best.efficiency,
+        "gpu_seconds_per_step": best.gpu_seconds,
+        "cost_per_step": best.cost,
+        "objective": best.objective,
+        "searched_up_to": best.searched,
+        "at_search_limit": best.at_limit,
+    }
+
+
+def knee_fields(knee) -> dict:
+    """A `DiminishingReturns` under the JSON names of `perfmodel optimal`."""
+    return {
+        "gpus": knee.gpus,
+        "criterion": knee.criterion,
+        "marginal_speedup": knee.marginal_speedup,
+        "efficiency": knee.efficiency,
+        "speedup": knee.speedup,
+    }
+
+
 def optimal_document(
     answer: Recommendation, interval: float | None = None, method: str | None = None
 ) -> dict:
@@ -295,25 +323,15 @@ def optimal_document(
     answer booked 1024 GPUs, the search limit, where the text said "Buy 8 GPUs") and the
     point of diminishing returns."""
     best, knee = answer.optimum, answer.knee
+    fields = optimum_fields(best)
     document = {
         "worth_buying": answer.gpus,
-        "gpus": best.gpus,
-        "time_s": best.time_s,
-        "speedup": best.speedup,
-        "efficiency": best.efficiency,
+        **{k: fields[k] for k in ("gpus", "time_s", "speedup", "efficiency")},
         "gpu_seconds_per_step": best.gpu_seconds,
         "cost_per_step": best.cost,
         "cost_unit": answer.alternatives[0].cost_unit if best.cost is not None else None,
-        "objective": best.objective,
-        "searched_up_to": best.searched,
-        "at_search_limit": best.at_limit,
-        "diminishing_returns": {
-            "gpus": knee.gpus,
-            "criterion": knee.criterion,
-            "marginal_speedup": knee.marginal_speedup,
-            "efficiency": knee.efficiency,
-            "speedup": knee.speedup,
-        },
+        **{k: fields[k] for k in ("objective", "searched_up_to", "at_search_limit")},
+        "diminishing_returns": knee_fields(knee),
         "amdahl_bound": answer.amdahl_bound,
         "recommendation": answer.to_dict(),
     }

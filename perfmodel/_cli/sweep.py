@@ -83,6 +83,14 @@ def _options(space: Space, args) -> dict:
     return options
 
 
+def _whole(key: str, value):
+    """`value` as an int where `key` is a whole-number field (GPU counts, tp, pp, …) and
+    it is one: the JSON gave "gpus": 512.0 where every other command writes 512."""
+    if key in WHOLE_FIELDS and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _records(frame) -> list[dict]:
     rows = []
     for record in frame.to_dict(orient="records"):
@@ -92,7 +100,7 @@ def _records(frame) -> list[dict]:
                 value = value.item()
             if isinstance(value, float) and not math.isfinite(value):
                 value = None
-            row[key] = value
+            row[key] = _whole(key, value)
         rows.append(row)
     return rows
 
@@ -102,8 +110,8 @@ def result_document(result: SweepResult, space: Space, alternatives=None) -> dic
     extra = {} if alternatives is None else {"alternatives": _records(alternatives)}
     return {
         "space": space.source,
-        "axes": space.axes,
-        "fixed": space.fixed,
+        "axes": {k: [_whole(k, v) for v in values] for k, values in space.axes.items()},
+        "fixed": {k: _whole(k, v) for k, v in space.fixed.items()},
         "evaluated": result.evaluated,
         "valid": result.valid,
         "feasible": result.feasible,
