@@ -423,6 +423,15 @@ def scores(samples: int, seed: int, which: str = "many") -> np.ndarray:
     return signs * values
 
 
+def one_gpu_scores(zeta) -> np.ndarray:
+    """ζ₁: each ensemble member's score for its own one-GPU time where no single GPU was
+    measured, the members' ζ in reverse order: drawn alike and paired with another
+    member's ζ, so that the error of the forecast one-GPU time is independent of the
+    error at N (the speedup's log error is their difference), the same in the JAX and the
+    fit file's paths."""
+    return np.asarray(zeta, dtype=np.float64)[::-1].copy()
+
+
 def replicate_noise(data) -> tuple[float, int]:
     """σ and ν: the pooled standard deviation of log time among measurements of one
     configuration (the same GPU count and the same value in every other column),

@@ -215,20 +215,16 @@ def print_predictions(args, result) -> int:
         print(wrap(text + ", empty: unbounded", common.TABLE_WIDTH))
         if any(row.get("speedup_lo") is not None for row in rows):
             # As `speedup_interval` takes them: a conformal member against the curve's
-            # one-GPU time, a Laplace or bootstrap draw against its own.
-            against = "the curve's" if method == "conformal" else "each draw's own"
+            # one-GPU time (its own where no single GPU was measured), a Laplace or
+            # bootstrap draw against its own.
             smallest = int(min(result.data.gpus))
+            own = method != "conformal" or smallest > 1
+            against = "each draw's own" if own else "the curve's"
             unmeasured = ""
-            if method == "conformal" and smallest > 1:
+            if smallest > 1:
                 # Two runs at 8 and 16 GPUs read "speedup 5.61–5.81" beside a 1-GPU time
-                # of 1.18–2.73 s (newcomer review, 2026-12-07): it compares counts with
-                # each other, not with a GPU never measured.
-                unmeasured = (
-                    f", extrapolated (no run below {smallest} GPUs was measured): its own "
-                    "uncertainty (the 1-GPU row's time interval) is not in it; compare "
-                    "counts by their times"
-                )
-            if method != "conformal" and smallest > 1:
+                # of 1.18–2.73 s (newcomer review, 2026-12-07): each conformal draw now
+                # takes its own one-GPU time too (`Calibrated.speedup`).
                 # ±1% parameters beside a speedup CI of ±25% read as a contradiction
                 # (review of 2026-12-06): the draws' 1-GPU times are extrapolated.
                 unmeasured = (

@@ -40,7 +40,8 @@ def calibrated_curves(fit, counts, overrides, zeta):
     """``(times, speedups, marginals, False)`` of ``T = max(û·exp(ζ·s(N)), F(N))`` for
     each ζ (rows), F the floor of perfect scaling (`_closed.linear_floor`): in logs,
     ``log T = log û + ζ·s``, ``S = exp(log û(1) − log T)`` (against the curve's one-GPU
-    time, as `Calibrated.speedup`) and ``dS/dN = −S·(log T)′``
+    time, or where no single GPU was measured the draw's own, ``log û(1) + ζ₁·s(1)``
+    capped, as `Calibrated.speedup`) and ``dS/dN = −S·(log T)′``
     with ``(log T)′ = û′/û + ζ·s′``, or the floor's ``F′/F`` where it holds, written into
     the outputs in place (4000 draws at a thousand counts in tens of milliseconds)."""
     counts = np.asarray(counts, dtype=np.float64)
@@ -67,6 +68,9 @@ def calibrated_curves(fit, counts, overrides, zeta):
     limit_slope = np.where(linear > own, max(1.0, efficiency), own_slope)
     limit_slope = np.where(linear == own, 0.5 * (max(1.0, efficiency) + own_slope), limit_slope)
     zeta = np.asarray(zeta, dtype=np.float64)
+    # No single GPU measured: each draw's speedup against its own forecast one-GPU time,
+    # scored by ζ₁ (`Calibrated.speedup`), no slower than perfect scaling allows.
+    zeta_one = _closed.one_gpu_scores(zeta) if float(np.min(fit.data.gpus)) > 1.0 else None
     shape = (zeta.size, counts.size)
     times, speedups, marginals = np.empty(shape), np.empty(shape), np.empty(shape)
     for rows in _chunks(zeta.size, counts.size):
@@ -77,7 +81,10 @@ def calibrated_curves(fit, counts, overrides, zeta):
         log_t += log_centre
         held = log_t < log_floor - _closed.FLOOR_TIE
         np.maximum(log_t, log_floor, out=log_t)
-        np.subtract(log_base, log_t, out=speedups[rows])  # the curve's T(1) (`Calibrated`)
+        log_speed_one = log_base  # the curve's T(1), or the draw's own (`Calibrated`)
+        if zeta_one is not None:
+            log_speed_one = np.minimum(log_base + zeta_one[rows, None] * base_scale, log_slowest)
+        np.subtract(log_speed_one, log_t, out=speedups[rows])
         np.exp(log_t, out=log_t)
         np.exp(speedups[rows], out=speedups[rows])
         d_log_t = np.multiply(z, scale.tan, out=marginals[rows])

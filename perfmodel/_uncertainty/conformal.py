@@ -80,6 +80,8 @@ class Calibrated(eqx.Module):
             where E > 1; `_closed.linear_floor`); None: no floor.
         smallest: the smallest measured GPU count, below which the scale grows by
             ``DOWN·log2(smallest/N)`` (`_closed.conformal_scale`); None: no such term.
+        zeta_one: ζ₁, a second score per member for its own one-GPU time when no single
+            GPU was measured (`speedup`; `_closed.one_gpu_scores`); None: the curve's.
     """
 
     model: Blend | None
@@ -89,6 +91,7 @@ class Calibrated(eqx.Module):
     node: float = eqx.field(static=True, default=0.0)
     efficiency: Float[ArrayLike, ""] | None = None
     smallest: Float[ArrayLike, ""] | None = None
+    zeta_one: Float[ArrayLike, "*samples"] | None = None
 
     def scale(self, config: Config) -> Float[Array, "..."]:
         """``s(N) = (max(log2(N/largest), MIN_DOUBLINGS) + κ·D(N) + λ·r(N) + κ_G·c(N)
@@ -133,12 +136,25 @@ class Calibrated(eqx.Module):
         the whole curve by ζ·s(N); against its own one-GPU time its error cancelled where
         s(N) = s(1), and the 90% interval of a speedup two doublings past the data
         pinched to ±1.7% between wider ones (review round 10). The conformal scores are
-        errors of û at a count, so the speedup's interval is that of its time. At most
-        ``N·max(1, E, Ê(N))`` (`_closed.linear_floor`'s bound, here on the speedup: the
-        floor holds each member to its own one-GPU time)."""
+        errors of û at a count, so the speedup's interval is that of its time.
+
+        Where no single GPU was measured, the one-GPU time is itself a forecast: each
+        member takes its own, ``û(1)·exp(ζ₁·s(1))`` with a second score ζ₁
+        (`_closed.one_gpu_scores`), no slower than perfect scaling to the measurements
+        allows (`_closed.capped_one_gpu`). Two runs at 8 and 16 GPUs read "speedup
+        5.61–5.81" beside a one-GPU time of 1.18–2.73 s (review of 2026-12-07, H6).
+
+        At most ``N·max(1, E, Ê(N))`` (`_closed.linear_floor`'s bound, here on the
+        speedup: the floor holds each member to its own one-GPU time)."""
         base = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
         centre_one = self.model(base)
-        speedup = centre_one / self(config)
+        one_gpu = centre_one
+        if self.zeta_one is not None and self.smallest is not None:
+            drawn = centre_one * jnp.exp(self.zeta_one * self.scale(base))
+            if self.efficiency is not None:
+                drawn = _closed.capped_one_gpu(jnp, drawn, centre_one, self.efficiency)
+            one_gpu = jnp.where(self.smallest > 1.0, drawn, centre_one)
+        speedup = one_gpu / self(config)
         if self.efficiency is None:
             return speedup
         own = centre_one / (config.gpus * self.model(config))

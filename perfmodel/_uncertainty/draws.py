@@ -36,6 +36,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 import numpy as np
 
+from .._closed import one_gpu_scores
 from .._config import Config
 from .._errors import InputError
 from .._fitting import (
@@ -169,7 +170,10 @@ class Ensemble:
             with jax.enable_x64(True):
                 curve = calibrated(self.fit)
                 # The node term is static: the same in both halves of the tree.
-                varying = Calibrated(None, jnp.asarray(self.zeta), None, None, curve.node)
+                one = jnp.asarray(one_gpu_scores(self.zeta))
+                varying = Calibrated(
+                    None, jnp.asarray(self.zeta), None, None, curve.node, zeta_one=one
+                )
             return varying, eqx.tree_at(lambda c: c.zeta, curve, None, is_leaf=_is_none)
         with jax.enable_x64(True):
             params, static, unravel = partition(self.fit)
