@@ -319,6 +319,15 @@ class Blend(AbstractScalingModel):
         at = jnp.broadcast_to(largest, jnp.shape(config.gpus))
         return eqx.tree_at(lambda c: c.gpus, config, at)
 
+    def slowdown_binds(self, config: Config, total) -> Bool[Array, "..."] | bool:
+        """Where the hold past a sustained slowdown carries the time at `config` (`total`
+        the curve's time there): past the largest measured count, where the curve there
+        is not below `total`; False without a slowdown."""
+        if not self.slowdown:
+            return False
+        there = self._mixed(self._at_largest(config))
+        return (config.gpus > self.largest) & (there >= total * (1.0 - 1e-12))
+
     def serial(self, config: Config) -> Float[Array, "..."] | None:
         """Under stated strong scaling, the serial part of the Amdahl member (seconds per
         unit of work) that the curve does not fall below past the measurements
@@ -360,6 +369,17 @@ class Blend(AbstractScalingModel):
         time = member.parameters()["power.time"]
         return _closed.power_parts(member(config), time, config.gpus)
 
+    def _shares(self, config: Config, total) -> dict[str, Float[Array, "..."]]:
+        """Every member's term shares ``term_f/u_f`` at `config`, weighted by its weight
+        there and scaled to `total`."""
+        parts = {}
+        for i, weight in self._weight_list(config.gpus):
+            u = self.members[i](config)
+            for name, seconds in self._member_parts(i, config).items():
+                share = weight * seconds / u * total
+                parts[name] = parts[name] + share if name in parts else share
+        return parts
+
     def breakdown(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Seconds of each term name: every member's term shares ``term_f/u_f``, weighted
         by ``w_f(N)`` and scaled to the blend's time, so they add up to it.
@@ -370,12 +390,15 @@ class Blend(AbstractScalingModel):
         from its one-GPU time, and its ``scaling_loss`` the rest (`ScalingLoss`).
         """
         total = self(config)
-        parts = {}
-        for i, weight in self._weight_list(config.gpus):
-            u = self.members[i](config)
-            for name, seconds in self._member_parts(i, config).items():
-                share = weight * seconds / u * total
-                parts[name] = parts[name] + share if name in parts else share
+        parts = self._shares(config, total)
+        if self.slowdown:  # where the hold carries the time: the parts at the largest count
+            binds = self.slowdown_binds(config, total)
+            there = self._shares(self._at_largest(config), total)
+            zero = jnp.zeros_like(total)
+            parts = {
+                n: jnp.where(binds, there.get(n, zero), parts.get(n, zero))
+                for n in dict.fromkeys([*parts, *there])
+            }
         floor = self.serial_binds(config, total)
         if floor is False:
             return parts

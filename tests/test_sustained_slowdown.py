@@ -60,6 +60,14 @@ def test_a_table_that_slows_down_is_not_forecast_faster_again(specsdm):
         jax_u = np.asarray(model(specsdm.config(counts)))
     np_u = np.asarray(numpy.seconds(counts, specsdm.config(counts)))
     np.testing.assert_allclose(np_u, jax_u, rtol=1e-9)
+    # Where the hold carries the time its parts are those at the largest count, on both
+    # paths (they were the far members' terms, scaled to a time they did not give).
+    with jax.enable_x64(True):
+        far = {k: float(v[0]) for k, v in model.breakdown(specsdm.config([4096.0])).items()}
+        there = {k: float(v[0]) for k, v in model.breakdown(specsdm.config([216.0])).items()}
+    assert far == pytest.approx(there, rel=1e-9)
+    mirrored = numpy.breakdown(np.array([4096.0]), specsdm.config([4096.0]))
+    assert {k: float(v[0]) for k, v in mirrored.items()} == pytest.approx(far, rel=1e-9)
     # The fastest count is inside the measurements (the USL's peak), not the search limit.
     best = pm.optimal_gpus(specsdm)
     assert 72 <= best.gpus <= 216 and not best.at_limit

@@ -495,6 +495,10 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
     with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
         weights = {k: float(v) for k, v in model.weights(config).items()}
         floor = bool(model.serial_binds(config, model(config)))
+        held = bool(model.slowdown_binds(config, model(config)))
+        if held:  # the time, and its parts, are those at the largest measured count
+            largest = eqx.tree_at(lambda c: c.gpus, config, config.gpus * 0 + model.largest)
+            weights = {k: float(v) for k, v in model.weights(largest).items()}
     if floor:
         return (
             f"past the measurements the time of the fixed global batch does not fall below "
@@ -504,11 +508,18 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
     kept = [f"{name} {w:.0%}" for name, w in weights.items() if w > 0]
     idle = [name for name, w in weights.items() if w == 0]
     listed = f"{', '.join(idle[:-1])} and {idle[-1]}" if len(idle) > 1 else "".join(idle)
+    at = float(model.largest) if held else float(config.gpus)
     notes = [
         f"the parts are its members' terms, weighted as the blend weighs them at "
-        f"{float(config.gpus):g} GPUs: {', '.join(kept)}"
+        f"{at:g} GPUs: {', '.join(kept)}"
         + (f" ({listed} weigh 0: their terms read 0 here, though fitted)" if idle else "")
     ]
+    if held:
+        notes.insert(
+            0,
+            f"past {at:g} GPUs, the largest measured, the time is held at its value there: "
+            "the measurements slow down over their last two counts",
+        )
     if "scaling_loss" in breakdown:
         options = dict(model.options)
         exponents = f"{options['power_exponent']:.3g} and {options['flat_exponent']:.3g}"

@@ -262,9 +262,8 @@ class Blend:
         logs = [xp.log(m.seconds(n, config)) for m in self.without_anchor().members]
         return xp.amax(logs) - xp.amin(logs)
 
-    def breakdown(self, n, config) -> dict:
-        """Seconds of each term name, as `Blend.breakdown` shares them out."""
-        total = self.seconds(n, config)
+    def _shares(self, n, config, total) -> dict:
+        """Every member's term shares at `n`, weighted there and scaled to `total`."""
         parts = {}
         for i, weight in self.weights(n):
             member = self.members[i]
@@ -276,6 +275,21 @@ class Blend:
             for name, seconds in own.items():
                 share = weight * seconds / u * total
                 parts[name] = parts[name] + share if name in parts else share
+        return parts
+
+    def breakdown(self, n, config) -> dict:
+        """Seconds of each term name, as `Blend.breakdown` shares them out."""
+        total = self.seconds(n, config)
+        parts = self._shares(n, config, total)
+        if self.slowdown:  # where the hold carries the time: the parts at the largest count
+            at = xp.ones_like(n) * self.largest
+            binds = (n > self.largest) & (self._mixed(at, config) >= total * (1.0 - 1e-12))
+            there = self._shares(at, config, total)
+            zero = 0.0 * total
+            parts = {
+                k: xp.where(binds, there.get(k, zero), parts.get(k, zero))
+                for k in dict.fromkeys([*parts, *there])
+            }
         serial = self.serial(n, config)
         if serial is None:
             return parts
