@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 from helpers import exact_fit as fitted
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -697,3 +698,14 @@ def test_the_best_layout_says_its_ranking_when_the_global_batch_varies(tmp_path,
     assert main(["sweep", _space(tmp_path, one_batch, "fixed.toml"), "--no-progress"]) == 0
     (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("best layout:")]
     assert line.endswith(" s per step")
+
+
+@pytest.mark.slow  # 4 s: two sweeps compiled
+def test_a_parameter_float32_cannot_hold_is_refused_naming_it():
+    # An edited fit's compute.time of 1e307 became inf in float32: "no valid layout".
+    with jax.enable_x64(True):
+        model = pm.amdahl().with_parameters({"serial.time": 0.1, "compute.time": 1e307})
+        with pytest.raises(pm.InputError, match=r"parameter compute.time = 1e\+307 is beyond"):
+            pm.sweep(model, {"gpus": [1, 8, 64]}, progress=False)
+        found = pm.sweep(model, {"gpus": [1, 8, 64]}, progress=False, precision="float64")
+    assert found.valid == 3

@@ -411,6 +411,26 @@ def check_chunk_size(value, where: str) -> None:
         )
 
 
+# The largest parameter value a float32 sweep takes: float32 ends at 3.4e38, and a
+# parameter meets config values of up to `LARGEST_VALUE` (1e18) in products. A fitted
+# bandwidth that nothing determines reaches about 1e22 B/s and is kept.
+FLOAT32_PARAMETER_LIMIT = 1e30
+
+
+def _check_float32(model: AbstractScalingModel) -> None:
+    """Refuse a parameter a float32 sweep cannot hold: an edited fit's compute.time of
+    1e307 became inf in float32 and the sweep answered "no valid layout" (review of
+    2026-12-03)."""
+    for name, value in model.parameters().items():
+        value = float(np.max(np.abs(value)))
+        if not value <= FLOAT32_PARAMETER_LIMIT:  # an inf or NaN too
+            raise InputError(
+                f"parameter {name} = {value:g} is beyond what a float32 sweep holds (at "
+                f"most {FLOAT32_PARAMETER_LIMIT:g}): sweep with --precision float64 "
+                '(precision="float64")'
+            )
+
+
 def _request(
     model_or_fit,
     axes,
@@ -445,6 +465,8 @@ def _request(
     check_one_microbatch_field([*axes, *fixed], "axes and fixed values")
     specs = model.parameter_specs()
     model = model.with_parameters({n: v for n, v in fixed.items() if n in specs})
+    if precision == "float32":
+        _check_float32(model)  # axes and fixed values are held to LARGEST_VALUE already
     per_step = fit is None or fit.target == "time"
     left, read = unread(model, [*axes, *fixed], per_step=per_step)
     notes = tuple(
