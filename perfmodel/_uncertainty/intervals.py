@@ -142,7 +142,8 @@ def predict_interval(
         raise InputError(
             "the default blend's intervals are conformal, for new measurements (--kind "
             "prediction; the speedup CI comes from the same conformal curves, each against "
-            "the curve's one-GPU time); for the curve's time refit one family (perfmodel fit "
+            "the curve's one-GPU time, or its own where no single GPU was measured); for "
+            "the curve's time refit one family (perfmodel fit "
             "CSV --model NAME) and ask with --method laplace (kind='confidence', "
             "method='laplace' from Python)"
         )

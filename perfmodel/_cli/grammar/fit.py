@@ -56,7 +56,8 @@ def register(subparsers) -> None:
         default="prediction",
         choices=INTERVAL_KINDS,
         help="prediction: where a new measurement would fall (default); confidence: the "
-        "curve itself, the same draws `next` and `optimal` use",
+        "curve itself, from the same draws `next` and `optimal` use, for a single family's "
+        "fit (the default blend's intervals are conformal, for new measurements only)",
     )
     add_train_predict_options(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of rows")
