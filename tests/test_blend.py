@@ -39,9 +39,9 @@ VECTORS = json.loads((ROOT / "tests/data/reference_vectors.json").read_text())
 CASES = VECTORS["cases"]
 RTOL = 1e-6
 # Every regime, target, interval table and protocol, anchored blends of three regimes
-# (26, 169, 355) and a table measured within one node asked past it (389), in the default
-# run; all 455 under slow.
-SUBSET = [4, 20, 26, 102, 169, 191, 220, 355, 389]
+# (26, 169, 355: the last past a sustained slowdown too) and a table measured within one
+# node asked past it (389), in the default run; all 455 under slow.
+SUBSET = [20, 26, 169, 355, 389]
 
 
 def _data(case):
