@@ -297,8 +297,8 @@ def held_efficiency(xp, gpus, u, held):
 
 def sustained_slowdown(gpus, u) -> bool:
     """Whether the measurements are slower per unit of work at each of their last two
-    steps: the per-count median of `u` (seconds per unit of work) strictly rises over the
-    three largest measured counts. One slower step may be a node crossing that the next
+    steps: the per-count median of log `u` (seconds per unit of work) strictly rises over
+    the three largest measured counts. One slower step may be a node crossing that the next
     node recovers (a DLPerf table measured 6862/s at 8 GPUs, 6018/s at 16 and 11618/s at
     32); two in a row are contention that grows with N, as the USL's coherency term
     (the SPEC SDM91 table, fastest at 72 and slower at 108, 144 and 216, was forecast
@@ -308,7 +308,8 @@ def sustained_slowdown(gpus, u) -> bool:
     counts = np.unique(gpus)
     if len(counts) < 3:
         return False
-    last = [float(np.median(u[gpus == count])) for count in counts[-3:]]
+    log_u = np.log(u)  # the median of the logs, as the reference's (even replicates)
+    last = [float(np.median(log_u[gpus == count])) for count in counts[-3:]]
     return last[0] < last[1] < last[2]
 
 

@@ -27,6 +27,9 @@ from perfmodel._fitting import twin
         # replicates: the per-count medians rise (0.5, 0.6, 0.7), not every run
         ([1, 2, 2, 2, 4, 4, 4], [0.5, 0.4, 0.6, 0.9, 0.7, 0.65, 0.75], True),
         ([1, 2, 4, 4, 4], [0.5, 0.6, 0.4, 0.55, 0.9], False),  # median at 4 falls
+        # two runs at 32: the median of the logs, 0.894, as the reference takes it (the
+        # median of the times, 1.05, would say it rose)
+        ([8, 16, 32, 32], [0.9, 1.0, 0.5, 1.6], False),
     ],
 )
 def test_a_sustained_slowdown_is_two_slower_steps_at_the_largest_counts(gpus, u, expected):

@@ -241,23 +241,33 @@ def test_cli_whatif_text_json_and_output(capsys, hier_file, tmp_path):
     assert document["time_ratio"][1] < 1.0
 
 
-@pytest.mark.slow  # 5 s: whatif and optimal through the command line
-def test_cli_whatif_json_names_the_optimum_as_optimal_does(capsys, hier_file):
-    # It read searched, at_limit, gpu_seconds: one answer, two spellings.
-    argv = ["whatif", hier_file, "--set", "allreduce.bandwidth_inter=x5", "--json"]
-    assert main(argv) == 0
-    document = json.loads(capsys.readouterr().out)
-    before = document["optimum_before"]
-    assert main(["optimal", hier_file, "--json"]) == 0
-    optimal = json.loads(capsys.readouterr().out)
-    names = ("gpus", "time_s", "speedup", "efficiency", "gpu_seconds_per_step", "objective")
-    names += ("searched_up_to", "at_search_limit", "cost_per_step")
-    assert {k: before[k] for k in names} == {k: optimal[k] for k in names}
-    assert document["knee_before"] == {
-        **optimal["diminishing_returns"],
-        "searched_up_to": optimal["searched_up_to"],
-        "multiple_of": document["knee_before"]["multiple_of"],
-    }
+@pytest.mark.slow  # 15 s: a default fit, whatif and optimal through the command line
+def test_cli_whatif_json_names_the_optimum_as_optimal_does(capsys, hier_file, tmp_path):
+    # It read searched, at_limit, gpu_seconds: one answer, two spellings; and per GPU
+    # batch where optimal's is per step.
+    per_gpu = tmp_path / "steps.json"
+    data = pm.from_arrays([1, 2, 4, 8, 16, 32], time_s=[1.0, 1.05, 1.1, 1.2, 1.3, 1.45])
+    fit = pm.fit_auto(data).best
+    assert fit.data.per_gpu
+    pm.save_fit(fit, per_gpu)
+    for path, change in ((hier_file, "allreduce.bandwidth_inter=x5"), (per_gpu, "x=1")):
+        change = change if path == hier_file else "amdahl.serial.time=x1"
+        assert main(["whatif", str(path), "--set", change, "--gpus", "8,16", "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        assert document["gpus"] == [8, 16] and type(document["gpus"][0]) is int
+        before = document["optimum_before"]
+        assert main(["optimal", str(path), "--json"]) == 0
+        optimal = json.loads(capsys.readouterr().out)
+        names = ("gpus", "time_s", "speedup", "efficiency", "gpu_seconds_per_step")
+        names += ("objective", "searched_up_to", "at_search_limit", "cost_per_step")
+        names += ("step_time_s",) if "step_time_s" in optimal else ()
+        assert {k: before[k] for k in names} == {k: optimal[k] for k in names}
+        assert document["knee_before"] == {
+            **optimal["diminishing_returns"],
+            "searched_up_to": optimal["searched_up_to"],
+            "multiple_of": document["knee_before"]["multiple_of"],
+        }
+    assert "step_time_s" in optimal  # the per-GPU-batch fit's
 
 
 @pytest.mark.slow  # 5 s: the default run stays under 4 minutes

@@ -233,7 +233,12 @@ def _whatif_document(comparison) -> dict:
     """``whatif --json``: the comparison's fields, its optima and points of diminishing
     returns under `perfmodel optimal`'s names (`optimum_fields`, `knee_fields`)."""
     document = dataclasses.asdict(comparison)
+    # GPU counts as whole numbers, as `predict --json` writes them (8, not 8.0)
+    counts = [int(n) for n in comparison.gpus]
+    document["gpus"] = counts
     for when in ("before", "after"):
+        if "gpus" in document[when]:
+            document[when]["gpus"] = counts
         best, knee = getattr(comparison, f"optimum_{when}"), getattr(comparison, f"knee_{when}")
         optimum = optimum_fields(best)
         if best.gpus_interval is not None:

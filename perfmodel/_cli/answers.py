@@ -285,8 +285,10 @@ def recommend_options(args) -> dict:
 def optimum_fields(best) -> dict:
     """An `Optimum` under the JSON names of `perfmodel optimal` (``whatif --json`` named
     them as the Python fields, ``searched``/``at_limit``/``gpu_seconds``: one answer, two
-    spellings, review of 2026-12-07)."""
-    return {
+    spellings, review of 2026-12-07). For a fit per GPU batch, per step as measured too,
+    as `predict` gives it: a step on N GPUs does N GPU batches (``gpu_seconds`` and
+    ``cost`` are per GPU batch), and ``step_time_s``."""
+    fields = {
         "gpus": best.gpus,
         "time_s": best.time_s,
         "speedup": best.speedup,
@@ -297,6 +299,12 @@ def optimum_fields(best) -> dict:
         "searched_up_to": best.searched,
         "at_search_limit": best.at_limit,
     }
+    if best.unit == GPU_BATCH:
+        fields["step_time_s"] = step_seconds(best.time_s, best.gpus)
+        fields["gpu_seconds_per_step"] = best.gpu_seconds * best.gpus
+        if best.cost is not None:
+            fields["cost_per_step"] = best.cost * best.gpus
+    return fields
 
 
 def knee_fields(knee) -> dict:
@@ -323,8 +331,8 @@ def optimal_document(
     document = {
         "worth_buying": answer.gpus,
         **{k: fields[k] for k in ("gpus", "time_s", "speedup", "efficiency")},
-        "gpu_seconds_per_step": best.gpu_seconds,
-        "cost_per_step": best.cost,
+        "gpu_seconds_per_step": fields["gpu_seconds_per_step"],
+        "cost_per_step": fields["cost_per_step"],
         "cost_unit": answer.alternatives[0].cost_unit if best.cost is not None else None,
         **{k: fields[k] for k in ("objective", "searched_up_to", "at_search_limit")},
         "diminishing_returns": knee_fields(knee),
@@ -334,12 +342,8 @@ def optimal_document(
     document["unit"] = answer.unit  # what time_s and cost are per
     if answer.unit != "step":
         document["throughput"] = 1.0 / best.time_s
-    if answer.unit == GPU_BATCH:  # and per step as measured, as `predict` gives it: a
-        # step on N GPUs does N GPU batches (its GPU-seconds and cost were per GPU batch)
-        document["step_time_s"] = step_seconds(best.time_s, best.gpus)
-        document["gpu_seconds_per_step"] = best.gpu_seconds * best.gpus
-        if best.cost is not None:
-            document["cost_per_step"] = best.cost * best.gpus
+    if "step_time_s" in fields:  # per GPU batch: the step as measured (`optimum_fields`)
+        document["step_time_s"] = fields["step_time_s"]
     if interval is not None:
         document["interval"] = {"level": interval, "kind": "confidence", "method": method}
         document["gpus_interval"] = list(best.gpus_interval or (None, None))

@@ -518,7 +518,8 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
         notes.insert(
             0,
             f"past {at:g} GPUs, the largest measured, the time is held at its value there: "
-            "the measurements slow down over their last two counts",
+            "the measurements slow down at each of their last two steps (their three "
+            "largest counts)",
         )
     if "scaling_loss" in breakdown:
         options = dict(model.options)

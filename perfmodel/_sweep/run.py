@@ -411,9 +411,10 @@ def check_chunk_size(value, where: str) -> None:
         )
 
 
-# The largest parameter value a float32 sweep takes: float32 ends at 3.4e38, and a
-# parameter meets config values of up to `LARGEST_VALUE` (1e18) in products. A fitted
-# bandwidth that nothing determines reaches about 1e22 B/s and is kept.
+# The largest parameter value a float32 sweep takes: float32 ends at 3.4e38, which leaves
+# eight decades of headroom for the products a term forms (a product with a config value
+# near `LARGEST_VALUE`, 1e18, can still overflow: that is the axes' check). A fitted
+# bandwidth that nothing determines reaches about 5e21 B/s over the data's time scale.
 FLOAT32_PARAMETER_LIMIT = 1e30
 
 
