@@ -141,16 +141,22 @@ def test_a_blend_that_fits_is_not_anchored():
 
 @pytest.mark.slow  # 6 s: three recommendations and a report
 def test_a_peak_inside_the_measurements_is_named_when_the_fastest_count_is_past_them(sdm91):
-    # SDM91's measured throughput is highest at 72 GPUs and 8% lower at 216; the blend's
-    # far families turn back up past the measurements.
-    fastest = pm.recommend(sdm91, level=None).alternatives[0]
-    assert fastest.gpus > 216
-    measured = 1853.2 / 1702.2 - 1.0  # datasets/usl_specsdm91.csv, scripts/hour
-    note = f"the measurements are fastest at 72 GPUs and {1 - 1 / (1 + measured):.0%} slower at 216"
+    # Fastest at 8 GPUs and 16% slower at 16: one slower step (a node crossing may be
+    # recovered by the next node), so no hold, and the blend's far families turn back up
+    # past the measurements.
+    dip = pm.fit_auto(pm.from_arrays([1, 2, 4, 8, 16], time_s=[1.0, 0.6, 0.45, 0.42, 0.5])).best
+    assert not dip.model.slowdown
+    fastest = pm.recommend(dip, level=None).alternatives[0]
+    assert fastest.gpus > 16
+    note = "the measurements are fastest at 8 GPUs and 16% slower at 16"
     assert note in fastest.sentence
-    assert note in report_markdown(sdm91, image="x.png")  # the report's fastest row too
-    coarse = pm.recommend(sdm91, level=None, multiple_of=512).alternatives[0]
-    assert "fastest at 72" not in coarse.sentence  # no count inside the measurements offered
+    assert note in report_markdown(dip, image="x.png")  # the report's fastest row too
+    coarse = pm.recommend(dip, level=None, multiple_of=512).alternatives[0]
+    assert "fastest at 8" not in coarse.sentence  # no count inside the measurements offered
+    # SDM91 is slower at each of its last two steps (72 → 108 → 144 → 216): held past
+    # them, its fastest count is inside the measurements, and no note is needed.
+    held = pm.recommend(sdm91, level=None).alternatives[0]
+    assert 72 <= held.gpus <= 216 and "fastest at 72" not in held.sentence
     rising = pm.fit_auto(pm.from_arrays([1, 2, 4, 8, 16], throughput=[1, 1.9, 3.6, 6.5, 11]))
     still = pm.recommend(rising.best, level=None)
     assert still.alternatives[0].gpus > 16 and "fastest at" not in still.alternatives[0].sentence

@@ -2,6 +2,7 @@
 and fuzzing of logs, the Python API and outputs) found answered with a traceback, a lost
 input or a silent wrong number; each now gets the answer it should."""
 
+import dataclasses
 import os
 from pathlib import Path
 import shutil
@@ -131,13 +132,17 @@ def test_a_forecast_is_never_more_efficient_than_the_curve_at_the_last_count(tmp
         assert efficiency[0] > 0.99
         assert efficiency[1:] == pytest.approx(efficiency[0], rel=1e-12)
     # Up to the largest count, and where the curve loses efficiency past it, the blend is
-    # its members' mixture unchanged.
+    # its members' mixture unchanged (without the hold past SDM91's sustained slowdown,
+    # which keeps 1024 GPUs at the time of 216: tests/test_sustained_slowdown.py).
     data = pm.load_dataset("usl_specsdm91")
     blend = pm.fit_auto(data).best
+    unheld = dataclasses.replace(blend.model, slowdown=False)
     with jax.enable_x64(True):
         config = blend.config([1.0, 72.0, float(data.gpus.max()), 1024.0])
-        held, mixed = np.asarray(blend.model(config)), np.asarray(blend.model._mixed(config))
+        held, mixed = np.asarray(unheld(config)), np.asarray(unheld._mixed(config))
+        kept = np.asarray(blend.model(config))
     np.testing.assert_allclose(held, mixed, rtol=1e-12)
+    np.testing.assert_allclose(kept, [*mixed[:3], mixed[2]], rtol=1e-12)
 
 
 @pytest.mark.slow  # fits of 5–10 s: the default run stays under 4 minutes
