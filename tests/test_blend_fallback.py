@@ -201,7 +201,9 @@ def test_edited_anchor_fields_are_refused_naming_the_field(sdm91, tmp_path, edit
 @pytest.mark.slow  # 3 s: the default run stays under 4 minutes
 def test_gpus_for_a_serial_share_where_the_blends_serial_part_vanishes(sdm91):
     # Far out the members with a serial term have no weight: the share is exactly 0, and
-    # log 0 = −inf is a share that meets every ceiling, not a gap in the curve.
+    # log 0 = −inf is a share that meets every ceiling, not a gap in the curve. (Without
+    # the hold past SDM91's sustained slowdown, which keeps the parts at 216 from there.)
+    sdm91 = dataclasses.replace(sdm91, model=dataclasses.replace(sdm91.model, slowdown=False))
     for goal in (0.1, 0.2, 0.4, 0.6):
         answer = pm.require(sdm91, parameter="gpus", target=("serial_share", goal))
         assert answer.reachable and "Traceback" not in answer.message
