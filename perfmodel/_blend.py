@@ -209,7 +209,7 @@ class Blend(AbstractScalingModel):
             chosen = {n: jnp.where(binds, weights[n], w) for n, w in chosen.items()}
             held = jnp.where(binds, candidate, held)
         if self.slowdown:  # past a sustained slowdown: the curve at the largest count
-            at_largest = self._at_largest(config)
+            at_largest = self.at_largest(config)
             candidate = self._mixed(at_largest)
             binds = (config.gpus > self.largest) & (candidate > held)
             weights = self.weights(at_largest)
@@ -306,14 +306,14 @@ class Blend(AbstractScalingModel):
         floor = jnp.where(n > counts, self._mixed(there) * counts / n, 0.0)
         held = jnp.maximum(self._mixed(config), jnp.max(floor, axis=0))
         if self.slowdown:
-            there = self._mixed(self._at_largest(config))  # no hold point lies below it
+            there = self._mixed(self.at_largest(config))  # no hold point lies below it
             held = _closed.slowdown_hold(jnp, config.gpus, held, self.largest, there)
         serial = self.serial(config)
         if serial is None:
             return held
         return _closed.serial_floor(jnp, config.gpus, held, self.largest, serial)
 
-    def _at_largest(self, config: Config) -> Config:
+    def at_largest(self, config: Config) -> Config:
         """`config` with every count at the largest measured one."""
         largest = jnp.asarray(self.largest, dtype=jnp.result_type(config.gpus))
         at = jnp.broadcast_to(largest, jnp.shape(config.gpus))
@@ -325,7 +325,7 @@ class Blend(AbstractScalingModel):
         is not below `total`; False without a slowdown."""
         if not self.slowdown:
             return False
-        there = self._mixed(self._at_largest(config))
+        there = self._mixed(self.at_largest(config))
         return (config.gpus > self.largest) & (there >= total * (1.0 - 1e-12))
 
     def serial(self, config: Config) -> Float[Array, "..."] | None:
@@ -393,7 +393,7 @@ class Blend(AbstractScalingModel):
         parts = self._shares(config, total)
         if self.slowdown:  # where the hold carries the time: the parts at the largest count
             binds = self.slowdown_binds(config, total)
-            there = self._shares(self._at_largest(config), total)
+            there = self._shares(self.at_largest(config), total)
             zero = jnp.zeros_like(total)
             parts = {
                 n: jnp.where(binds, there.get(n, zero), parts.get(n, zero))

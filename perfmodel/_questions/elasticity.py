@@ -497,8 +497,7 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
         floor = bool(model.serial_binds(config, model(config)))
         held = bool(model.slowdown_binds(config, model(config)))
         if held:  # the time, and its parts, are those at the largest measured count
-            largest = eqx.tree_at(lambda c: c.gpus, config, config.gpus * 0 + model.largest)
-            weights = {k: float(v) for k, v in model.weights(largest).items()}
+            weights = {k: float(v) for k, v in model.weights(model.at_largest(config)).items()}
     if floor:
         return (
             f"past the measurements the time of the fixed global batch does not fall below "
