@@ -476,3 +476,50 @@ def test_returns_end_for_good_not_at_a_dip():
     # The efficiency floor still ends them where speedup/N first falls under it.
     index, by_marginal = _first_crossing(counts, concave, slope, 0.01, 0.9)
     assert not by_marginal and counts[index] == np.flatnonzero(concave / counts < 0.9)[0] + 1
+
+
+def test_a_knee_past_the_search_is_not_a_dip_inside_it():
+    """Review H1: the same fit answered "Buy 31 GPUs" and, with --max-gpus 16, "Buy 14":
+    the curve dips under 0.5× per GPU at 15–16 and rises again up to 32, and "for good"
+    looked no further than the search. It now looks on to `LOOK_AHEAD_GPUS`; a knee it
+    finds past the search is none within it."""
+    from perfmodel._questions.query import crossing_within, past_search_speedups
+
+    counts = np.arange(1.0, 41.0)
+    marginal = np.where(counts < 15, 0.9, np.where(counts < 17, 0.45, 0.55))
+    marginal = np.where(counts > 32, 0.3, marginal)
+    speedup = np.cumsum(marginal)
+    for limit, expected in ((16, -1), (32, -1), (33, 32), (40, 32)):
+        index, by_marginal = crossing_within(counts, speedup, marginal, 0.5, None, limit)
+        assert index == expected and by_marginal
+    # A count past the search with no valid time gains nothing; searched ones are kept.
+    times = np.where(counts > 16, np.nan, 1.0 / speedup)
+    kept = past_search_speedups(times, speedup, 16)
+    assert np.array_equal(kept[:16], speedup[:16]) and np.all(kept[16:] == -np.inf)
+    index, _ = crossing_within(counts, kept, marginal, 0.5, None, 16)
+    assert counts[index] == 15  # nothing valid ahead rises again: the dip is the knee
+
+
+@pytest.mark.slow  # a default fit and three searches (about 10 s)
+def test_the_count_to_buy_does_not_depend_on_where_the_search_stops(tmp_path):
+    """Review H1 end to end, on its table: a search that stops inside the dip says that
+    the returns go on past it, and where, as the full search does."""
+    from helpers import run_cli
+
+    csv, saved = tmp_path / "mine.csv", tmp_path / "mine.json"
+    csv.write_text("gpus,throughput\n1,410\n2,790\n4,1480\n8,2650\n")
+    assert run_cli("fit", csv, "-o", saved)[0] == 0
+    fit = pm.load_fit(saved)
+    full = pm.diminishing_returns(fit)
+    capped = pm.diminishing_returns(fit, max_gpus=16)
+    assert full.gpus is not None and full.gpus > 16
+    assert capped.gpus is None and capped.past_search == full.gpus
+    assert f"on average up to {full.gpus} GPUs" in capped.summary()
+    rec = pm.recommend(fit, max_gpus=16)
+    assert rec.gpus == 16
+    assert f"up to {full.gpus} GPUs" in rec.reason
+    # Inside the search, the answer is the full search's wherever the search stops.
+    assert pm.diminishing_returns(fit, max_gpus=full.gpus + 3).gpus == full.gpus
+    code, out, _ = run_cli("optimal", saved, "--max-gpus", "16", "--json")
+    knee = json.loads(out)["diminishing_returns"]
+    assert code == 0 and knee["gpus"] is None and knee["gpus_past_search"] == full.gpus

@@ -308,13 +308,15 @@ def optimum_fields(best) -> dict:
 
 
 def knee_fields(knee) -> dict:
-    """A `DiminishingReturns` under the JSON names of `perfmodel optimal`."""
+    """A `DiminishingReturns` under the JSON names of `perfmodel optimal`
+    (``gpus_past_search``: where ``gpus`` is null, the knee past the search, or null)."""
     return {
         "gpus": knee.gpus,
         "criterion": knee.criterion,
         "marginal_speedup": knee.marginal_speedup,
         "efficiency": knee.efficiency,
         "speedup": knee.speedup,
+        "gpus_past_search": knee.past_search,
     }
 
 

@@ -23,6 +23,10 @@ OBJECTIVES = ("time", "cost")
 # exact), so the limit bounds their memory: 10⁶ counts are 8 MB per curve. Beyond it a
 # GPU count is an extrapolation far outside any benchmark anyway.
 MAX_GPUS = 1_000_000
+# How far the knee's "for good" (`_first_crossing`) looks, whatever `max_gpus`: a curve
+# that dips under the threshold and rises again past a smaller search would move its knee
+# with `max_gpus` ("Buy 31 GPUs", and "Buy 14" with --max-gpus 16: review H1).
+LOOK_AHEAD_GPUS = 4096
 
 
 # The unit of work of step times of a fixed per-GPU batch (weak scaling): one GPU's batch,
@@ -125,6 +129,10 @@ class DiminishingReturns:
         gpus_interval: with `interval`, the central interval of that count over
             plausible models; an end is None where no count up to `searched` crosses.
         multiple_of: the step between the counts considered (1, or a node's GPUs).
+        past_search: where `gpus` is None, the count past `searched` where the
+            marginal speedup drops under the threshold for good, found by looking on to
+            `LOOK_AHEAD_GPUS` (`look_ahead`), or None.
+        threshold: the marginal speedup the knee is under.
     """
 
     gpus: int | None
@@ -136,6 +144,8 @@ class DiminishingReturns:
     gpus_interval: tuple[int | None, int | None] | None = None
     multiple_of: int = 1
     level: float | None = None
+    past_search: int | None = None
+    threshold: float = 0.5
 
     def __repr__(self) -> str:
         return brief("DiminishingReturns", self.summary())
@@ -144,7 +154,9 @@ class DiminishingReturns:
         """One line: from which count one more GPU stops paying, and by which criterion."""
         spread = count_interval_text(self.gpus_interval, "confidence", self.level)
         if self.gpus is None:
-            return f"diminishing returns: not reached up to {self.searched} GPUs{spread}"
+            return f"diminishing returns: not reached up to {self.searched} GPUs{spread}" + (
+                self.recovery_words()
+            )
         added = f"{self.marginal_speedup:.3g}×"
         threshold = self.criterion.partition("< ")[2]
         if self.criterion.startswith("marginal") and added == f"{threshold}×":
@@ -157,6 +169,20 @@ class DiminishingReturns:
             f"diminishing returns from {counted(self.gpus, 'GPU')}{spread}, {self.criterion}: "
             f"{step}, "
             f"efficiency {self.efficiency:.1%}"
+        )
+
+    def recovery_words(self) -> str:
+        """``"; one more GPU adds 0.478× at 16 GPUs, but GPUs past it add 0.5× or more
+        on average up to 31 GPUs"`` where the marginal speedup at the end of the search
+        is under the threshold and rises again past it (`past_search`), else ``""``."""
+        if self.past_search is None:
+            return ""
+        if self.marginal_speedup >= self.threshold:
+            return f"; it is reached at {counted(self.past_search, 'GPU')}, past the search"
+        return (
+            f"; one more GPU adds {self.marginal_speedup:.3g}× at {self.searched} GPUs, "
+            f"but GPUs past it add {self.threshold:g}× speedup or more per GPU on average up "
+            f"to {counted(self.past_search, 'GPU')}"
         )
 
 
@@ -486,29 +512,31 @@ def diminishing_returns(
     max_gpus = searched_up_to(fit, max_gpus, overrides)
     multiple_of = check_count(default_step(fit, multiple_of, max_gpus, overrides), "multiple_of")
     counts = _candidates(max_gpus, multiple_of)
+    ahead = look_ahead(fit, counts, multiple_of, overrides)
     curves = evaluator(fit)
-    times, speedups, marginals = curves.curve(counts, overrides)
-    check_finite_times(times, counts)
-    marginals = step_gains(counts, speedups, marginals, multiple_of)
-    efficiency = speedups / counts
+    times, speedups, marginals = curves.curve(ahead, overrides)
+    check_finite_times(times[: counts.size], counts)
+    speedups = past_search_speedups(times, speedups, counts.size)
+    marginals = step_gains(ahead, speedups, marginals, multiple_of)
+    efficiency = speedups / ahead
     spread = None
     if interval is not None:
-        thin = sampled_counts(counts)
-        _, sampled_speedups, sampled_marginals, undetermined = curves.ensemble_curves(
+        thin = sampled_counts(ahead)
+        sampled_times, sampled_speedups, sampled_marginals, undetermined = curves.ensemble_curves(
             thin, overrides, method, ensemble
         )
+        searched = int(np.searchsorted(thin, counts[-1], side="right"))
+        sampled_speedups = past_search_speedups(sampled_times, sampled_speedups, searched)
         sampled_marginals = step_gains(thin, sampled_speedups, sampled_marginals, multiple_of)
-        index, _ = _first_crossing(
-            thin, sampled_speedups, sampled_marginals, threshold, efficiency_floor
+        index, _ = crossing_within(
+            thin, sampled_speedups, sampled_marginals, threshold, efficiency_floor, counts[-1]
         )
         spread = _count_interval(np.where(index >= 0, thin[index], np.inf), interval)
         if undetermined:
             spread = (int(counts[0]), None)
-    index, marginal_first = _first_crossing(
-        counts, speedups, marginals, threshold, efficiency_floor
-    )
-    if index < 0:
-        last = len(counts) - 1
+    index, marginal_first = _first_crossing(ahead, speedups, marginals, threshold, efficiency_floor)
+    if index < 0 or index >= counts.size:
+        last = counts.size - 1
         return DiminishingReturns(
             None,
             "none reached",
@@ -519,6 +547,8 @@ def diminishing_returns(
             spread,
             multiple_of,
             interval,
+            past_search=int(ahead[index]) if index >= counts.size else None,
+            threshold=float(threshold),
         )
     criterion = (
         f"marginal speedup < {threshold:g}"
@@ -535,7 +565,35 @@ def diminishing_returns(
         gpus_interval=spread,
         multiple_of=multiple_of,
         level=interval,
+        threshold=float(threshold),
     )
+
+
+def look_ahead(fit, counts: np.ndarray, multiple_of, overrides: dict) -> np.ndarray:
+    """`counts` (the searched ones) continued in the same steps to `LOOK_AHEAD_GPUS`
+    (or no further than the fixed global batch, `searched_up_to`), for the knee's "for
+    good" (`_first_crossing`): whether a count is the knee must not depend on where the
+    search stops."""
+    further = searched_up_to(fit, max(int(counts[-1]), LOOK_AHEAD_GPUS), overrides)
+    ahead = _candidates(further, multiple_of)
+    return ahead if ahead.size > counts.size else counts
+
+
+def past_search_speedups(times, speedups, searched: int):
+    """`speedups`, with -inf past the first `searched` counts where the time there is no
+    positive finite number: such a count gains nothing (the searched ones are checked,
+    `check_finite_times`)."""
+    valid = np.isfinite(times) & (times > 0)
+    valid[..., :searched] = True
+    return np.where(valid, speedups, -np.inf)
+
+
+def crossing_within(counts, speedups, marginals, threshold, efficiency_floor, limit):
+    """`_first_crossing` over `counts`, with -1 where the knee it finds is past `limit`
+    (the end of the search: the counts beyond it are looked at, never answered)."""
+    index, by_marginal = _first_crossing(counts, speedups, marginals, threshold, efficiency_floor)
+    beyond = np.asarray(counts)[np.maximum(index, 0)] > limit
+    return np.where(beyond, -1, index), by_marginal
 
 
 def step_gains(counts, speedups, marginals, multiple_of: int):

@@ -28,15 +28,17 @@ from .measured import (
 from .query import (
     _candidates,
     _count_interval,
-    _first_crossing,
     amdahl_bound,
     batch_limit,
+    crossing_within,
     diminishing_returns,
     evaluator,
+    look_ahead,
     MAX_GPUS,
     node_size,
     optimal_gpus,
     Optimum,
+    past_search_speedups,
     refuse_layout_fit,
     sampled_counts,
     seconds_unit,
@@ -83,10 +85,19 @@ def _because(shares: dict[str, float], total: float, blend: bool = False) -> str
 
 def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None, float, float]:
     if knee.gpus is None:
-        return (
+        still = (
             f"each GPU still adds at least {threshold:g}× speedup at "
-            f"{counted(knee.searched, 'GPU')}, "
-            "the end of the search: measure larger counts before buying more",
+            f"{counted(knee.searched, 'GPU')}, the end of the search"
+        )
+        if knee.past_search is not None and knee.marginal_speedup < threshold:
+            still = (  # review H1: the gain dips under the threshold and recovers
+                f"one more GPU adds {knee.marginal_speedup:.3g}× speedup at "
+                f"{counted(knee.searched, 'GPU')}, the end of the search, but GPUs past it "
+                f"add {threshold:g}× or more per GPU on average up to "
+                f"{counted(knee.past_search, 'GPU')}"
+            )
+        return (
+            f"{still}: measure larger counts before buying more",
             None,
             0.0,
             0.0,
@@ -593,9 +604,12 @@ def _budget(fit, budget, price, money, shared, cost_unit, unit, per_gpu_s) -> Al
 def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, method):
     """Confidence intervals of the speedup at `rec`, of the recommended count and of the
     knee, over the draws of the ensemble (the same draws as every other interval)."""
-    counts = np.union1d(sampled_counts(counts), [float(rec)])
+    limit = counts[-1]
+    counts = np.union1d(sampled_counts(look_ahead(fit, counts, step, overrides)), [float(rec)])
     curves = evaluator(fit).ensemble_curves(counts, overrides, method, draws)
-    _, speedups, marginals, undetermined = curves
+    times, speedups, marginals, undetermined = curves
+    searched = int(np.searchsorted(counts, limit, side="right"))
+    speedups = past_search_speedups(times, speedups, searched)
     column = int(np.searchsorted(counts, rec))
     tail = (1.0 - level) / 2.0
     at = speedups[:, column]
@@ -605,7 +619,7 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     # is not the curve's: "Buy 1 GPU: speedup 1× (0.809–1×)", review round 13).
     speedup_band = (1.0, 1.0) if rec == 1 else (lo, hi)
     gains = step_gains(counts, speedups, marginals, step)
-    index, _ = _first_crossing(counts, speedups, gains, threshold, floor)
+    index, _ = crossing_within(counts, speedups, gains, threshold, floor, limit)
     picked = np.where(index >= 0, counts[np.maximum(index - 1, 0)], np.inf)
     gpus_band = _count_interval(picked, level)
     knee_band = _count_interval(np.where(index >= 0, counts[index], np.inf), level)
