@@ -107,6 +107,10 @@ HOLD_SLOWDOWN_NODE = True  # ... unless N_max/2 is within a node and N_max past 
 # row are contention that grows with N (the USL's coherency). Review of 2026-12-07 (H3).
 # extrapolation_research/sustained_slowdown.py, RESULTS.md "Past a sustained slowdown".
 HOLD_SUSTAINED = True
+# Research (2026-12-07, review H1): past the largest measured count the throughput does
+# not rise above its tangent at a hold point, the tangent's slope that of the members'
+# log-time slopes weighted as at the point (the weights' ramp adds none).
+HOLD_GAIN = False
 # A one-GPU time of 0 is refused whether or not one GPU was measured (`fit_family`): a
 # 1-GPU measurement weighted (1/N_max)² did not stop it (Lambda's Tacotron 2 on H100, 1,
 # 4 and 8 GPUs). False refits only tables measured from 2 GPUs up, the default before
@@ -365,6 +369,9 @@ class DefaultFit:
             at_count = self._mixed_log_u(np.array([count]), anchored)[0]
             floor = at_count + np.log(count) - np.log(m)
             log_u = np.where(m > count, np.maximum(log_u, floor), log_u)
+        if HOLD_GAIN:
+            for count in points:
+                log_u = np.maximum(log_u, self._tangent_floor(count, m, anchored))
         top = float(self.max_gpus)
         if HOLD_SLOWDOWN:
             at_top, at_half = self._mixed_log_u(np.array([top, top / 2.0]), anchored)
@@ -379,6 +386,29 @@ class DefaultFit:
         if STRONG_FLOOR and self.regime == "strong" and serial > 0:
             log_u = np.where(m > self.max_gpus, np.maximum(log_u, np.log(serial)), log_u)
         return log_u
+
+    def _tangent_floor(self, count: float, m, anchored: bool) -> np.ndarray:
+        """log u under the throughput's tangent at `count` (`HOLD_GAIN`): −log(x(M) +
+        x'(M)·(N − M)) for N > M, x = 1/u, x'(M) = −x(M)·e/M with e = Σ w_f(M)·e_f(M) the
+        members' log-log slopes weighted as at M; −inf elsewhere and where e ≥ 0."""
+        at = np.array([count])
+        x = np.exp(-self._mixed_log_u(at, anchored)[0])
+        h = 1e-4
+        up, down = at * (1.0 + h), at * (1.0 - h)
+        logs = {}
+        for f, th in self.thetas.items():
+            a = family_log_u(f, th, up, self.gpus_per_node)
+            b = family_log_u(f, th, down, self.gpus_per_node)
+            logs[f] = (a - b) / (math.log1p(h) - math.log1p(-h))
+        if self.anchor:
+            a = family_log_u(self.anchor, self.anchor_theta, up, self.gpus_per_node)
+            b = family_log_u(self.anchor, self.anchor_theta, down, self.gpus_per_node)
+            logs[self.anchor] = (a - b) / (math.log1p(h) - math.log1p(-h))
+        e = float(sum(w * logs[f] for f, w in self.weights(at, anchored).items())[0])
+        if not e < 0.0:
+            return np.full(np.shape(m), -np.inf)
+        line = x * (1.0 - e * (m - count) / count)
+        return np.where(m > count, -np.log(line), -np.inf)
 
     def sustained_slowdown(self) -> bool:
         """The measurements are slower per unit of work at each of their last two steps:
