@@ -1,7 +1,9 @@
-"""How long a first layout search takes: ``perfmodel optimal FIT --max-gpus 512`` of the
-hybrid fit of `datasets/megatron_k22_two_runs.csv` (docs/layouts.md's example), each run
-a fresh process pinned to two cores, against a previous commit in the same run (a
-``git worktree`` of it on ``PYTHONPATH``), the two alternating; the outputs must agree.
+"""How long a layout search takes: ``perfmodel optimal FIT --max-gpus 512`` of the hybrid
+fit of `datasets/megatron_k22_two_runs.csv` (docs/layouts.md's example), each run a fresh
+process pinned to two cores, against a previous commit in the same run (a ``git
+worktree`` of it on ``PYTHONPATH``), the two alternating; the outputs must agree. Cold:
+an empty compilation cache (a first search); warm: the cache of an earlier run of the
+same commit (the command line keeps one, `perfmodel._cli.cache`).
 
     python benchmarks/layout_search_latency.py --previous a91d502 --runs 3
 
@@ -22,9 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS_CSV = ROOT / "datasets" / "megatron_k22_two_runs.csv"
 
 
-def command(pythonpath: Path, *argv: str) -> tuple[float, str]:
-    """Seconds and standard output of ``perfmodel ARGV`` importing from `pythonpath`."""
-    env = {**os.environ, "PYTHONPATH": str(pythonpath), "PERFMODEL_NO_CACHE": "1"}
+def command(pythonpath: Path, cache: Path, *argv: str) -> tuple[float, str]:
+    """Seconds and standard output of ``perfmodel ARGV`` importing from `pythonpath`,
+    its compilation cache in `cache`."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath), "PERFMODEL_CACHE_DIR": str(cache)}
     line = [sys.executable, "-m", "perfmodel", *argv]
     if hasattr(os, "sched_setaffinity"):
         line = ["taskset", "-c", "0,1", *line]
@@ -42,7 +45,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         fit = folder / "megatron_fit.json"
-        command(ROOT, "fit", str(RUNS_CSV), "--model", "hybrid", "-o", str(fit))
+        command(ROOT, folder / "fit", "fit", str(RUNS_CSV), "--model", "hybrid", "-o", str(fit))
         trees = {"now": ROOT}
         if args.previous:
             trees[args.previous] = folder / "previous"
@@ -59,14 +62,21 @@ def main() -> None:
                 ],
                 check=True,
             )
-        seconds: dict[str, list[float]] = {name: [] for name in trees}
+        seconds = {(n, mode): [] for n in trees for mode in ("cold", "warm")}
         outputs: dict[str, set[str]] = {name: set() for name in trees}
+        question = ("optimal", str(fit), "--max-gpus", "512")
         try:
-            for _ in range(args.runs):
+            for name, tree in trees.items():  # prime each commit's warm cache
+                command(tree, folder / f"warm-{name}", *question)
+            for run in range(args.runs):
                 for name, tree in trees.items():
-                    took, out = command(tree, "optimal", str(fit), "--max-gpus", "512")
-                    seconds[name].append(took)
-                    outputs[name].add(out)
+                    for mode in ("cold", "warm"):
+                        cache = folder / (
+                            f"cold-{name}-{run}" if mode == "cold" else f"warm-{name}"
+                        )
+                        took, out = command(tree, cache, *question)
+                        seconds[name, mode].append(took)
+                        outputs[name].add(out)
         finally:
             if args.previous:
                 subprocess.run(
@@ -82,13 +92,14 @@ def main() -> None:
                     check=True,
                 )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for name, values in seconds.items():
+    for (name, mode), values in seconds.items():
         runs = ", ".join(f"{v:.1f}" for v in values)
-        print(f"{name:>10}: median {statistics.median(values):.1f} s ({runs})")
+        print(f"{name:>10} {mode}: median {statistics.median(values):.1f} s ({runs})")
     if args.previous:
-        ratio = statistics.median(seconds[args.previous]) / statistics.median(seconds["now"])
-        same = outputs["now"] == outputs[args.previous]
-        print(f"previous / now: {ratio:.2f}×; same output: {same}")
+        for mode in ("cold", "warm"):
+            before = statistics.median(seconds[args.previous, mode])
+            print(f"{mode}: previous / now {before / statistics.median(seconds['now', mode]):.2f}×")
+        print(f"same output: {outputs['now'] == outputs[args.previous]}")
 
 
 if __name__ == "__main__":

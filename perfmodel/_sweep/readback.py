@@ -46,9 +46,6 @@ class _Kind:
     samples_to_target: tuple[float, float] | None = None
 
 
-_DESCRIBED = 64  # configurations per call of `_describe`
-
-
 @eqx.filter_jit
 def _describe(model, kind: _Kind, fixed: dict, values: dict) -> dict:
     model = model.with_parameters({n: v for n, v in values.items() if n in kind.params})
@@ -74,19 +71,12 @@ def _describe(model, kind: _Kind, fixed: dict, values: dict) -> dict:
 def describe(model, walk: Walk, fixed: dict, values: dict) -> dict[str, np.ndarray]:
     """Step time, throughput, cost, memory, status and breakdown of configurations."""
     n = len(next(iter(values.values())))
-    size = _DESCRIBED * -(-n // _DESCRIBED)  # one shape, one compilation
+    size = max(8, 1 << (n - 1).bit_length())  # few shapes, few compilations
     dtype = np.dtype(walk.precision)
     padded = {k: np.resize(np.asarray(v, dtype), size) for k, v in values.items()}
-    # Fixed Config fields travel as columns, so that a search of the same space with
-    # other axes held (`layout_alternatives`) reuses the compiled `_describe`.
-    padded |= {k: np.full(size, v, dtype) for k, v in fixed.items() if k not in walk.params}
-    fixed = {k: np.asarray(v, dtype) for k, v in fixed.items() if k in walk.params}
+    fixed = {k: np.asarray(v, dtype) for k, v in fixed.items()}
     kind = _Kind(walk.params, walk.per_step, walk.kind, walk.samples_to_target)
-    chunks = [
-        _describe(model, kind, fixed, {k: v[i : i + _DESCRIBED] for k, v in padded.items()})
-        for i in range(0, size, _DESCRIBED)
-    ]
-    out = {k: np.concatenate([np.asarray(c[k]) for c in chunks])[:n] for k in chunks[0]}
+    out = {k: np.asarray(v)[:n] for k, v in _describe(model, kind, fixed, padded).items()}
     code = out.pop("code")
     head = {k: out[k] for k in HEAD_COLUMNS if k in out}
     head["valid"] = (code == 0) | (code == OUT_OF_MEMORY)

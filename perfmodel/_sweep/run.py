@@ -54,7 +54,6 @@ CHUNK_SIZE = {"cpu": 2**18, "gpu": 2**25}
 # run 25–30% faster than rows of up to 1024 (fewer rows per chunk to reduce), and
 # faster than 16384. At most 2**15: the stream packs two counts of P keys in an int32.
 _INNER_LIMIT = 4096
-_ARRANGED_FROM = 1 << 20  # configurations: smaller spaces keep their chunk order (`arrange`)
 # The most configurations a chunk may hold: twice the GPU default (`CHUNK_SIZE`), 256
 # times the CPU's; 10⁸ ran for 72 s on a CPU and 10¹¹ out of memory (fuzz round 12).
 MAX_CHUNK_SIZE = 2**26
@@ -729,9 +728,7 @@ def _run(request: _Request, progress: bool | None):
         [table(n, axes[n]) for n in outer],
         [table(n, axes[n]) for n in inner],
     )
-    # A CPU: order the chunk's dimensions for XLA's loops; a small space is evaluated in
-    # less time than the trace that orders it takes (a layout search: 1.5 s of 15 s).
-    if plan.pipelined and math.prod((*plan.outer_sizes, *plan.inner_sizes)) > _ARRANGED_FROM:
+    if plan.pipelined:  # a CPU: order the chunk's dimensions for XLA's loops
         walk = dataclasses.replace(walk, plan=arrange(plan, operations(walk, args)))
     ranker(walk, args)  # compiles the read-back in a thread while the stream compiles
     try:
