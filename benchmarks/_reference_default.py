@@ -230,15 +230,26 @@ def regime(n, gpus_per_node, scaling) -> str:
     return "straddling" if straddles(n, gpus_per_node) else "weak"
 
 
+# Research (2026-12-07, review H1): the ramps' shares eased by smoothstep x²(3 − 2x), so
+# that the weights, and the curve's slope, have no corner where a ramp starts or ends.
+# Neutral on accuracy; not shipped (`extrapolation_research/smooth_ramps.py`, RESULTS.md).
+SMOOTH_RAMPS = False
+
+
+def eased(x):
+    """x, or its smoothstep x²(3 − 2x) under `SMOOTH_RAMPS` (x in [0, 1])."""
+    return x * x * (3.0 - 2.0 * x) if SMOOTH_RAMPS else x
+
+
 def far_share(m, max_gpus) -> np.ndarray:
     """t(N) = clip((d − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1), d = log2(N / max_gpus)."""
     d = np.log2(np.asarray(m, float) / max_gpus)
-    return np.clip((d - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0)
+    return eased(np.clip((d - FAR_FROM) / (FAR_TO - FAR_FROM), 0.0, 1.0))
 
 
 def anchor_share(m, max_gpus) -> np.ndarray:
     """a(N) = clip(log2(max_gpus / N)/ANCHOR_SPAN, 0, 1)."""
-    return np.clip(np.log2(max_gpus / np.asarray(m, float)) / ANCHOR_SPAN, 0.0, 1.0)
+    return eased(np.clip(np.log2(max_gpus / np.asarray(m, float)) / ANCHOR_SPAN, 0.0, 1.0))
 
 
 def infer_scaling(n, measured, target, scaling=None):
@@ -295,7 +306,7 @@ def hold_points(max_gpus: float, node: float) -> list[float]:
 
 def past_node(m, node) -> np.ndarray:
     """c = clip(log2(N/G), 0, 1): 0 within one node, 1 from two nodes on."""
-    return np.clip(np.log2(np.asarray(m, float) / node), 0.0, 1.0)
+    return eased(np.clip(np.log2(np.asarray(m, float) / node), 0.0, 1.0))
 
 
 @dataclasses.dataclass
