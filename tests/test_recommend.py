@@ -514,12 +514,29 @@ def test_the_count_to_buy_does_not_depend_on_where_the_search_stops(tmp_path):
     capped = pm.diminishing_returns(fit, max_gpus=16)
     assert full.gpus is not None and full.gpus > 16
     assert capped.gpus is None and capped.past_search == full.gpus
-    assert f"on average up to {full.gpus} GPUs" in capped.summary()
+    assert f"returns diminish for good from {full.gpus} GPUs" in capped.summary()
     rec = pm.recommend(fit, max_gpus=16)
     assert rec.gpus == 16
-    assert f"up to {full.gpus} GPUs" in rec.reason
+    assert f"returns diminish for good from {full.gpus} GPUs" in rec.reason
+    assert "one more GPU adds 0.4" in rec.reason and "at 16 GPUs" in rec.reason
+    stepped = pm.recommend(fit, max_gpus=16, multiple_of=2)
+    assert "the last 2 GPUs add" in stepped.reason  # a step, said as one
     # Inside the search, the answer is the full search's wherever the search stops.
     assert pm.diminishing_returns(fit, max_gpus=full.gpus + 3).gpus == full.gpus
     code, out, _ = run_cli("optimal", saved, "--max-gpus", "16", "--json")
     knee = json.loads(out)["diminishing_returns"]
     assert code == 0 and knee["gpus"] is None and knee["gpus_past_search"] == full.gpus
+
+
+def test_a_knee_past_a_search_under_the_node_is_counted_in_nodes():
+    """Review of the look-ahead (2026-12-07): `--max-gpus 4` on a fit of whole DGX nodes
+    searches single GPUs, and named the knee past it in single GPUs (11) where the full
+    search, in nodes of 8, finds 16."""
+    from pathlib import Path
+
+    fit = pm.load_fit(Path(__file__).parent.parent / "fit" / "mlperf07_dgxa100_resnet.json")
+    full = pm.diminishing_returns(fit)
+    assert full.multiple_of == 8 and full.gpus is not None
+    for limit in (4, 12):
+        capped = pm.recommend(fit, max_gpus=limit).knee
+        assert capped.gpus is None and capped.past_search == full.gpus

@@ -172,17 +172,28 @@ class DiminishingReturns:
         )
 
     def recovery_words(self) -> str:
-        """``"; one more GPU adds 0.478× at 16 GPUs, but GPUs past it add 0.5× or more
-        on average up to 31 GPUs"`` where the marginal speedup at the end of the search
-        is under the threshold and rises again past it (`past_search`), else ``""``."""
+        """``"; one more GPU adds 0.469× speedup at 16 GPUs, but the gain per GPU rises
+        again past it: returns diminish for good from 32 GPUs"`` where the gain at the
+        end of the search is under the threshold and the knee lies past it
+        (`past_search`); ``"; it is reached at …"`` where the gain is not under it."""
         if self.past_search is None:
             return ""
         if self.marginal_speedup >= self.threshold:
             return f"; it is reached at {counted(self.past_search, 'GPU')}, past the search"
         return (
-            f"; one more GPU adds {self.marginal_speedup:.3g}× at {self.searched} GPUs, "
-            f"but GPUs past it add {self.threshold:g}× speedup or more per GPU on average up "
-            f"to {counted(self.past_search, 'GPU')}"
+            f"; {self.last_gain_words()}, but the gain per GPU rises again past it: "
+            f"returns diminish for good from {counted(self.past_search, 'GPU')}"
+        )
+
+    def last_gain_words(self) -> str:
+        """``"one more GPU adds 0.469× speedup at 16 GPUs"``, or for whole nodes ``"the
+        last 8 GPUs add 0.49× speedup per GPU at 16 GPUs"``."""
+        gain = f"{self.marginal_speedup:.3g}× speedup"
+        if self.multiple_of == 1:
+            return f"one more GPU adds {gain} at {counted(self.searched, 'GPU')}"
+        return (
+            f"the last {self.multiple_of} GPUs add {gain} per GPU at "
+            f"{counted(self.searched, 'GPU')}"
         )
 
 
@@ -510,6 +521,7 @@ def diminishing_returns(
         )
     refuse_layout_fit(fit, "diminishing_returns")
     max_gpus = searched_up_to(fit, max_gpus, overrides)
+    given_step = multiple_of
     multiple_of = check_count(default_step(fit, multiple_of, max_gpus, overrides), "multiple_of")
     counts = _candidates(max_gpus, multiple_of)
     ahead = look_ahead(fit, counts, multiple_of, overrides)
@@ -547,7 +559,11 @@ def diminishing_returns(
             spread,
             multiple_of,
             interval,
-            past_search=int(ahead[index]) if index >= counts.size else None,
+            past_search=None
+            if index < counts.size
+            else knee_past_search(
+                fit, curves, counts[-1], given_step, threshold, efficiency_floor, overrides
+            ),
             threshold=float(threshold),
         )
     criterion = (
@@ -570,13 +586,56 @@ def diminishing_returns(
 
 
 def look_ahead(fit, counts: np.ndarray, multiple_of, overrides: dict) -> np.ndarray:
-    """`counts` (the searched ones) continued in the same steps to `LOOK_AHEAD_GPUS`
-    (or no further than the fixed global batch, `searched_up_to`), for the knee's "for
-    good" (`_first_crossing`): whether a count is the knee must not depend on where the
-    search stops."""
+    """`counts` (the searched ones) continued to `LOOK_AHEAD_GPUS` (or no further than
+    the fixed global batch, `searched_up_to`), for the knee's "for good"
+    (`_first_crossing`): whether a count is the knee must not depend on where the search
+    stops. In the same steps up to `_AHEAD_DENSE` times the searched range or the largest
+    measured count, whichever is larger (the blend's ramps end at 4× the largest), then
+    about `_AHEAD_PER_DOUBLING` counts per doubling (a capped search stays cheap)."""
     further = searched_up_to(fit, max(int(counts[-1]), LOOK_AHEAD_GPUS), overrides)
     ahead = _candidates(further, multiple_of)
-    return ahead if ahead.size > counts.size else counts
+    if ahead.size <= counts.size:
+        return counts
+    largest = float(np.max(np.asarray(fit.data.gpus))) if hasattr(fit, "data") else 1.0
+    dense = _AHEAD_DENSE * max(float(counts[-1]), largest)
+    doublings = max(math.log2(float(ahead[-1]) / dense), 0.0)
+    grid = np.geomspace(dense, ahead[-1], int(math.ceil(_AHEAD_PER_DOUBLING * doublings)) + 1)
+    picks = np.searchsorted(ahead, grid).clip(0, ahead.size - 1)
+    return np.union1d(ahead[ahead <= dense], ahead[picks])
+
+
+_AHEAD_DENSE = 8.0
+_AHEAD_PER_DOUBLING = 32
+
+
+def knee_past_search(fit, curves, searched, multiple_of, threshold, floor, overrides):
+    """The knee past the end of the search (`searched`), counted in the steps of a search
+    that reaches it (`default_step` with `multiple_of` as given: a search stopped under
+    the node size counts single GPUs, the full one whole nodes), exact: where the sparse
+    part of `look_ahead` brackets it, the counts between are evaluated too. None where
+    there is none up to `LOOK_AHEAD_GPUS`."""
+    further = searched_up_to(fit, max(int(searched), LOOK_AHEAD_GPUS), overrides)
+    step = check_count(default_step(fit, multiple_of, further, overrides), "multiple_of")
+    every = _candidates(further, step)
+    start = _candidates(min(int(searched), int(every[-1])), step)
+    grid = look_ahead(fit, start, step, overrides)
+    index = _crossing_on(curves, grid, step, threshold, floor, overrides)
+    if index < 0 or grid[index] <= searched:
+        return None
+    if index > 0 and grid[index - 1] != every[np.searchsorted(every, grid[index]) - 1]:
+        window = every[(every >= grid[index - 1]) & (every <= grid[index])]
+        grid = np.union1d(grid, window)  # every count of the bracket, the rest as before
+        index = _crossing_on(curves, grid, step, threshold, floor, overrides)
+    return int(grid[index]) if index >= 0 else None
+
+
+def _crossing_on(curves, grid, step, threshold, floor, overrides) -> int:
+    times, speedups, marginals = curves.curve(grid, overrides)
+    speedups = past_search_speedups(times, speedups, 0)
+    index, _ = _first_crossing(
+        grid, speedups, step_gains(grid, speedups, marginals, step), threshold, floor
+    )
+    return int(index)
 
 
 def past_search_speedups(times, speedups, searched: int):

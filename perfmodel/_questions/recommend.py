@@ -91,9 +91,8 @@ def _reason(fit, rec_gpus, knee, threshold, overrides) -> tuple[str, str | None,
         )
         if knee.past_search is not None and knee.marginal_speedup < threshold:
             still = (  # review H1: the gain dips under the threshold and recovers
-                f"one more GPU adds {knee.marginal_speedup:.3g}× speedup at "
-                f"{counted(knee.searched, 'GPU')}, the end of the search, but GPUs past it "
-                f"add {threshold:g}× or more per GPU on average up to "
+                f"{knee.last_gain_words()}, the end of the search, but the gain per GPU "
+                f"rises again past it: returns diminish for good from "
                 f"{counted(knee.past_search, 'GPU')}"
             )
         return (
@@ -274,8 +273,13 @@ def recommend(
         step = 1
     draws = None if level is None else evaluator(fit).get_ensemble(method, ensemble)
     shared = dict(max_gpus=max_gpus, multiple_of=step, **overrides)
+    # The step as given (None: the node, or single GPUs under it, as here): a knee named
+    # past the search is counted as a search that reaches it counts (`knee_past_search`).
     knee = diminishing_returns(
-        fit, threshold=threshold, efficiency_floor=efficiency_floor, **shared
+        fit,
+        threshold=threshold,
+        efficiency_floor=efficiency_floor,
+        **{**shared, "multiple_of": multiple_of},
     )
     counts = _candidates(int(max_gpus), step)
     still = knee.gpus is None
