@@ -496,7 +496,9 @@ def diminishing_returns(
 ) -> DiminishingReturns:
     """The first GPU count where one more GPU adds less than `threshold` of speedup, for
     good: no larger count adds `threshold` per GPU from there on average (a curve that
-    is not concave can dip under it and rise again; `_first_crossing`).
+    is not concave can dip under it and rise again; `_first_crossing`). "Larger" looks on
+    to `LOOK_AHEAD_GPUS` whatever `max_gpus` (`look_ahead`), so the answer does not move
+    with the end of the search; a knee past it is None here, and named in `past_search`.
 
     The marginal speedup dS/dN comes from the model's derivative (autodiff), so it is
     exact for the model rather than a finite difference. With `multiple_of` m > 1 only
