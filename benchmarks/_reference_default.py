@@ -406,15 +406,15 @@ class DefaultFit:
         x = np.exp(-self._mixed_log_u(at, anchored)[0])
         h = 1e-4
         up, down = at * (1.0 + h), at * (1.0 - h)
-        logs = {}
-        for f, th in self.thetas.items():
-            a = family_log_u(f, th, up, self.gpus_per_node)
-            b = family_log_u(f, th, down, self.gpus_per_node)
-            logs[f] = (a - b) / (math.log1p(h) - math.log1p(-h))
-        if self.anchor:
-            a = family_log_u(self.anchor, self.anchor_theta, up, self.gpus_per_node)
-            b = family_log_u(self.anchor, self.anchor_theta, down, self.gpus_per_node)
-            logs[self.anchor] = (a - b) / (math.log1p(h) - math.log1p(-h))
+        thetas = {**self.thetas, **({self.anchor: self.anchor_theta} if self.anchor else {})}
+        logs = {
+            f: (
+                family_log_u(f, th, up, self.gpus_per_node)
+                - family_log_u(f, th, down, self.gpus_per_node)
+            )
+            / (math.log1p(h) - math.log1p(-h))
+            for f, th in thetas.items()
+        }
         e = float(sum(w * logs[f] for f, w in self.weights(at, anchored).items())[0])
         if not e < 0.0:
             return np.full(np.shape(m), -np.inf)

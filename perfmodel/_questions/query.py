@@ -535,15 +535,11 @@ def diminishing_returns(
     efficiency = speedups / ahead
     spread = None
     if interval is not None:
-        thin = sampled_counts(ahead)
-        sampled_times, sampled_speedups, sampled_marginals, undetermined = curves.ensemble_curves(
-            thin, overrides, method, ensemble
+        thin, sampled_speedups, sampled_gains, undetermined = sampled_ahead(
+            fit, counts, multiple_of, overrides, method, ensemble
         )
-        searched = int(np.searchsorted(thin, counts[-1], side="right"))
-        sampled_speedups = past_search_speedups(sampled_times, sampled_speedups, searched)
-        sampled_marginals = step_gains(thin, sampled_speedups, sampled_marginals, multiple_of)
         index, _ = crossing_within(
-            thin, sampled_speedups, sampled_marginals, threshold, efficiency_floor, counts[-1]
+            thin, sampled_speedups, sampled_gains, threshold, efficiency_floor, counts[-1]
         )
         spread = _count_interval(np.where(index >= 0, thin[index], np.inf), interval)
         if undetermined:
@@ -598,7 +594,7 @@ def look_ahead(fit, counts: np.ndarray, multiple_of, overrides: dict) -> np.ndar
     ahead = _candidates(further, multiple_of)
     if ahead.size <= counts.size:
         return counts
-    largest = float(np.max(np.asarray(fit.data.gpus))) if hasattr(fit, "data") else 1.0
+    largest = float(np.max(np.asarray(fit.data.gpus)))
     dense = _AHEAD_DENSE * max(float(counts[-1]), largest)
     doublings = max(math.log2(float(ahead[-1]) / dense), 0.0)
     grid = np.geomspace(dense, ahead[-1], int(math.ceil(_AHEAD_PER_DOUBLING * doublings)) + 1)
@@ -638,6 +634,20 @@ def _crossing_on(curves, grid, step, threshold, floor, overrides) -> int:
         grid, speedups, step_gains(grid, speedups, marginals, step), threshold, floor
     )
     return int(index)
+
+
+def sampled_ahead(fit, counts, step, overrides, method, ensemble, extra=()):
+    """The ensemble's curves on `sampled_counts` of `look_ahead` of `counts` (and the
+    counts `extra`): ``(grid, speedups, gains per GPU of each step, undetermined)``, the
+    speedups -inf past the search where a draw's time is no positive finite number
+    (`past_search_speedups`)."""
+    grid = np.union1d(sampled_counts(look_ahead(fit, counts, step, overrides)), extra)
+    times, speedups, marginals, undetermined = evaluator(fit).ensemble_curves(
+        grid, overrides, method, ensemble
+    )
+    searched = int(np.searchsorted(grid, counts[-1], side="right"))
+    speedups = past_search_speedups(times, speedups, searched)
+    return grid, speedups, step_gains(grid, speedups, marginals, step), undetermined
 
 
 def past_search_speedups(times, speedups, searched: int):

@@ -33,16 +33,13 @@ from .query import (
     crossing_within,
     diminishing_returns,
     evaluator,
-    look_ahead,
     MAX_GPUS,
     node_size,
     optimal_gpus,
     Optimum,
-    past_search_speedups,
     refuse_layout_fit,
-    sampled_counts,
+    sampled_ahead,
     seconds_unit,
-    step_gains,
 )
 from .recommendation import (
     Alternative,
@@ -609,11 +606,9 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     """Confidence intervals of the speedup at `rec`, of the recommended count and of the
     knee, over the draws of the ensemble (the same draws as every other interval)."""
     limit = counts[-1]
-    counts = np.union1d(sampled_counts(look_ahead(fit, counts, step, overrides)), [float(rec)])
-    curves = evaluator(fit).ensemble_curves(counts, overrides, method, draws)
-    times, speedups, marginals, undetermined = curves
-    searched = int(np.searchsorted(counts, limit, side="right"))
-    speedups = past_search_speedups(times, speedups, searched)
+    counts, speedups, gains, undetermined = sampled_ahead(
+        fit, counts, step, overrides, method, draws, extra=[float(rec)]
+    )
     column = int(np.searchsorted(counts, rec))
     tail = (1.0 - level) / 2.0
     at = speedups[:, column]
@@ -622,7 +617,6 @@ def _bands(fit, draws, counts, rec, step, threshold, floor, level, overrides, me
     # 1 at one GPU by definition, as `speedup_interval` has it (a conformal draw's T(1)
     # is not the curve's: "Buy 1 GPU: speedup 1× (0.809–1×)", review round 13).
     speedup_band = (1.0, 1.0) if rec == 1 else (lo, hi)
-    gains = step_gains(counts, speedups, marginals, step)
     index, _ = crossing_within(counts, speedups, gains, threshold, floor, limit)
     picked = np.where(index >= 0, counts[np.maximum(index - 1, 0)], np.inf)
     gpus_band = _count_interval(picked, level)
