@@ -82,6 +82,13 @@ def shared_parameters(model, name: str) -> list[str]:
     return [s for s in model.parameter_specs() if s.partition(".")[2] == name]
 
 
+def carrying(model, names):
+    """`model` ready to change the parameters `names` as a what-if: a `Blend` carries
+    each changed member's change past the measurements (`Blend.carrying`); any other
+    model is returned as it is."""
+    return model.carrying(names) if isinstance(model, Blend) else model
+
+
 def _described(member: str, spec: ParamSpec, weighted: bool = True) -> ParamSpec:
     if not weighted:  # fitted for the intervals' spread D (`Blend.spread`) alone
         spec = _described(member, spec)
@@ -123,6 +130,8 @@ class Blend(AbstractScalingModel):
         slowdown: whether the measurements slow down over their last two steps
             (`_closed.sustained_slowdown`): past `largest` the curve is then not faster
             than there (module docstring).
+        baseline: after a what-if (`carrying`), each changed member as it was fitted
+            (None for the others); () for a fitted blend.
     """
 
     members: tuple[ScalingModel, ...]
@@ -135,10 +144,13 @@ class Blend(AbstractScalingModel):
     node: float = eqx.field(static=True, default=0.0)
     slowdown: bool = eqx.field(static=True, default=False)
     family: str = eqx.field(static=True, default="blend")
+    baseline: tuple[ScalingModel | None, ...] = ()
 
     def __check_init__(self):
         if not len(self.members) == len(self.names) == len(self.near) == len(self.far):
             raise ValueError("a blend needs one name and two weights per member")
+        if self.baseline and len(self.baseline) != len(self.members):
+            raise ValueError("a blend's baseline has one entry (a member or None) per member")
         if self.anchor and self.anchor not in self.names:
             raise ValueError(f"a blend's anchor must be one of its members, got {self.anchor!r}")
         if self.node and not set(PAST_NODE) <= set(self.names):
@@ -163,7 +175,46 @@ class Blend(AbstractScalingModel):
             options = (*options, ("anchor", self.anchor))
         if self.node:
             options = (*options, ("node", float(self.node)))
-        return (*options, ("slowdown", True)) if self.slowdown else options
+        if self.slowdown:
+            options = (*options, ("slowdown", True))
+        carried = self.carried_values()
+        return (*options, ("carried", carried)) if carried else options
+
+    def carried_values(self) -> dict[str, float]:
+        """The fitted values of the parameters a what-if changed (`carrying`),
+        ``"<member>.<term>.<param>"`` → physical value; {} for a fitted blend."""
+        found = {}
+        for name, before, member in zip(self.names, self.baseline, self.members):
+            if before is None:
+                continue
+            now = member.parameters()
+            for key, value in before.parameters().items():
+                if float(value) != float(now[key]):
+                    found[f"{name}.{key}"] = float(value)
+        return found
+
+    def carrying(self, names) -> "Blend":
+        """This blend, ready to change the parameters `names` (``"<member>.<term>.<param>"``)
+        as a what-if: their members as they are now become the `baseline`, and the curve
+        takes on each changed member's change of log time with the weight of
+        `_closed.carried_shares` (its weight at N, and past the largest measured count
+        not less than its weight there) instead of its weight at N alone. Up to the
+        largest measured count nothing differs; past it a change reaches the counts
+        where the weights have moved on to members without the parameter (the power
+        laws) as it reached the curve next to the measurements.
+
+        Example:
+            >>> faster = fit.model.carrying(["amdahl.serial.time"]).with_parameters(
+            ...     {"amdahl.serial.time": 1e-5})  # doctest: +SKIP
+        """
+        touched = {str(name).partition(".")[0] for name in names}
+        baseline = list(self.baseline or (None,) * len(self.members))
+        for i, name in enumerate(self.names):
+            if name in touched and baseline[i] is None:
+                baseline[i] = self.members[i]
+        if not any(b is not None for b in baseline):
+            return self
+        return dataclasses.replace(self, baseline=tuple(baseline))
 
     def far_share(self, gpus: Float[Array, "..."]) -> Float[Array, "..."]:
         """t(N) = clip((log2(N/largest) − FAR_FROM)/(FAR_TO − FAR_FROM), 0, 1)."""
@@ -218,6 +269,15 @@ class Blend(AbstractScalingModel):
         floor = self.serial_binds(config, held)  # Amdahl's serial part alone
         return {n: jnp.where(floor, float(n == "amdahl"), w) for n, w in chosen.items()}
 
+    def carried_weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
+        """Each member's share of a what-if's change at `config` (`carrying`): its
+        `reaching_weights`, and past the largest measured count not less than its
+        weight there (before `_closed.carried_shares` scales a sum above 1 down)."""
+        here = self.reaching_weights(config)
+        there = self.weights(self.at_largest(config))
+        past = config.gpus > self.largest
+        return {n: jnp.where(past, jnp.maximum(w, there[n]), w) for n, w in here.items()}
+
     def _stacked_holds(self, config: Config) -> tuple:
         """The hold points stacked on a new first axis (shaped to broadcast against the
         counts of `config`) and `config` at them, every field on that axis."""
@@ -266,6 +326,7 @@ class Blend(AbstractScalingModel):
             regime=self.regime,
             node=self.node,
             slowdown=self.slowdown,
+            baseline=tuple(self.baseline[i] for i in keep) if self.baseline else (),
         )
 
     def member_logs(self, config: Config) -> Float[Array, "members ..."]:
@@ -291,8 +352,25 @@ class Blend(AbstractScalingModel):
 
     @eqx.filter_jit  # one compiled evaluation instead of ~100 eager ops, each compiled
     def _mixed(self, config: Config) -> Float[Array, "..."]:
-        """``exp(Σ_f w_f(N)·log u_f(N))``."""
-        log_u = sum(w * jnp.log(self.members[i](config)) for i, w in self._weight_list(config.gpus))
+        """``exp(Σ_f w_f(N)·log u_f(N))``; after a what-if (`carrying`), the members as
+        fitted and each changed one's change of log u with its carried weight."""
+        found = self._weight_list(config.gpus)
+        if not self.baseline:
+            return jnp.exp(sum(w * jnp.log(self.members[i](config)) for i, w in found))
+        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
+        log_u = sum(w * jnp.log(fitted[i](config)) for i, w in found)
+        changed = [i for i, _ in found if self.baseline[i] is not None]
+        if not changed:
+            return jnp.exp(log_u)
+        here = dict(found)
+        there = dict(self._weight_list(self.at_largest(config).gpus))
+        shares = _closed.carried_shares(
+            jnp, config.gpus, self.largest, [here[i] for i in changed], [there[i] for i in changed]
+        )
+        for i, share in zip(changed, shares):
+            log_u = log_u + share * (
+                jnp.log(self.members[i](config)) - jnp.log(self.baseline[i](config))
+            )
         return jnp.exp(log_u)
 
     @eqx.filter_jit  # compiled once per blend and shape: eager ops took 4 s per fit

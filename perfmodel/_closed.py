@@ -166,6 +166,23 @@ def member_weight(anchored, far, inside_weight, near_weight, far_weight):
     return anchored * inside_weight + (1.0 - anchored) * outside
 
 
+def carried_shares(xp, n, largest, here: list, there: list) -> list:
+    """The weights with which a what-if carries its changed members' change of log time
+    (`perfmodel._blend.Blend.carrying`): each member's weight at N (`here`), and past the
+    largest measured count not below its weight there (`there`), so that a change keeps
+    the share of the curve it had next to the measurements where the weights move on to
+    members without the parameter; scaled down where they would add up to more than 1.
+
+    Without it a halved serial time moved only the counts where Amdahl's law and the
+    USL still weigh, the one-GPU time among them: past them the speedup fell and the
+    count worth buying with it (review H2, 2026-12-07).
+    """
+    past = n > largest
+    shares = [xp.where(past, xp.maximum(w, w_there), w) for w, w_there in zip(here, there)]
+    total = sum(shares)
+    return [s / xp.maximum(total, 1.0) for s in shares]
+
+
 SCALING_LOSS = "scaling_loss"  # the breakdown name of what a power law loses (`power_parts`)
 
 

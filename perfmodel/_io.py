@@ -238,7 +238,10 @@ def _from_dict(document: dict, model, source: str) -> FitResult:
     spec = document["model"]
     values = {name: float(p["value"]) for name, p in document["parameters"].items()}
     if isinstance(model, Blend):  # built again in float64: its exponents are array leaves
-        model = build(spec["family"], **spec.get("options", {}))
+        options = dict(spec.get("options", {}))
+        carried = options.pop("carried", {})  # a what-if's fitted values (`Blend.carrying`)
+        model = build(spec["family"], **options).with_parameters({**values, **carried})
+        model = model.carrying(carried)
     model = to_numpy_leaves(model.with_parameters(values))
     data_doc = document["data"]
     data = Benchmarks(

@@ -381,10 +381,22 @@ def check_document(document, source: str):
         for key in BLEND_OPTIONS:
             if key not in options:
                 raise InputError(f"{source}: model.options.{key}: missing")
+    options = spec.get("options", {})
+    carried = {}
+    if family == "blend" and isinstance(options, dict) and "carried" in options:
+        options = dict(options)  # a what-if's fitted values, not an option of the preset
+        carried = c.mapping(options.pop("carried"), "model.options.carried")
     try:
-        model = check_options(family, spec.get("options", {}))
+        model = check_options(family, options)
     except InputError as error:
         raise InputError(f"{source}: {error}") from None
+    specs = model.parameter_specs()
+    for name, value in carried.items():
+        if name not in specs:
+            c.fail(f"model.options.carried.{name}", "a parameter of the blend", name)
+        c.number(value, f"model.options.carried.{name}", what="a positive finite number")
+        if not value > 0:
+            c.fail(f"model.options.carried.{name}", "a positive finite number", value)
     intervals = c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
     if intervals == "conformal" and family != "blend":
         others = " or ".join(i for i in INTERVALS if i != "conformal")

@@ -5,6 +5,7 @@ input or a silent wrong number; each now gets the answer it should."""
 import dataclasses
 import os
 from pathlib import Path
+import re
 import shutil
 
 from helpers import refused, run_cli
@@ -180,9 +181,14 @@ def test_explain_says_which_parameters_cannot_reach_a_count(tmp_path):
     code, out, _ = run_cli("explain", saved, "--gpus", "1024")
     assert code == 0
     # The sentence wraps at the table width: read it whole.
-    line = " ".join(out.split()).split("cannot move it at 1024 GPUs")[1].split("refit that")[0]
-    assert "½ compute.time" in line and "members that have them weigh 0" in line
+    text = " ".join(out.split())
+    line = text.split("cannot move it at 1024 GPUs")[1].split("refit that")[0]
+    assert "members that have them weigh 0" in line and "½ serial.time" in line
     assert not any("nothing measurable" in x and "compute.time" in x for x in out.splitlines())
+    # compute.time's members weigh at 16 GPUs, the largest measured: a change is carried
+    # on to 1024 (review H2), and moves the time there.
+    assert "½ compute.time" not in line
+    assert re.search(r"½ compute\.time \(every member's: [^)]*\) raises throughput by", text)
 
 
 @pytest.mark.slow  # fits of 5–10 s: the default run stays under 4 minutes
@@ -482,13 +488,19 @@ def test_a_knee_moved_by_a_change_that_reaches_part_of_the_curve_says_so(tmp_pat
     csv, saved = tmp_path / "mine.csv", tmp_path / "mine.json"
     csv.write_text("gpus,throughput\n1,410\n2,790\n4,1480\n8,2650\n")
     assert run_cli("fit", csv, "-o", saved)[0] == 0
+    # Since review H2 the change is carried past the measurements: the knee no longer
+    # moves down, and the answer is a physical one.
     code, out, _ = run_cli("whatif", saved, "--set", "serial.time=x0.5")
     text = " ".join(out.split())
-    assert code == 0 and "does not reach there" in text
+    assert code == 0 and "does not reach there" not in text and "carried on there" in text
     knee = text.split("diminishing returns from ")[1]
     before, after = knee.split(" GPUs")[0].split(" → ")
-    assert before != after
-    assert "not a physical answer: the change moves only part of the curve" in knee
+    assert int(after) >= int(before)
+    assert "not a physical answer" not in knee
     before = pm.load_fit(saved)
     comparison = pm.compare_fits(before, pm.what_if(before, {"serial.time": "x0.5"}))
-    assert comparison.partial
+    assert not comparison.partial
+    # A member that weighs nothing at the largest measured count either (the USL here)
+    # still reaches no count, and the line says so.
+    comparison = pm.compare_fits(before, pm.what_if(before, {"usl.serial.time": "x0.5"}))
+    assert comparison.partial and "does not reach there" in comparison.note

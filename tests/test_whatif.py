@@ -154,17 +154,19 @@ def test_an_unprefixed_parameter_of_a_blend_sets_every_member_that_has_it():
     for name in ("amdahl.serial.time", "usl.serial.time"):
         assert after[name] == pytest.approx(0.5 * before[name], rel=1e-12)
     comparison = pm.compare_fits(blend, changed, gpus=[8, 16, 32, 64])
-    assert comparison.time_ratio[0] < 1.0 and comparison.time_ratio[-1] == 1.0
-    assert comparison.note.startswith("at 32–64 GPUs the blend is power_law_flat and weak_data")
-    assert "note: at 32–64 GPUs" in comparison.summary()
+    # Past two doublings the blend weighs neither member: the change is carried on there
+    # with their weight at the largest measured count (review H2), not dropped.
+    assert np.all(comparison.time_ratio < 1.0)
+    assert comparison.time_ratio[-1] <= comparison.time_ratio[0]
+    assert comparison.note.startswith("at 32–64 GPUs the blend's weights move on to members")
+    assert "note: at 32–64 GPUs" in comparison.summary() and not comparison.partial
     one = pm.fit_auto(data, models=["amdahl"]).best
     single = pm.compare_fits(one, pm.what_if(one, {"serial.time": "x0.5"}), gpus=[8, 64])
     assert single.note == ""
     # compute.time reaches every count, but past the data the power laws, which do not
     # have it, carry half the weight: the change moves only the rest, and it says so.
     halved = pm.compare_fits(blend, pm.what_if(blend, {"compute.time": "x0.5"}), gpus=[8, 64])
-    assert halved.note.startswith("at 64 GPUs ") and "power_law_flat" in halved.note
-    assert "moves only the rest of the curve" in halved.note
+    assert halved.note.startswith("at 64 GPUs ") and "carried on there" in halved.note
     # The member's name is matched whole: "time" is no parameter of any member.
     with pytest.raises(pm.InputError, match="cannot set 'time'"):
         pm.what_if(blend, {"time": "x0.5"})

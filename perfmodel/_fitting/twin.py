@@ -59,6 +59,9 @@ def numpy_model(model):
         members = tuple(numpy_model(m) for m in model.members)
         if any(m is None or isinstance(m, NumpyBlend) for m in members):
             return None
+        baseline = tuple(None if b is None else numpy_model(b) for b in model.baseline)
+        if any(t is None for t, b in zip(baseline, model.baseline) if b is not None):
+            return None
         largest = float(np.asarray(model.largest))
         return NumpyBlend(
             members,
@@ -70,6 +73,7 @@ def numpy_model(model):
             model.anchor,
             float(model.node),
             model.slowdown,
+            baseline,
         )
     if not isinstance(model, ScalingModel) or model.logit_overlap is not None:
         return None

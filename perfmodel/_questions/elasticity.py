@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _closed
-from .._blend import shared_parameters
+from .._blend import carrying, shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult, undetermined
 from .._keywords import did_you_mean
@@ -354,8 +354,8 @@ def sensitivity(fit: FitResult, gpus: float, *, factor: float = 2.0, **overrides
     n = check_gpus(gpus)
     if not (math.isfinite(factor) and factor > 1):
         raise InputError(f"factor must be a number > 1, got {factor}")
-    model = fit.model
-    names = tuple(model.parameter_specs())
+    names = tuple(fit.model.parameter_specs())
+    model = carrying(fit.model, names)  # a blend's changes carried past the measurements
     with jax.enable_x64(True):
         config = fit.config(n, **overrides)
         t_n, t_1 = map(float, _times(model, config))
@@ -445,7 +445,7 @@ def _weightless(model: AbstractScalingModel, config) -> tuple[str, ...]:
     if model.family != "blend":
         return ()
     with jax.enable_x64(True):  # the config is float64 (a notebook runs without x64)
-        weights = model.reaching_weights(config)
+        weights = model.carried_weights(config)  # a change's reach (`Blend.carrying`)
         return tuple(n for n, w in weights.items() if float(w) == 0.0)
 
 
@@ -465,7 +465,7 @@ def _groups(fit: FitResult, entries, open_: set[str], config, t_n: float):
         if len(ps) < 2:
             continue
         changed = {p.name: p.change.value for p in ps}
-        c_n, c_1 = map(float, _times(fit.model.with_parameters(changed), config))
+        c_n, c_1 = map(float, _times(carrying(fit.model, changed).with_parameters(changed), config))
         first = ps[0]
         change = Change(
             first.change.label, first.change.value, c_n, c_n / t_n - 1.0, c_1 / c_n, c_1 / (c_n * n)
@@ -513,6 +513,18 @@ def _notes(model: AbstractScalingModel, breakdown: dict[str, float], config) -> 
         f"{at:g} GPUs: {', '.join(kept)}"
         + (f" ({listed} weigh 0: their terms read 0 here, though fitted)" if idle else "")
     ]
+    with jax.enable_x64(True):
+        carried = {
+            n: float(w) for n, w in model.carried_weights(config).items() if float(w) > weights[n]
+        }
+    if carried and not held:
+        shares = ", ".join(f"{n} {w:.0%}" for n, w in carried.items())
+        notes.append(
+            f"a change to the parameters of {' or '.join(carried)} is carried on here with the "
+            f"weight each has at {float(model.largest):g} GPUs, the largest measured "
+            f"({shares}; the sensitivity below, whatif, docs/questions.md), more than their "
+            "terms' share of the parts above"
+        )
     if held:
         notes.insert(
             0,

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._blend import shared_parameters
+from .._blend import carrying, shared_parameters
 from .._errors import InputError
 from .._fitting import FitResult
 from .._levels import LARGEST_COUNT
@@ -424,6 +424,9 @@ def require(
             fraction=spec.kind == "fraction",
             current=current,
         )
+    if parameter != "gpus":  # a blend's change carried past the measurements
+        names = setup.get("members") or (parameter,)
+        fit = dataclasses.replace(fit, model=carrying(fit.model, names))
     with jax.enable_x64(True):
         config = fit.config(setup["n"], **overrides)
         baseline = "value after --set" if changed else "fitted"

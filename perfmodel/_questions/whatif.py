@@ -11,7 +11,7 @@ import math
 import jax
 import numpy as np
 
-from .._blend import Blend, shared_parameters
+from .._blend import Blend, carrying, shared_parameters
 from .._config import (
     check_memory_unit,
     Config,
@@ -193,7 +193,8 @@ def what_if(fit: FitResult, changes: Mapping[str, float | str]) -> FitResult:
     """
     params, config = split_changes(fit, changes)
     with jax.enable_x64(True):
-        model = to_numpy_leaves(fit.model.with_parameters(params))
+        model = carrying(fit.model, params)
+        model = to_numpy_leaves(model.with_parameters(params))
     keep = [i for i, name in enumerate(fit.free) if name not in params]
     covariance = fit.raw_covariance
     if covariance is not None:
@@ -410,27 +411,46 @@ def compare_fits(
 def _unreached(fit: FitResult, counts: np.ndarray, changes) -> tuple[str, bool]:
     """`Comparison.note` and `Comparison.partial`: the counts of `counts` where no member
     of a blend whose parameters changed has weight, so those changes cannot move the
-    curve there, and whether there are any."""
+    curve there, and whether there are any; else, where the change is carried past the
+    measurements (`Blend.carrying`), how."""
     if not isinstance(fit.model, Blend):
         return "", False
     members = {name.split(".")[0] for name in changes if "." in name}
     if not members:
         return "", False
+    largest = float(np.asarray(fit.model.largest))
     with jax.enable_x64(True):
         weights = {
-            n: np.asarray(w, dtype=float)
+            n: np.asarray(w, dtype=float) * np.ones(len(counts))
             for n, w in fit.model.reaching_weights(fit.config(counts)).items()
         }
-    reached = sum(w for n, w in weights.items() if n in members)
-    missed = np.asarray(reached) <= 0.0
+        there = {
+            n: float(np.ravel(w)[0])
+            for n, w in fit.model.weights(fit.config(np.asarray([largest]))).items()
+        }
+    own = sum(w for n, w in weights.items() if n in members)
+    kept = sum(w for n, w in there.items() if n in members)
+    reached = np.where(counts > largest, np.maximum(own, kept), own)
+    missed = reached <= 0.0
     if not missed.any():
+        carried = (counts > largest) & (own < kept * (1.0 - 1e-9))
+        if carried.any():
+            shares = ", ".join(
+                f"{n} {there[n]:.0%}" for n in sorted(members) if there.get(n, 0.0) > 0
+            )
+            return (
+                f"at {_ranges(counts, carried)} GPUs the blend's weights move on to members "
+                f"without the changed parameters; the change is carried on there with the "
+                f"weight its members have at {largest:g} GPUs, the largest measured "
+                f"({shares}): what their law says it does, at that share (docs/questions.md)"
+            ), False
         return _partly_reached(counts, weights, members), False
     where = _ranges(counts, missed)
-    there = sorted({n for n, w in weights.items() if np.any(w[missed] > 0)})
+    there_now = sorted({n for n, w in weights.items() if np.any(w[missed] > 0)})
     verb = "has" if len(members) == 1 else "have"
     return (
-        f"at {where} GPUs the blend is {_listed(there)} alone, members without the changed "
-        f"parameters ({_listed(sorted(members))} {verb} them): the parameter change "
+        f"at {where} GPUs the blend is {_listed(there_now)} alone, members without the "
+        f"changed parameters ({_listed(sorted(members))} {verb} them): the parameter change "
         "does not reach there; to follow one law everywhere, refit that family (perfmodel "
         "fit CSV --model NAME)"
     ), True

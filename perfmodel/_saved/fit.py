@@ -243,7 +243,7 @@ def _model(document: dict, values: dict):
             raise ValueError("intervals")
         return family(name, options, values)
     required = {"regime", "largest", "power_exponent", "flat_exponent"}
-    if not required <= set(options) <= required | {"anchor", "node", "slowdown"}:
+    if not required <= set(options) <= required | {"anchor", "node", "slowdown", "carried"}:
         raise ValueError("options")
     regime, anchor = options["regime"], options.get("anchor", "")
     if regime not in _closed.REGIMES or spec.get("intervals") != "conformal":
@@ -252,12 +252,19 @@ def _model(document: dict, values: dict):
         raise ValueError("anchor")
     names = _closed.member_names(regime, anchor)
     exponents = {"power_law": options["power_exponent"], "power_law_flat": options["flat_exponent"]}
-    members = []
+    carried = options.get("carried", {})  # a what-if's fitted values (`Blend.carrying`)
+    if not isinstance(carried, dict) or not set(carried) <= set(values):
+        raise ValueError("carried")
+    fitted = {**values, **{k: float(v) for k, v in carried.items()}}
+    members, baseline = [], []
     for member in names:
-        own = {k.partition(".")[2]: v for k, v in values.items() if k.startswith(member + ".")}
         kind = "power_law" if member.startswith("power_law") else member.removesuffix("_flat")
         extra = {"exponent": float(exponents[member])} if member in exponents else {}
-        members.append(family(kind, extra, own))
+        for found, given in ((members, values), (baseline, fitted)):
+            own = {k.partition(".")[2]: v for k, v in given.items() if k.startswith(member + ".")}
+            found.append(family(kind, extra, own))
+        if not any(k.startswith(member + ".") for k in carried):
+            baseline[-1] = None
     if sum(len(m.values) for m in members) != len(values):
         raise ValueError("parameters")
     largest = float(options["largest"])
@@ -282,6 +289,7 @@ def _model(document: dict, values: dict):
         anchor=anchor,
         node=node,
         slowdown=slowdown,
+        baseline=tuple(baseline) if carried else (),
     )
 
 

@@ -186,6 +186,7 @@ class Blend:
     anchor: str = ""
     node: float = 0.0  # an unmeasured node's size G (`_closed.PAST_NODE`), or 0
     slowdown: bool = False  # past a sustained slowdown (`_closed.slowdown_hold`)
+    baseline: tuple = ()  # after a what-if: changed members as fitted, None for others
 
     def active(self) -> list[int]:
         return [
@@ -231,10 +232,27 @@ class Blend:
             self.regime,
             node=self.node,
             slowdown=self.slowdown,
+            baseline=pick(self.baseline) if self.baseline else (),
         )
 
     def _mixed(self, n, config):
-        log_u = sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in self.weights(n))
+        found = self.weights(n)
+        if not self.baseline:
+            return xp.exp(sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in found))
+        # After a what-if, as `perfmodel._blend.Blend._mixed`: the members as fitted, and
+        # each changed one's change with its carried weight (`_closed.carried_shares`).
+        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
+        log_u = sum(w * xp.log(fitted[i].seconds(n, config)) for i, w in found)
+        changed = [i for i, _ in found if self.baseline[i] is not None]
+        if not changed:
+            return xp.exp(log_u)
+        here, there = dict(found), dict(self.weights(xp.ones_like(n) * self.largest))
+        shares = _closed.carried_shares(
+            xp, n, self.largest, [here[i] for i in changed], [there[i] for i in changed]
+        )
+        for i, share in zip(changed, shares):
+            after = xp.log(self.members[i].seconds(n, config))
+            log_u = log_u + share * (after - xp.log(self.baseline[i].seconds(n, config)))
         return xp.exp(log_u)
 
     def seconds(self, n, config):
