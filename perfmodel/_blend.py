@@ -184,13 +184,14 @@ class Blend(AbstractScalingModel):
         """The fitted values of the parameters a what-if changed (`carrying`),
         ``"<member>.<term>.<param>"`` → physical value; {} for a fitted blend."""
         found = {}
-        for name, before, member in zip(self.names, self.baseline, self.members):
-            if before is None:
-                continue
-            now = member.parameters()
-            for key, value in before.parameters().items():
-                if float(value) != float(now[key]):
-                    found[f"{name}.{key}"] = float(value)
+        with jax.enable_x64(True):  # float32 rounding lost a change of 1e-8 (review)
+            for name, before, member in zip(self.names, self.baseline, self.members):
+                if before is None:
+                    continue
+                now = member.parameters()
+                for key, value in before.parameters().items():
+                    if float(value) != float(now[key]):
+                        found[f"{name}.{key}"] = float(value)
         return found
 
     def carrying(self, names) -> "Blend":
@@ -272,7 +273,7 @@ class Blend(AbstractScalingModel):
     def carried_weights(self, config: Config) -> dict[str, Float[Array, "..."]]:
         """Each member's share of a what-if's change at `config` (`carrying`): its
         `reaching_weights`, and past the largest measured count not less than its
-        weight there (before `_closed.carried_shares` scales a sum above 1 down)."""
+        weight there (`_closed.carried_shares`)."""
         here = self.reaching_weights(config)
         there = self.weights(self.at_largest(config))
         past = config.gpus > self.largest

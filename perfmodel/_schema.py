@@ -394,9 +394,8 @@ def check_document(document, source: str):
     for name, value in carried.items():
         if name not in specs:
             c.fail(f"model.options.carried.{name}", "a parameter of the blend", name)
-        c.number(value, f"model.options.carried.{name}", what="a positive finite number")
-        if not value > 0:
-            c.fail(f"model.options.carried.{name}", "a positive finite number", value)
+        what = f"a positive value between {SMALLEST:g} and {MAGNITUDE:g} (as --set takes)"
+        c.number(value, f"model.options.carried.{name}", low=SMALLEST, high=MAGNITUDE, what=what)
     intervals = c.string(spec.get("intervals", "laplace"), "model.intervals", INTERVALS)
     if intervals == "conformal" and family != "blend":
         others = " or ".join(i for i in INTERVALS if i != "conformal")
