@@ -336,8 +336,8 @@ def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff
     (`layer_elementwise_bytes`): forward, backward and the recomputed part. Tensor-parallel
     collectives (`tensor_parallel_times`): synchronous ones add; overlappable ones add
     only what exceeds the backward GEMMs they hide under (``max(0, comm − gemm)``).
-    Returns ``(total, backward_part)`` (the backward part is the window a data-parallel
-    all-reduce can hide in).
+    Returns ``(total, backward_part, forward_part)`` (the backward part is the window a
+    data-parallel all-reduce can hide in; the forward part, ZeRO-1's weight all-gather).
     """
     fa = stack["flash_attention"]
     dense, attn = layer_gemm_times(h, a, s, b, t, hw, eff, fa, arch)
@@ -354,7 +354,7 @@ def layer_microbatch_time(h, a, s, b, t, recompute, seq_parallel, stack, hw, eff
     )
     exposed = sync + np.maximum(0.0, overlappable - 2.0 * dense)
     total = forward + backward + recomputed + exposed
-    return total, backward + recomputed
+    return total, backward + recomputed, forward
 
 
 # ---------------------------------------------------------------------------------------
@@ -671,13 +671,15 @@ def iteration_time(
     * ``p2p``: `p2p_time`.
     * ``data_parallel``: exposed part of `data_parallel_time` (all of it unless
       ``dp_overlap``, then what exceeds the last micro-batch's backward on the device);
+      ZeRO-1 by a gradient reduce-scatter exposed as that and a weight all-gather
+      (`zero2_time`) exposed beyond the next iteration's first forward when ``dp_overlap``;
       ZeRO-2 by m reduce-scatters, each exposed beyond a micro-batch's backward, and a
       weight all-gather (`zero2_time`); ZeRO-3 by `zero3_time`, overlapped with each
       micro-batch's compute (prefetched) when ``dp_overlap``.
     * ``embedding_sync``: `embedding_sync_time`; ``optimizer``: `optimizer_time`.
     """
     m = _f(B) / (_f(d) * _f(b))
-    layer, layer_bwd = layer_microbatch_time(
+    layer, layer_bwd, layer_fwd = layer_microbatch_time(
         h, a, s, b, t, recompute, seq_parallel, stack, hw, eff, arch
     )
     layers, embedding = stage_parameters(h, s, V, L, t, p, a, arch)
@@ -698,6 +700,12 @@ def iteration_time(
         np.maximum(0.0, zero3 - np.where(_f(stack["dp_overlap"]) > 0, pipeline, 0.0)),
         np.maximum(0.0, allreduce - window),
     )
+    # ZeRO-1: the gradients reduce-scattered under the last backward, the 2-byte weights
+    # all-gathered under the next iteration's first forward (Megatron-Core's
+    # --overlap-param-gather) when dp_overlap.
+    forward = np.where(_f(stack["dp_overlap"]) > 0, _f(L) / _f(p) * layer_fwd, 0.0)
+    zero1 = np.maximum(0.0, scatter - window) + np.maximum(0.0, gather - forward)
+    dp_exposed = np.where(z == 1.0, zero1, dp_exposed)
     dp_exposed = np.where(
         (z >= 2.0) & (z < 3.0), m * np.maximum(0.0, scatter - window) + gather, dp_exposed
     )

@@ -191,7 +191,16 @@ def hybrid_formula(v: dict, h: dict, xp):
     grads = params * 4.0
     reduce = 2 * _gather(local, grads, *nv) + _ring(dp / local, grads / local, *ib)
     reduce = xp.where(dp > 1, reduce, 0.0)
-    data = xp.maximum(0.0, reduce - stage * (gemm_window + kernel_window))
+    backward = stage * (gemm_window + kernel_window)
+    data = xp.maximum(0.0, reduce - backward)
+    # ZeRO-1: the gradients reduce-scattered under the last backward, the 2-byte weights
+    # all-gathered under the first forward (--overlap-param-gather).
+    weights = params * 2.0
+    gather = 2 * _gather(local, weights, *nv) + _ring(dp / local, weights / local, *ib)
+    gather = xp.where(dp > 1, gather, 0.0) / 2
+    forward = stage * (gemm - gemm_window + kernel - kernel_window)
+    zero1 = xp.maximum(0.0, reduce / 2 - backward) + xp.maximum(0.0, gather - forward)
+    data = xp.where(v["zero"] == 1, zero1, data)
     data = data + xp.where(p > 1, _ring(2.0, V * H / t * 4.0, *ib), 0.0)
     step = slots * stage * (gemm + kernel + exposed) + m * logits + optimizer + p2p + data
     per_param = 2.0 + 4.0 + 12.0 / xp.where(v["zero"] >= 1, dp, 1.0)

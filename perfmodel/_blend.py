@@ -353,26 +353,38 @@ class Blend(AbstractScalingModel):
 
     @eqx.filter_jit  # one compiled evaluation instead of ~100 eager ops, each compiled
     def _mixed(self, config: Config) -> Float[Array, "..."]:
-        """``exp(Σ_f w_f(N)·log u_f(N))``; after a what-if (`carrying`), the members as
-        fitted and each changed one's change of log u with its carried weight."""
+        """``exp(Σ_f w_f(N)·log u_f(N))``; after a what-if (`carrying`), past the largest
+        measured count the changed members' carried share beyond their weight at N moves
+        the curve's overhead (`_closed.carried_overhead`)."""
         found = self._weight_list(config.gpus)
-        if not self.baseline:
-            return jnp.exp(sum(w * jnp.log(self.members[i](config)) for i, w in found))
-        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
-        log_u = sum(w * jnp.log(fitted[i](config)) for i, w in found)
-        changed = [i for i, _ in found if self.baseline[i] is not None]
+        mixed = jnp.exp(sum(w * jnp.log(self.members[i](config)) for i, w in found))
+        changed = [i for i, _ in found if self.baseline and self.baseline[i] is not None]
         if not changed:
-            return jnp.exp(log_u)
+            return mixed
         here = dict(found)
         there = dict(self._weight_list(self.at_largest(config).gpus))
         shares = _closed.carried_shares(
             jnp, config.gpus, self.largest, [here[i] for i in changed], [there[i] for i in changed]
         )
-        for i, share in zip(changed, shares):
-            log_u = log_u + share * (
-                jnp.log(self.members[i](config)) - jnp.log(self.baseline[i](config))
-            )
-        return jnp.exp(log_u)
+        one = eqx.tree_at(lambda c: c.gpus, config, jnp.ones_like(config.gpus))
+        pairs = [
+            [(m(config), m(one)) for m in (self.baseline[i], self.members[i])] for i in changed
+        ]
+        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
+
+        def fitted_at(c):  # the curve as fitted (`_mixed` of the fit), at c
+            return jnp.exp(sum(w * jnp.log(fitted[i](c)) for i, w in self._weight_list(c.gpus)))
+
+        return _closed.carried_overhead(
+            jnp,
+            config.gpus,
+            mixed,
+            fitted_at(config),
+            fitted_at(one),
+            [share - here[i] for share, i in zip(shares, changed)],
+            [before for before, _ in pairs],
+            [after for _, after in pairs],
+        )
 
     @eqx.filter_jit  # compiled once per blend and shape: eager ops took 4 s per fit
     def __call__(self, config: Config) -> Float[Array, "..."]:

@@ -102,7 +102,9 @@ class Config(eqx.Module):
             GEMMs (Megatron-LM since 2022).
         grad_accum_fusion: weight gradients accumulate inside the GEMM (no extra pass).
         dp_overlap: the data-parallel gradient reduction runs under the last micro-batch's
-            backward pass.
+            backward pass, and with ZeRO-1 (Megatron-Core's distributed optimizer) the
+            weight all-gather under the next iteration's first forward pass
+            (``--overlap-grad-reduce --overlap-param-gather``).
         scatter_gather: pipeline sends are split over the tp ranks and re-gathered over
             NVLink (Narayanan et al. §4.1).
         flash_attention: fused attention, no s×s score tensor in memory.

@@ -269,8 +269,9 @@ def test_tensor_parallel_collectives_by_hand():
 
 
 def test_zero2_and_zero3_collectives_by_hand():
-    # 4 replicas of one GPU each in one node, no overlap: ZeRO-1 pays one all-reduce of
-    # the gradients; ZeRO-2 a reduce-scatter of them per micro-batch (m = 8) and one
+    # 4 replicas of one GPU each in one node, no overlap: ZeRO-1 pays a reduce-scatter of
+    # the gradients and an all-gather of the 2-byte weights (Megatron-Core's distributed
+    # optimizer); ZeRO-2 a reduce-scatter of the gradients per micro-batch (m = 8) and one
     # all-gather of the 2-byte weights.
     model = pm.hybrid()
     cfg = dict(gpus=4.0, layers=4, hidden=1024, heads=16, seq_len=1024, vocab=0)
@@ -278,7 +279,24 @@ def test_zero2_and_zero3_collectives_by_hand():
     params = float(pm.model_parameters(pm.Config(**cfg)))
     ring = lambda size: 3 * 1e-6 + 3 / 4 * size / 200e9  # noqa: E731  (AG or RS, NVLink)
     one = float(model.breakdown(pm.Config(**cfg, zero=1.0))["allreduce"])
-    assert one == pytest.approx(2 * ring(params * 4), rel=1e-9)
+    assert one == pytest.approx(ring(params * 4) + ring(params * 2), rel=1e-9)
+    # With dp_overlap the reduce-scatter hides under the last backward and the all-gather
+    # under the first forward of the device's layers (--overlap-param-gather): what each
+    # exceeds its window, from the layer's GEMM and kernel seconds.
+    from perfmodel._terms.hybrid.layer import layer_gemm_seconds, layer_kernel_seconds
+
+    hybrid_terms = {type(t).__name__: t for t in model.terms}
+    device = hybrid_terms["LayerGemmTerm"].device
+    short = cfg | dict(dp_overlap=1, seq_len=256)  # windows shorter than the collectives
+    overlapped = pm.Config(**short, zero=1.0)
+    size = float(pm.model_parameters(overlapped))
+    gemm, gemm_bwd, _ = map(float, layer_gemm_seconds(overlapped, device))
+    kernel, kernel_bwd = map(float, layer_kernel_seconds(overlapped, device.hbm_bandwidth))
+    backward, forward = 4 * (gemm_bwd + kernel_bwd), 4 * (gemm - gemm_bwd + kernel - kernel_bwd)
+    assert 0 < backward < ring(size * 4) and 0 < forward < ring(size * 2)
+    expected = ring(size * 4) - backward + ring(size * 2) - forward
+    hidden = float(model.breakdown(overlapped)["allreduce"])
+    assert hidden == pytest.approx(expected, rel=1e-9)
     two = float(model.breakdown(pm.Config(**cfg, zero=2.0))["allreduce"])
     assert two == pytest.approx(8 * ring(params * 4) + ring(params * 2), rel=1e-9)
     # ZeRO-3: per micro-batch two weight all-gathers and a gradient reduce-scatter of the

@@ -24,7 +24,7 @@ for name, rc, sp in [
 ]:
     fb, bb, ab = ref.layer_elementwise_bytes(h, a, s, b, t, sp)
     sync, ov = ref.tensor_parallel_times(h, s, b, t, rc, sp, 1, hw)
-    tot, bwd = ref.layer_microbatch_time(h, a, s, b, t, rc, sp, st, hw, eff)
+    tot, bwd, _ = ref.layer_microbatch_time(h, a, s, b, t, rc, sp, st, hw, eff)
     fwd = float(tot - bwd)
     print(
         f"{name:8s} fwd+exposed TP={1e3 * fwd:5.2f} ms  bwd+recompute={1e3 * float(bwd):5.2f} ms"

@@ -237,23 +237,41 @@ class Blend:
 
     def _mixed(self, n, config):
         found = self.weights(n)
-        if not self.baseline:
-            return xp.exp(sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in found))
-        # After a what-if, as `perfmodel._blend.Blend._mixed`: the members as fitted, and
-        # each changed one's change with its carried weight (`_closed.carried_shares`).
-        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
-        log_u = sum(w * xp.log(fitted[i].seconds(n, config)) for i, w in found)
-        changed = [i for i, _ in found if self.baseline[i] is not None]
+        mixed = xp.exp(sum(w * xp.log(self.members[i].seconds(n, config)) for i, w in found))
+        changed = [i for i, _ in found if self.baseline and self.baseline[i] is not None]
         if not changed:
-            return xp.exp(log_u)
+            return mixed
+        # After a what-if, as `perfmodel._blend.Blend._mixed`: past the largest measured
+        # count the changed members' carried share moves the curve's overhead.
         here, there = dict(found), dict(self.weights(xp.ones_like(n) * self.largest))
         shares = _closed.carried_shares(
             xp, n, self.largest, [here[i] for i in changed], [there[i] for i in changed]
         )
-        for i, share in zip(changed, shares):
-            after = xp.log(self.members[i].seconds(n, config))
-            log_u = log_u + share * (after - xp.log(self.baseline[i].seconds(n, config)))
-        return xp.exp(log_u)
+        one = xp.ones_like(n)
+        pairs = [
+            [
+                (m.seconds(n, config), m.seconds(one, config))
+                for m in (self.baseline[i], self.members[i])
+            ]
+            for i in changed
+        ]
+        fitted = [b if b is not None else m for b, m in zip(self.baseline, self.members)]
+
+        def fitted_at(at):  # the curve as fitted, at the counts `at`
+            return xp.exp(
+                sum(w * xp.log(fitted[i].seconds(at, config)) for i, w in self.weights(at))
+            )
+
+        return _closed.carried_overhead(
+            xp,
+            n,
+            mixed,
+            fitted_at(n),
+            fitted_at(one),
+            [share - here[i] for share, i in zip(shares, changed)],
+            [before for before, _ in pairs],
+            [after for _, after in pairs],
+        )
 
     def seconds(self, n, config):
         """``exp(Σ_f w_f(N)·log u_f(N))`` over the weighted members, its efficiency held

@@ -220,9 +220,15 @@ def stage_seconds(
 class DataParallelTerm(AbstractCostTerm):
     """Exposed data-parallel gradient reduction of one iteration, and the tied embedding.
 
-    Without ZeRO-2/3, the hierarchical all-reduce of the device's gradients
+    Without ZeRO, the hierarchical all-reduce of the device's gradients
     (`data_parallel_time`), all of it exposed unless `Config.dp_overlap`, then what
-    exceeds the last micro-batch's backward on the device. With ZeRO-2 a gradient
+    exceeds the last micro-batch's backward on the device. With ZeRO-1 (Megatron-Core's
+    distributed optimizer, Rajbhandari et al. 2020 §5.1) a reduce-scatter of the
+    gradients, exposed beyond that backward as above, and after the optimizer step an
+    all-gather of the 2-byte weights (`zero2_time`), exposed beyond the next iteration's
+    first forward pass on the device with `Config.dp_overlap` (Megatron-Core's
+    ``--overlap-param-gather`` launches each bucket's all-gather in the forward pre-hook
+    of the one before), all of it without. With ZeRO-2 a gradient
     reduce-scatter after every micro-batch, each exposed beyond that micro-batch's
     backward (as above), and the weight all-gather after the step (`zero2_time`). With
     ZeRO-3 the weight all-gathers and gradient reduce-scatters (`zero3_time`), exposed
@@ -267,19 +273,23 @@ class DataParallelTerm(AbstractCostTerm):
     ) -> Float[Array, "..."]:
         device, nvlink, network = compute.device, tensor.link, self.link
         params = _device_params(config)
-        _, gemm_window, _ = layer_gemm_seconds(config, device)
-        _, kernel_window = layer_kernel_seconds(config, device.hbm_bandwidth)
-        window = config.layers / config.pp * (gemm_window + kernel_window)
-        window = jnp.where(config.dp_overlap > 0.0, window, 0.0)
+        gemm, gemm_window, _ = layer_gemm_seconds(config, device)
+        kernel, kernel_window = layer_kernel_seconds(config, device.hbm_bandwidth)
+        overlap = config.dp_overlap > 0.0
+        layers = config.layers / config.pp
+        window = jnp.where(overlap, layers * (gemm_window + kernel_window), 0.0)
+        forward = layers * ((gemm - gemm_window) + (kernel - kernel_window))
         allreduce = data_parallel_time(config, params * config.grad_bytes, nvlink, network)
         pipeline = schedule_slots(config) * stage_seconds(config, compute, tensor)
         zero3 = zero3_time(config, params, nvlink, network)
         scatter, gather = zero2_time(config, allreduce, params, nvlink, network)
         zero2 = config.num_microbatches * jnp.maximum(0.0, scatter - window) + gather
+        gathered = jnp.maximum(0.0, gather - jnp.where(overlap, forward, 0.0))
+        zero1 = jnp.maximum(0.0, scatter - window) + gathered
         zero3_on = config.zero >= 3.0
-        overlap = config.dp_overlap > 0.0
         hidden = jnp.where(zero3_on, jnp.where(overlap, pipeline, 0.0), window)
         dp = jnp.maximum(0.0, jnp.where(zero3_on, zero3, allreduce) - hidden)
+        dp = jnp.where(config.zero == 1.0, zero1, dp)
         dp = jnp.where((config.zero >= 2.0) & ~zero3_on, zero2, dp)
         return dp + embedding_sync_time(config, network)
 
