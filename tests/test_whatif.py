@@ -193,6 +193,12 @@ def test_a_note_names_every_range_of_counts_the_change_cannot_reach():
     expected = _ranges(comparison.gpus, ~moved)
     assert comparison.note.startswith(f"at {expected} GPUs the blend is ")
     assert "(amdahl has them)" in comparison.note
+    # Past the measurements the change is carried, and the note says that too.
+    past = comparison.gpus > float(blend.model.largest)
+    assert np.all(comparison.time_ratio[past] < 1.0)
+    carried = comparison.note.split("; at ")[1]
+    assert "GPUs the blend's weights move on to members without" in carried
+    assert "carried on there with the weight its members have at 64 GPUs" in carried
     # The blend reads its node size when fitted: a what-if of it changed nothing.
     with pytest.raises(pm.InputError, match="cannot set gpus_per_node: the default blend"):
         pm.what_if(blend, {"gpus_per_node": 8})
