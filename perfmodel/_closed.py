@@ -178,8 +178,9 @@ def carried_shares(xp, n, largest, here: list, there: list) -> list:
     member that weighs w at N moves the curve as w times its own change there. (Scaling
     the shares down to a sum of 1 made the answer depend on what else was named: a
     no-op ``power.time=x1`` moved a halved serial time's −15.4% at 64 GPUs to −14.1%.)
-    A parameter that several members have sums to at most 0.9 of the curve in every
-    regime (`NEAR`, `FAR`).
+    A parameter that several members have sums to at most 1 over them in every regime
+    (`NEAR`, `FAR`: the strong regime's compute time, Amdahl's law 0.1 and the USL 0.4
+    carried, `weak_data_parallel` 0.5 past two doublings).
 
     Without the carry a halved serial time moved only the counts where Amdahl's law and
     the USL still weigh, the one-GPU time among them: past them the speedup fell and the
